@@ -1,0 +1,36 @@
+// Key generation, signing and verification against the straightforward baseline, by ring size.
+//   deno bench -A bench/crypto_bench.ts
+// Read the "summary" blocks: each reports lib/ relative to the baseline of the same group.
+import assert from "node:assert/strict";
+import { generateSeed, keyPairFromSeed } from "../lib/keys.ts";
+import { signRing, verifyRing } from "../lib/ring_signature.ts";
+import { baselineSign, baselineVerify } from "./baseline_lsag.ts";
+
+Deno.bench("keygen: seed → RFC 8032 key pair", () => {
+  keyPairFromSeed(generateSeed());
+});
+
+for (const n of [2, 8, 32, 128]) {
+  const seeds = Array.from({ length: n }, generateSeed);
+  const ring = seeds.map((s) => keyPairFromSeed(s).publicKey);
+  const seed = seeds[n >> 1];
+  const message = "candidate A";
+  const maxRing = 128;
+  const sig = signRing({ ring, seed, message, maxRing });
+  const base = baselineSign(ring, seed, message);
+  // Both implementations must accept each other's signatures, or the comparison is meaningless.
+  assert.ok(baselineVerify(sig, message) && verifyRing(base, message, { maxRing }));
+
+  Deno.bench(`sign ring ${n} (baseline)`, { group: `sign ${n}`, baseline: true }, () => {
+    baselineSign(ring, seed, message);
+  });
+  Deno.bench(`sign ring ${n}`, { group: `sign ${n}` }, () => {
+    signRing({ ring, seed, message, maxRing });
+  });
+  Deno.bench(`verify ring ${n} (baseline)`, { group: `verify ${n}`, baseline: true }, () => {
+    baselineVerify(sig, message);
+  });
+  Deno.bench(`verify ring ${n}`, { group: `verify ${n}` }, () => {
+    verifyRing(sig, message, { maxRing });
+  });
+}
