@@ -1,0 +1,46 @@
+// Composition root: configuration, Deno KV, the store, the sealer schedule and the HTTP server.
+import { dirname } from "node:path";
+import { createApp } from "./server/app.ts";
+import { isKvFile, readConfig } from "./server/config.ts";
+import { sealNextBlock } from "./server/sealer.ts";
+import { createStore, type Store } from "./server/store.ts";
+
+const config = readConfig((name) => Deno.env.get(name));
+
+async function openStore(): Promise<Store> {
+  if (isKvFile(config.kvPath)) await Deno.mkdir(dirname(config.kvPath), { recursive: true });
+  const kv = config.kvPath === null ? await Deno.openKv() : await Deno.openKv(config.kvPath);
+  return await createStore(kv);
+}
+
+async function sealTick(): Promise<void> {
+  const sealed = await sealNextBlock(await storeReady, Date.now());
+  for (const block of sealed) console.log(`Sealed block ${block.height}: ${block.size} votes`);
+}
+
+const storeReady = openStore();
+
+// Registered at the top level, before any await, as edge runtimes require.
+if (config.blockIntervalMs === null) {
+  Deno.cron("seal next block", "* * * * *", { backoffSchedule: [1_000, 5_000, 15_000] }, sealTick);
+} else {
+  const interval = config.blockIntervalMs;
+  const loop = async () => {
+    try {
+      await sealTick();
+    } catch (error) {
+      console.error("Sealing failed, retrying next tick:", error);
+    }
+    setTimeout(loop, interval);
+  };
+  setTimeout(loop, interval);
+}
+
+const app = createApp({ store: await storeReady });
+Deno.serve({
+  port: config.port,
+  onListen: ({ hostname, port }) => {
+    const host = hostname === "0.0.0.0" || hostname === "::" ? "localhost" : hostname;
+    console.log(`Ringvote listening on http://${host}:${port}/`);
+  },
+}, app.fetch);

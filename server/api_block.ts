@@ -1,0 +1,61 @@
+// The block and bulletin-board reads of DESIGN §4: `/api/block...`, `/api/blocks`, `/api/tally`
+// and `/api/tag/{tag}`. Proofs come from data stored at sealing, in a few point reads.
+import { Hono } from "hono";
+import { Hex32, VoteId } from "../lib/schemas.ts";
+import { integerParam, integerQuery, pageLimit } from "./api_common.ts";
+import { ApiError, invalidRequest, quote } from "./errors.ts";
+import type { Store } from "./store.ts";
+
+const DEFAULT_PAGE = 100;
+
+/** Routes under `/api`, for blocks, votes, the tally and tags. */
+export function createBlockApp(store: Store): Hono {
+  const app = new Hono();
+
+  app.get("/block/status", async (c) => c.json(await store.status()));
+
+  app.get("/block/hash/id/:height", async (c) => {
+    const height = integerParam(c.req.param("height"), "height");
+    const block = await store.block(height);
+    if (!block) throw unknownBlock(height);
+    return c.json({ height: block.height, hash: block.hash });
+  });
+
+  app.get("/block/id/:height/vote/:voteId", async (c) => {
+    const height = integerParam(c.req.param("height"), "blockId");
+    const voteId = c.req.param("voteId");
+    if (!VoteId.safeParse(voteId).success) {
+      throw new ApiError(404, "unknown_vote", `No vote "${quote(voteId)}" in block ${height}`);
+    }
+    return c.json(await store.voteProof(height, voteId));
+  });
+
+  app.get("/block/id/:height/votes", async (c) => {
+    const height = integerParam(c.req.param("height"), "height");
+    const offset = integerQuery(c, "offset", 0);
+    const limit = pageLimit(integerQuery(c, "limit", DEFAULT_PAGE));
+    return c.json(await store.blockVotes(height, offset, limit));
+  });
+
+  app.get("/blocks", async (c) => {
+    const from = integerQuery(c, "from", 0);
+    const limit = pageLimit(integerQuery(c, "limit", DEFAULT_PAGE));
+    return c.json(await store.blocks(from, limit));
+  });
+
+  app.get("/tally", async (c) => c.json(await store.tally()));
+
+  app.get("/tag/:tag", async (c) => {
+    const tag = c.req.param("tag");
+    if (!Hex32.safeParse(tag).success) {
+      throw invalidRequest(`tag must be 64 lowercase hex characters, got "${quote(tag)}"`);
+    }
+    return c.json(await store.tagUse(tag));
+  });
+
+  return app;
+}
+
+function unknownBlock(height: number): ApiError {
+  return new ApiError(404, "unknown_block", `No sealed block at height ${height}`);
+}

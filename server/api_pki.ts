@@ -1,0 +1,44 @@
+// The key directory calls of DESIGN §4: `/api/pki/key...`.
+import { Hono } from "hono";
+import { hexToBytes } from "../lib/bytes.ts";
+import { checkPublicKey } from "../lib/keys.ts";
+import { describeIssues, KeyRegistration } from "../lib/schemas.ts";
+import { integerParam, pageLimit, readJson } from "./api_common.ts";
+import { ApiError, invalidRequest, quote } from "./errors.ts";
+import type { Store } from "./store.ts";
+
+/** Routes under `/api/pki`. */
+export function createPkiApp(store: Store): Hono {
+  const app = new Hono();
+
+  app.get("/key/offset/:offset/limit/:limit", async (c) => {
+    const offset = integerParam(c.req.param("offset"), "offset");
+    const limit = pageLimit(integerParam(c.req.param("limit"), "limit"));
+    return c.json(await store.keyPage(offset, limit));
+  });
+
+  app.get("/key/id/:id", async (c) => {
+    const id = integerParam(c.req.param("id"), "id");
+    return c.json(await store.keyById(id));
+  });
+
+  app.post("/key", async (c) => {
+    const parsed = await readJson(c, KeyRegistration);
+    if (!parsed.ok) {
+      // A key that is not 64 lowercase hex characters is an invalid key, not a malformed body.
+      const keyIssues = parsed.error.issues.every((issue) => issue.path[0] === "key");
+      if (keyIssues) throw invalidKey(describeIssues(parsed.error));
+      throw invalidRequest(`Invalid body: ${describeIssues(parsed.error)}`);
+    }
+    const { key } = parsed.data;
+    const reason = checkPublicKey(hexToBytes(key, 32, "key"));
+    if (reason !== null) throw invalidKey(`Key "${quote(key)}" is refused: ${reason}`);
+    return c.json(await store.registerKey(key), 201);
+  });
+
+  return app;
+}
+
+function invalidKey(message: string): ApiError {
+  return new ApiError(400, "invalid_key", message);
+}

@@ -1,0 +1,72 @@
+// `POST /api/vote` (DESIGN §4): validates the submission, verifies the ring signature with every
+// check of DESIGN §2, checks the ring against the key directory, and answers 202 only once the
+// vote is durably committed into the block it names.
+import { Hono } from "hono";
+import { bytesToHex } from "../lib/bytes.ts";
+import {
+  checkRing,
+  decodeSignature,
+  type RingCheck,
+  type RingSignature,
+} from "../lib/ring_signature.ts";
+import { codePointLength, MAX_PAYLOAD_CODE_POINTS, VoteSubmission } from "../lib/schemas.ts";
+import { parseJson } from "./api_common.ts";
+import { ApiError, invalidRequest, quote } from "./errors.ts";
+import type { Store } from "./store.ts";
+
+/** Verifies a decoded signature over `payload`; async so it can move off the request thread. */
+export type VerifyVote = (signature: RingSignature, payload: string) => Promise<RingCheck>;
+
+/** The verifier the API uses by default: every DESIGN §2 check, on this thread. */
+export function verifyVote(signature: RingSignature, payload: string): Promise<RingCheck> {
+  return Promise.resolve(checkRing(signature, payload));
+}
+
+/** Routes under `/api/vote`. */
+export function createVoteApp(store: Store, verify: VerifyVote = verifyVote): Hono {
+  const app = new Hono();
+
+  app.post("/", async (c) => {
+    const submission = await parseJson(c, VoteSubmission);
+    const { publicKeys, signature, tag, payload } = submission;
+    const length = codePointLength(payload);
+    if (length > MAX_PAYLOAD_CODE_POINTS) {
+      throw new ApiError(
+        413,
+        "payload_too_large",
+        `Payload has ${length} characters, more than ${MAX_PAYLOAD_CODE_POINTS}`,
+      );
+    }
+    let decoded: RingSignature;
+    try {
+      decoded = decodeSignature(signature);
+    } catch (error) {
+      throw invalidSignature(`Signature is malformed: ${(error as Error).message}`);
+    }
+    const ring = decoded.ring.map(bytesToHex);
+    if (ring.length !== publicKeys.length || ring.some((key, i) => key !== publicKeys[i])) {
+      throw invalidRequest("publicKeys must equal signature.ring, in the same order");
+    }
+    if (bytesToHex(decoded.tag) !== tag) {
+      throw invalidRequest(`tag "${quote(tag)}" must equal signature.I`);
+    }
+    const check = await verify(decoded, payload);
+    if (!check.ok) throw invalidSignature(`Signature does not verify: ${check.reason}`);
+    const missing = await store.unregisteredKeys(publicKeys);
+    if (missing.length > 0) {
+      throw new ApiError(
+        403,
+        "unregistered_key",
+        `Ring member "${quote(missing[0])}" is not in the key directory`,
+      );
+    }
+    const accepted = await store.submitVote({ payload, signature, publicKeys }, tag);
+    return c.json(accepted, 202);
+  });
+
+  return app;
+}
+
+function invalidSignature(message: string): ApiError {
+  return new ApiError(400, "invalid_signature", message);
+}

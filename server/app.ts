@@ -1,0 +1,54 @@
+// The Hono application: API sub-apps, the 64 KiB body limit, JSON 404s and the one error
+// handler that maps typed errors to `{"error": {"code", "message"}}` (DESIGN §4).
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { HTTPException } from "hono/http-exception";
+import { MAX_BODY_BYTES } from "../lib/schemas.ts";
+import { createBlockApp } from "./api_block.ts";
+import { createPkiApp } from "./api_pki.ts";
+import { createVoteApp, type VerifyVote } from "./api_vote.ts";
+import { ApiError, routeNotFound } from "./errors.ts";
+import type { Store } from "./store.ts";
+
+/** What the application needs: the store, and optionally another vote verifier. */
+export type AppOptions = { store: Store; verifyVote?: VerifyVote };
+
+/** The whole HTTP application over `store`. */
+export function createApp({ store, verifyVote }: AppOptions): Hono {
+  const app = new Hono();
+
+  app.use(
+    "*",
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: () => {
+        throw new ApiError(
+          413,
+          "body_too_large",
+          `Request body is larger than ${MAX_BODY_BYTES} bytes`,
+        );
+      },
+    }),
+  );
+
+  app.route("/api/pki", createPkiApp(store));
+  app.route("/api/vote", createVoteApp(store, verifyVote));
+  app.route("/api", createBlockApp(store));
+
+  app.notFound((c) => {
+    const error = routeNotFound(c.req.method, c.req.path);
+    return c.json(error.toBody(), error.status);
+  });
+
+  app.onError((error, c) => {
+    if (error instanceof ApiError) return c.json(error.toBody(), error.status);
+    if (error instanceof HTTPException && error.status < 500) {
+      const status = error.status as 400;
+      return c.json({ error: { code: "invalid_request", message: error.message } }, status);
+    }
+    console.error(`${c.req.method} ${c.req.path} failed:`, error);
+    return c.json({ error: { code: "internal_error", message: "Internal server error" } }, 500);
+  });
+
+  return app;
+}

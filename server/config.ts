@@ -1,0 +1,52 @@
+// Configuration from the environment (DESIGN §6), read once by main.ts. Bad values stop the
+// start with a message naming the variable.
+
+/** The settings of one server process. */
+export type Config = {
+  /** HTTP port. */
+  port: number;
+  /** Deno KV location: a file path, `:memory:`, a KV Connect URL, or null for the platform's own. */
+  kvPath: string | null;
+  /** Seal on a timer of this many ms; null seals every minute with Deno.cron. */
+  blockIntervalMs: number | null;
+  /** Ring size the page uses. */
+  ringSize: number;
+};
+
+/** Default Deno KV file, relative to the working directory. */
+export const DEFAULT_KV_PATH = "./data/ringvote.kv";
+
+/**
+ * Reads the configuration from `env`. On an edge runtime (Deno Deploy sets
+ * `DENO_DEPLOYMENT_ID`) with no KV_PATH, `kvPath` is null: the platform's database, no file.
+ */
+export function readConfig(env: (name: string) => string | undefined): Config {
+  const kvPath = env("KV_PATH") || (env("DENO_DEPLOYMENT_ID") ? null : DEFAULT_KV_PATH);
+  const interval = env("BLOCK_INTERVAL_MS");
+  return {
+    port: integer(env("PORT"), "PORT", 8000, 0, 65535),
+    kvPath,
+    blockIntervalMs: interval ? integer(interval, "BLOCK_INTERVAL_MS", 0, 1, 86_400_000) : null,
+    ringSize: integer(env("RING_SIZE"), "RING_SIZE", 8, 2, 64),
+  };
+}
+
+/** True when `kvPath` names a local file (not `:memory:`, not a URL, not the platform's). */
+export function isKvFile(kvPath: string | null): kvPath is string {
+  return kvPath !== null && kvPath !== ":memory:" && !/^[a-z][a-z0-9+.-]*:\/\//i.test(kvPath);
+}
+
+function integer(
+  value: string | undefined,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  if (value === undefined || value === "") return fallback;
+  const n = Number(value);
+  if (!/^[0-9]+$/.test(value) || n < min || n > max) {
+    throw new Error(`${name} must be an integer from ${min} to ${max}, got "${value}"`);
+  }
+  return n;
+}

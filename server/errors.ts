@@ -1,0 +1,45 @@
+// Typed errors thrown by the store and the API handlers. `app.onError` (server/app.ts) is the one
+// place that turns them into `{"error": {"code", "message"}}` answers (DESIGN §4).
+
+/** Status codes a caller's fault maps to. */
+export type ErrorStatus = 400 | 403 | 404 | 409 | 413;
+
+/** An error the caller caused: its snake_case `code`, HTTP `status` and extra body fields. */
+export class ApiError extends Error {
+  readonly code: string;
+  readonly status: ErrorStatus;
+  readonly extra: Record<string, unknown>;
+
+  constructor(
+    status: ErrorStatus,
+    code: string,
+    message: string,
+    extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+    this.code = code;
+    this.extra = extra;
+  }
+
+  /** The JSON body of the answer. */
+  toBody(): { error: { code: string; message: string } & Record<string, unknown> } {
+    return { error: { code: this.code, message: this.message, ...this.extra } };
+  }
+}
+
+/** 400 `invalid_request`: the body or a parameter does not have the documented shape. */
+export function invalidRequest(message: string): ApiError {
+  return new ApiError(400, "invalid_request", message);
+}
+
+/** 404 `not_found`: no such route. */
+export function routeNotFound(method: string, path: string): ApiError {
+  return new ApiError(404, "not_found", `No route for ${method} "${path}"`);
+}
+
+/** Shortens a caller-supplied value for quoting inside a message. */
+export function quote(value: string, max = 80): string {
+  return value.length > max ? `${value.slice(0, max)}…` : value;
+}
