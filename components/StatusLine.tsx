@@ -1,0 +1,13 @@
+import type { StatusLine as Line } from "../lib/status.ts";
+
+/** A coloured status line of SPEC §4; `kind` names which one ("key" or "vote"). */
+export default function StatusLine(
+  { kind, line }: { kind: "key" | "vote"; line: Line<string> },
+) {
+  const colour = line.colour ? ` status-${line.colour}` : "";
+  return (
+    <p class={`status${colour}`} data-kind={kind} data-status={line.status ?? "unloaded"}>
+      {line.text}
+    </p>
+  );
+}

@@ -1,0 +1,21 @@
+// The voting page at / (SPEC §2): its data is the ring size the server runs with; everything
+// else lives in the browser, so the page is a shell around the VoterBoard island.
+import VoterBoard from "../islands/VoterBoard.tsx";
+import { Island } from "../server/islands.ts";
+
+/** What the page is rendered from. */
+export type IndexData = { ringSize: number };
+
+/** The route's data handler: the configured ring size (DESIGN §6 `RING_SIZE`). */
+export function handler(_req: Request, config: { ringSize: number }): IndexData {
+  return { ringSize: config.ringSize };
+}
+
+/** The page: the board island, hydrated in the browser. */
+export default function IndexPage({ data }: { data: IndexData }) {
+  return (
+    <main class="page">
+      <Island name="VoterBoard" component={VoterBoard} props={{ ringSize: data.ringSize }} />
+    </main>
+  );
+}
