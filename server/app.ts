@@ -8,6 +8,7 @@ import { createBlockApp } from "./api_block.ts";
 import { createPkiApp } from "./api_pki.ts";
 import { createVoteApp, type VerifyVote } from "./api_vote.ts";
 import { ApiError, routeNotFound } from "./errors.ts";
+import { createPageApp } from "./pages.ts";
 import type { Store } from "./store.ts";
 
 /** What the application needs: the store, and optionally another vote verifier. */
@@ -50,5 +51,6 @@ export function createApp({ store, verifyVote }: AppOptions): Hono {
     return c.json({ error: { code: "internal_error", message: "Internal server error" } }, 500);
   });
 
+  app.route("/", createPageApp());
   return app;
 }
