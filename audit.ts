@@ -1,0 +1,62 @@
+// `deno task audit [URL]`: re-verifies the whole public record of a Ringvote server through its
+// read-only API (DESIGN §4) with the same lib/ the server uses, and exits 0 only when every
+// check holds. Default URL: http://localhost:8000.
+import { auditLedger, type AuditProgress, type AuditReport } from "./lib/audit.ts";
+
+const BAR_WIDTH = 30;
+
+/** A GET of `base + path` returning parsed JSON; a non-2xx answer throws with its status. */
+export function httpGet(base: string): (path: string) => Promise<unknown> {
+  const root = base.replace(/\/+$/, "");
+  return async (path) => {
+    const res = await fetch(root + path, { headers: { accept: "application/json" } });
+    if (!res.ok) {
+      await res.body?.cancel();
+      throw new Error(`GET ${path} answered ${res.status}`);
+    }
+    return await res.json();
+  };
+}
+
+function progressLine({ phase, done, total }: AuditProgress): string {
+  const filled = total > 0 ? Math.round((done / total) * BAR_WIDTH) : BAR_WIDTH;
+  const bar = "#".repeat(Math.min(filled, BAR_WIDTH)).padEnd(BAR_WIDTH, ".");
+  return `\r${phase.padEnd(6)} [${bar}] ${done}/${total}`;
+}
+
+/** The printed report: what was checked, the recomputed tally, failures and the verdict. */
+export function formatReport(url: string, report: AuditReport): string {
+  const lines = [
+    `Ringvote audit of ${url}`,
+    `  keys registered   ${report.keys}`,
+    `  blocks            ${report.blocks} (height ${report.height})`,
+    `  votes verified    ${report.votes}`,
+    "  tally (recomputed from the chain):",
+    ...report.tally.map((t) => `    ${String(t.count).padStart(6)}  ${JSON.stringify(t.payload)}`),
+  ];
+  if (report.ok) {
+    lines.push("VERDICT: the record is consistent: every check holds");
+  } else {
+    lines.push(`VERDICT: INCONSISTENT: ${report.failures.length} failure(s)`);
+    lines.push(...report.failures.map((f) => `  - ${f}`));
+  }
+  return lines.join("\n");
+}
+
+if (import.meta.main) {
+  const url = Deno.args[0] ?? "http://localhost:8000";
+  const encoder = new TextEncoder();
+  const tty = Deno.stderr.isTerminal();
+  let last = 0;
+  const report = await auditLedger(httpGet(url), {
+    onProgress: (p) => {
+      const now = Date.now();
+      if (!tty && now - last < 1000 && p.done !== p.total) return;
+      last = now;
+      Deno.stderr.writeSync(encoder.encode(progressLine(p) + (tty ? "" : "\n")));
+    },
+  });
+  if (tty) Deno.stderr.writeSync(encoder.encode("\n"));
+  console.log(formatReport(url, report));
+  Deno.exit(report.ok ? 0 : 1);
+}
