@@ -7,7 +7,7 @@ import { blockHash } from "../../lib/chain.ts";
 import { generateSeed, keyPairFromSeed, L, type Point } from "../../lib/keys.ts";
 import { verifyInclusion, voteLeaf } from "../../lib/merkle.ts";
 import { encodeSignature, signRing } from "../../lib/ring_signature.ts";
-import type { VoteProof, VoteSubmission } from "../../lib/schemas.ts";
+import type { Vote, VoteProof, VoteSubmission } from "../../lib/schemas.ts";
 
 /** A simulated voter: its seed and hex public key. */
 export type TestVoter = { seed: Uint8Array; key: string };
@@ -124,4 +124,27 @@ function modPow(base: bigint, exp: bigint, mod: bigint): bigint {
     if (e & 1n) result = (result * b) % mod;
   }
   return result;
+}
+
+/**
+ * An unsigned vote with a fresh random tag, for store and sealer tests that exercise storage
+ * (the signature is verified by the API, not by the store), so thousands cost no signing time.
+ */
+export function unsignedVote(payload: string): { vote: Vote; tag: string } {
+  const random = () => bytesToHex(crypto.getRandomValues(new Uint8Array(32)));
+  return {
+    vote: {
+      payload,
+      signature: JSON.stringify({ note: "unsigned" }),
+      publicKeys: [random(), random()],
+    },
+    tag: random(),
+  };
+}
+
+/** Every KV entry, for asserting that a refused request changed nothing. */
+export async function dumpKv(kv: Deno.Kv): Promise<[Deno.KvKey, unknown, string][]> {
+  const out: [Deno.KvKey, unknown, string][] = [];
+  for await (const e of kv.list({ prefix: [] })) out.push([e.key, e.value, e.versionstamp]);
+  return out;
 }
