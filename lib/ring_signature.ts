@@ -96,10 +96,15 @@ export function signRing(
   if (n < MIN_RING || n > maxRing) {
     throw new RangeError(`ring size must be 2..${maxRing}, got ${n}`);
   }
+  // Members are decoded canonically; the torsion check (a scalar multiplication per member) is
+  // left to the verifier, whose checks alone decide whether the signature is accepted.
   const points = ring.map((p, i) => {
-    const decoded = decodePoint(p, `ring[${i}]`);
-    if (!decoded.point) throw new RangeError(decoded.reason);
-    return decoded.point;
+    assertBytes(p, 32, `ring[${i}]`);
+    try {
+      return ed25519.Point.fromBytes(p, false);
+    } catch {
+      throw new RangeError(`ring[${i}] is not a canonical curve point`);
+    }
   });
   const { secret: x, publicKey } = keyPairFromSeed(seed);
   const positions = ring.flatMap((p, i) => (equalBytes(p, publicKey) ? [i] : []));
