@@ -3,6 +3,7 @@
 // Read the "summary" blocks: each reports lib/ relative to the baseline of the same group.
 import assert from "node:assert/strict";
 import { generateSeed, keyPairFromSeed } from "../lib/keys.ts";
+import { createMemberCache } from "../lib/member_cache.ts";
 import { signRing, verifyRing } from "../lib/ring_signature.ts";
 import { baselineSign, baselineVerify } from "./baseline_lsag.ts";
 
@@ -32,5 +33,11 @@ for (const n of [2, 8, 32, 128]) {
   });
   Deno.bench(`verify ring ${n}`, { group: `verify ${n}` }, () => {
     verifyRing(sig, message, { maxRing });
+  });
+  // The server's configuration: members checked once and kept with window tables.
+  const members = createMemberCache();
+  assert.ok(verifyRing(sig, message, { maxRing, members }));
+  Deno.bench(`verify ring ${n} (member cache, tables)`, { group: `verify ${n}` }, () => {
+    verifyRing(sig, message, { maxRing, members });
   });
 }

@@ -4,6 +4,7 @@ import { ed25519, ed25519_hasher, ED25519_TORSION_SUBGROUP } from "@noble/curves
 import { numberToBytesLE } from "@noble/curves/utils.js";
 import { bytesToHex, hexToBytes, utf8 } from "../lib/bytes.ts";
 import { keyPairFromSeed, L } from "../lib/keys.ts";
+import { createMemberCache } from "../lib/member_cache.ts";
 import {
   checkRing,
   decodeSignature,
@@ -283,4 +284,31 @@ Deno.test("property: one key signing in two rings gives one tag; two keys give t
     }),
     { numRuns: 15 },
   );
+});
+
+Deno.test("a warm member cache changes no verdict of the negative corpus", async (t) => {
+  const members = createMemberCache({ tableBudgetBytes: 4 * 1024 * 1024 });
+  assert.ok(verifyRing(good, message, { members }));
+  assert.equal(members.size, 8);
+  assert.ok(members.tabled > 0 && members.tabled <= 8);
+  for (const c of corpus) {
+    await t.step(c.desc, () => {
+      const [sig, msg] = c.make();
+      const result = checkRing(sig, msg, { members });
+      assert.equal(result.ok, false);
+      assert.match(result.ok ? "" : result.reason, c.reason);
+    });
+  }
+  assert.ok(verifyRing(good, message, { members }));
+  // Hostile members were never remembered: only the keys that passed every check are.
+  assert.equal(members.get(bytesToHex(order8.toBytes())), undefined);
+  assert.equal(members.get(bytesToHex(identity)), undefined);
+});
+
+Deno.test("the member cache evicts the least recently used key and frees its table", () => {
+  const members = createMemberCache({ maxMembers: 3, tableBudgetBytes: 1 });
+  assert.ok(verifyRing(good, message, { members }));
+  assert.equal(members.size, 3);
+  assert.equal(members.tabled, 0);
+  assert.ok(verifyRing(good, message, { members }));
 });
