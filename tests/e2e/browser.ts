@@ -1,0 +1,51 @@
+// Chromium for the browser tests: the Debian build at /usr/bin/chromium driven by playwright-core.
+// Without it the tests are skipped with the install command, except under CI=true, where a
+// missing browser fails the run.
+import { type Browser, chromium } from "playwright-core";
+
+/** Where Debian's chromium package installs the browser. */
+export const CHROMIUM_PATH = "/usr/bin/chromium";
+
+const INSTALL_HINT = `Chromium not found at ${CHROMIUM_PATH}: apt-get install -y chromium`;
+
+function chromiumInstalled(): boolean {
+  try {
+    return Deno.statSync(CHROMIUM_PATH).isFile;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Value for `Deno.test({ ignore })`: true (with a message) when Chromium is missing, unless
+ * CI=true, where the test runs and {@link launchChromium} fails with the install command.
+ */
+export function skipWithoutChromium(): boolean {
+  if (chromiumInstalled()) return false;
+  if (Deno.env.get("CI") === "true") return false;
+  console.warn(`${INSTALL_HINT}; browser tests skipped`);
+  return true;
+}
+
+/** Launches headless Chromium; throws with the install command when it is missing. */
+export async function launchChromium(): Promise<Browser> {
+  if (!chromiumInstalled()) throw new Error(INSTALL_HINT);
+  return await chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--no-first-run",
+    ],
+  });
+}
+
+/** The computed CSS colours of SPEC §4's colour names. */
+export const COLOURS = {
+  red: "rgb(255, 0, 0)",
+  orange: "rgb(255, 165, 0)",
+  green: "rgb(0, 128, 0)",
+  blue: "rgb(0, 0, 255)",
+} as const;
