@@ -176,7 +176,7 @@ function VoterPanel({ namespace, ringSize }: { namespace: string; ringSize: numb
     setProblem(null);
     setWorking("Signing vote…");
     try {
-      const outcome = await submitVote(io, namespace, content, { ringSize });
+      const outcome = await submitVote(io, namespace, { content, ringSize });
       if (!outcome.ok) {
         setProblem(outcome.reason);
         return;

@@ -70,11 +70,13 @@ export function readStoredVote(storage: VoterStorage, namespace: string): Stored
   };
 }
 
+/** A wire schema: anything with zod's `safeParse`. */
+type Schema<T> = { safeParse(v: unknown): { success: true; data: T } | { success: false } };
+
 /** GET `path` and parse the answer with `schema`; null (logged) on any failure. */
 async function getParsed<T>(
   io: ClientIO,
-  path: string,
-  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } },
+  { path, schema }: { path: string; schema: Schema<T> },
 ): Promise<T | null> {
   let answer: Answer;
   try {
@@ -104,7 +106,7 @@ export async function loadKeyStatus(
   let serverKey: string | null = null;
   if (keyStatusNeedsServer(stored)) {
     const path = `/api/pki/key/id/${encodeURIComponent(stored.keyId!)}`;
-    serverKey = (await getParsed(io, path, KeyRecord))?.key ?? null;
+    serverKey = (await getParsed(io, { path, schema: KeyRecord }))?.key ?? null;
   }
   return decideKeyStatus(stored, serverKey);
 }
@@ -116,7 +118,7 @@ export async function loadKeyStatus(
 export function generateKeys(
   io: ClientIO,
   namespace: string,
-  seed: Uint8Array = generateSeed(),
+  { seed = generateSeed() }: { seed?: Uint8Array } = {},
 ): StatusLine<KeyStatus> {
   const { publicKey, privateKey } = storedKeysFromSeed(seed);
   io.storage.setItem(storageKey(namespace, "publicKey"), publicKey);
@@ -158,7 +160,7 @@ export async function registerKey(
 
 /** Height of the chain's last sealed block, or null (logged) when it cannot be read. */
 export async function chainHeight(io: ClientIO): Promise<number | null> {
-  return (await getParsed(io, "/api/block/status", BlockStatus))?.height ?? null;
+  return (await getParsed(io, { path: "/api/block/status", schema: BlockStatus }))?.height ?? null;
 }
 
 /**
@@ -176,12 +178,11 @@ export async function loadVoteStatus(
     return decideVoteStatus({ stored, height }).line;
   }
   const [proof, previous] = await Promise.all([
-    getParsed(
-      io,
-      `/api/block/id/${blockId}/vote/${encodeURIComponent(stored.voteId!)}`,
-      VoteProof,
-    ),
-    getParsed(io, `/api/block/hash/id/${blockId! - 1}`, BlockHash),
+    getParsed(io, {
+      path: `/api/block/id/${blockId}/vote/${encodeURIComponent(stored.voteId!)}`,
+      schema: VoteProof,
+    }),
+    getParsed(io, { path: `/api/block/hash/id/${blockId! - 1}`, schema: BlockHash }),
   ]);
   const decision = decideVoteStatus({
     stored,
@@ -199,7 +200,7 @@ export type VoteOutcome =
   | { ok: false; reason: string };
 
 /**
- * Signs `content` over a ring of registered keys and submits it (DESIGN §2 "Ring", SPEC §7):
+ * Signs `opts.content` over a ring of registered keys and submits it (DESIGN §2 "Ring", SPEC §7):
  * reads the total, samples `ringSize` ids with the own id forced in, fetches every member's key
  * the same way, signs in id order and posts the vote; on acceptance stores voteId, blockId,
  * content and signature. Never sends the private key or the signer's position.
@@ -207,16 +208,16 @@ export type VoteOutcome =
 export async function submitVote(
   io: ClientIO,
   namespace: string,
-  content: string,
-  opts: { ringSize: number; randomIndex?: RandomIndex; now?: () => number },
+  opts: { content: string; ringSize: number; randomIndex?: RandomIndex; now?: () => number },
 ): Promise<VoteOutcome> {
-  const { ringSize, randomIndex = cryptoRandomIndex, now = () => performance.now() } = opts;
+  const { content, ringSize, randomIndex = cryptoRandomIndex, now = () => performance.now() } =
+    opts;
   const stored = readStoredKeys(io.storage, namespace);
   const ownId = Number(stored.keyId);
   if (stored.privateKey === null || stored.keyId === null || !Number.isSafeInteger(ownId)) {
     return { ok: false, reason: "This voter has no registered key" };
   }
-  const page = await getParsed(io, "/api/pki/key/offset/0/limit/1", KeyPage);
+  const page = await getParsed(io, { path: "/api/pki/key/offset/0/limit/1", schema: KeyPage });
   if (page === null) return { ok: false, reason: "The key directory could not be read" };
 
   let ids: number[];
@@ -233,7 +234,7 @@ export async function submitVote(
     return { ok: false, reason: messageOf(error) };
   }
   const records = await Promise.all(
-    ids.map((id) => getParsed(io, `/api/pki/key/id/${id}`, KeyRecord)),
+    ids.map((id) => getParsed(io, { path: `/api/pki/key/id/${id}`, schema: KeyRecord })),
   );
   const missing = ids.filter((_, i) => records[i] === null);
   if (missing.length > 0) {

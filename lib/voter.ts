@@ -82,7 +82,7 @@ export function namespaceOf(name: PersonName): string {
 export function uniqueNamespace(
   existing: readonly string[],
   generate: () => PersonName,
-  maxTries = 1000,
+  { maxTries = 1000 }: { maxTries?: number } = {},
 ): string {
   const taken = new Set(existing);
   for (let i = 0; i < maxTries; i++) {

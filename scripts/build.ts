@@ -38,8 +38,12 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
 
   if (options.ifNeeded) {
     const current = await readManifest(outDir);
-    if (current?.fingerprint === fingerprint && await allPresent(current, outDir, baseUrl)) {
-      return { manifest: current, built: false, files: await sizesOf(current, outDir, baseUrl) };
+    if (current?.fingerprint === fingerprint && await allPresent(current, { outDir, baseUrl })) {
+      return {
+        manifest: current,
+        built: false,
+        files: await sizesOf(current, { outDir, baseUrl }),
+      };
     }
   }
 
@@ -114,7 +118,7 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
       new TextEncoder().encode(JSON.stringify(manifest, null, 2) + "\n"),
     );
     await pruneStale(outDir, new Set([...outputs.keys(), "manifest.json"]));
-    return { manifest, built: true, files: await sizesOf(manifest, outDir, baseUrl) };
+    return { manifest, built: true, files: await sizesOf(manifest, { outDir, baseUrl }) };
   } finally {
     await Deno.remove(work, { recursive: true });
   }
@@ -190,7 +194,10 @@ function manifestFiles(manifest: AssetManifest, baseUrl: string): string[] {
   return [...new Set(urls.map((url) => url.slice(baseUrl.length)))];
 }
 
-async function allPresent(manifest: AssetManifest, outDir: URL, baseUrl: string) {
+/** Where the built files live and the URL prefix they are served under. */
+type Place = { outDir: URL; baseUrl: string };
+
+async function allPresent(manifest: AssetManifest, { outDir, baseUrl }: Place) {
   for (const name of manifestFiles(manifest, baseUrl)) {
     try {
       await Deno.stat(new URL(name, outDir));
@@ -202,7 +209,7 @@ async function allPresent(manifest: AssetManifest, outDir: URL, baseUrl: string)
 }
 
 /** Sizes of the files the page loads on first paint (islands, their chunks, stylesheets). */
-async function sizesOf(manifest: AssetManifest, outDir: URL, baseUrl: string) {
+async function sizesOf(manifest: AssetManifest, { outDir, baseUrl }: Place) {
   const files: BuiltFile[] = [];
   for (const name of manifestFiles(manifest, baseUrl)) {
     const content = await Deno.readFile(new URL(name, outDir));

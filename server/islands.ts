@@ -53,7 +53,7 @@ export function Island<P extends Record<string, unknown>>(
 export function hydrateIslands<P>(
   name: string,
   component: ComponentType<P>,
-  root: ParentNode = document,
+  { root = document }: { root?: ParentNode } = {},
 ): number {
   const hosts = root.querySelectorAll<HTMLElement>(`[${ISLAND_ATTRIBUTE}="${name}"]`);
   for (const host of hosts) {

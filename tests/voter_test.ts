@@ -66,7 +66,7 @@ Deno.test("uniqueNamespace generates again on a collision", () => {
   assert.equal(generated, "Alan M Turing");
   assert.equal(calls, 3);
   assert.throws(
-    () => uniqueNamespace(["Ada Byron King"], () => names[0], 5),
+    () => uniqueNamespace(["Ada Byron King"], () => names[0], { maxTries: 5 }),
     /no unique voter name after 5 tries/,
   );
 });
@@ -183,7 +183,7 @@ async function registered(io: ClientIO, count: number): Promise<string[]> {
   const names: string[] = [];
   for (let i = 1; i <= count; i++) {
     const name = `Voter Number ${i}`;
-    generateKeys(io, name, seed(i));
+    generateKeys(io, name, { seed: seed(i) });
     assert.deepEqual(await registerKey(io, name), keyStatusLine("registered", i));
     names.push(name);
   }
@@ -209,13 +209,13 @@ Deno.test("key actions through the real API", async (t) => {
     });
     await t.step("a failed registration clears the stored key id", async () => {
       // The same key again: 409 duplicate_key.
-      generateKeys(io, "Copy Of One", seed(1));
+      generateKeys(io, "Copy Of One", { seed: seed(1) });
       storage.setItem(storageKey("Copy Of One", "keyId"), "5");
       assert.deepEqual(await registerKey(io, "Copy Of One"), keyStatusLine("unregistered"));
       assert.equal(storage.getItem(storageKey("Copy Of One", "keyId")), null);
     });
     await t.step("a key id the server gives another key: invalid", async () => {
-      generateKeys(io, "Wrong Id Holder", seed(9));
+      generateKeys(io, "Wrong Id Holder", { seed: seed(9) });
       storage.setItem(storageKey("Wrong Id Holder", "keyId"), "1");
       assert.deepEqual(await loadKeyStatus(io, "Wrong Id Holder"), keyStatusLine("invalid", "1"));
       storage.setItem(storageKey("Wrong Id Holder", "keyId"), "99");
@@ -236,7 +236,7 @@ Deno.test("a vote through the real API: pending, sealed, verified, tampered", as
     const voter = names[2];
 
     await t.step("fewer registered keys than the ring size: refused with both counts", async () => {
-      const outcome = await submitVote(io, voter, "Yes", { ringSize: 8 });
+      const outcome = await submitVote(io, voter, { content: "Yes", ringSize: 8 });
       assert.deepEqual(outcome, {
         ok: false,
         reason: "Not enough registered keys to vote: 4 registered, 8 needed",
@@ -246,7 +246,7 @@ Deno.test("a vote through the real API: pending, sealed, verified, tampered", as
 
     await t.step("the ring: every member fetched alike, in id order, no secret sent", async () => {
       sent.length = 0;
-      const outcome = await submitVote(io, voter, "Yes", { ringSize: 3 });
+      const outcome = await submitVote(io, voter, { content: "Yes", ringSize: 3 });
       assert.ok(outcome.ok);
       const keyFetches = sent.filter((s) => s.path.startsWith("/api/pki/key/id/"));
       const ids = keyFetches.map((s) => Number(s.path.split("/").at(-1)));
@@ -276,7 +276,7 @@ Deno.test("a vote through the real API: pending, sealed, verified, tampered", as
     });
 
     await t.step("after sealing: voted", async () => {
-      await submitVote(io, names[0], "No", { ringSize: 3 });
+      await submitVote(io, names[0], { content: "No", ringSize: 3 });
       assert.equal((await seal()).length, 1);
       logs.length = 0;
       assert.deepEqual(await loadVoteStatus(io, voter), {
@@ -289,7 +289,7 @@ Deno.test("a vote through the real API: pending, sealed, verified, tampered", as
     });
 
     await t.step("a second vote by the same key is refused with the server's reason", async () => {
-      const outcome = await submitVote(io, voter, "Again", { ringSize: 3 });
+      const outcome = await submitVote(io, voter, { content: "Again", ringSize: 3 });
       assert.equal(outcome.ok, false);
       assert.match((outcome as { reason: string }).reason, /^Vote refused: \S/);
       assert.equal(readStoredVote(storage, voter).voteContent, "Yes");

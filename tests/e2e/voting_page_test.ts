@@ -30,7 +30,7 @@ async function colourOf(locator: Locator): Promise<string> {
 }
 
 /** Waits until `line` has status `status`, then answers its text and computed colour. */
-async function settled(line: Locator, status: string, timeout = 30_000) {
+async function settled(line: Locator, status: string, { timeout = 30_000 } = {}) {
   await line.and(line.page().locator(`[data-status="${status}"]`)).waitFor({ timeout });
   return { text: (await line.textContent())?.trim(), colour: await colourOf(line) };
 }
@@ -229,7 +229,7 @@ Deno.test({
 
         for (let i = 0; i < VOTERS; i++) {
           const panel = panels(page).nth(i);
-          const line = await settled(voteLine(panel), "voted", 60_000);
+          const line = await settled(voteLine(panel), "voted", { timeout: 60_000 });
           const voteId = await stored(page, `${names[i]}:voteId`);
           const blockId = await stored(page, `${names[i]}:blockId`);
           assert.match(voteId!, /^[A-Za-z0-9_-]{22}$/);
