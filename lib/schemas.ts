@@ -8,9 +8,6 @@ export const MAX_PAYLOAD_CODE_POINTS = 1000;
 export const MAX_BODY_BYTES = 64 * 1024;
 /** Largest `limit` of any paged read (DESIGN §4). */
 export const MAX_PAGE_LIMIT = 100;
-/** Smallest and largest ring the verifier accepts (DESIGN §2). */
-export const MIN_RING_SIZE = 2;
-export const MAX_RING_SIZE = 64;
 
 /** Number of Unicode code points of `text`, the unit of the payload limit. */
 export function codePointLength(text: string): number {
@@ -61,7 +58,7 @@ export const Vote = z.object({
  * (`MAX_PAYLOAD_CODE_POINTS`) because it has its own status, 413.
  */
 export const VoteSubmission = z.object({
-  // Ring size (MIN_RING_SIZE..MAX_RING_SIZE) is a verifier rule: refused as invalid_signature.
+  // Ring size (2..64) is a verifier rule (DESIGN §2): refused as invalid_signature, not here.
   publicKeys: z.array(Hex32),
   signature: z.string().check(z.minLength(1, "must not be empty")),
   tag: Hex32,
