@@ -24,10 +24,12 @@ export function readConfig(env: (name: string) => string | undefined): Config {
   const kvPath = env("KV_PATH") || (env("DENO_DEPLOYMENT_ID") ? null : DEFAULT_KV_PATH);
   const interval = env("BLOCK_INTERVAL_MS");
   return {
-    port: integer(env("PORT"), "PORT", 8000, 0, 65535),
+    port: integer(env, { name: "PORT", fallback: 8000, min: 0, max: 65535 }),
     kvPath,
-    blockIntervalMs: interval ? integer(interval, "BLOCK_INTERVAL_MS", 0, 1, 86_400_000) : null,
-    ringSize: integer(env("RING_SIZE"), "RING_SIZE", 8, 2, 64),
+    blockIntervalMs: interval
+      ? integer(env, { name: "BLOCK_INTERVAL_MS", fallback: 0, min: 1, max: 86_400_000 })
+      : null,
+    ringSize: integer(env, { name: "RING_SIZE", fallback: 8, min: 2, max: 64 }),
   };
 }
 
@@ -37,12 +39,10 @@ export function isKvFile(kvPath: string | null): kvPath is string {
 }
 
 function integer(
-  value: string | undefined,
-  name: string,
-  fallback: number,
-  min: number,
-  max: number,
+  env: (name: string) => string | undefined,
+  { name, fallback, min, max }: { name: string; fallback: number; min: number; max: number },
 ): number {
+  const value = env(name);
   if (value === undefined || value === "") return fallback;
   const n = Number(value);
   if (!/^[0-9]+$/.test(value) || n < min || n > max) {

@@ -24,9 +24,7 @@ async function submitMany(store: Store, n: number, label: string) {
 /** The block a client would expect, computed from the accepted votes alone (DESIGN §3). */
 function expectedBlock(
   votes: { voteId: string; vote: Vote }[],
-  height: number,
-  closedAt: number,
-  prevHash: string,
+  { height, closedAt, prevHash }: { height: number; closedAt: number; prevHash: string },
 ) {
   const ordered = [...votes].sort((a, b) => (a.voteId < b.voteId ? -1 : 1));
   const header = {
@@ -71,9 +69,16 @@ for (const failAfter of faults) {
 
       const later = closedAt + 3_600_000;
       const sealed = await sealNextBlock(store, later);
-      const block1 = expectedBlock(first, 1, closedAt, genesisBlock(GENESIS_AT).hash);
+      const block1 = expectedBlock(first, {
+        height: 1,
+        closedAt,
+        prevHash: genesisBlock(GENESIS_AT).hash,
+      });
       assert.deepEqual(sealed[0], block1);
-      assert.deepEqual(sealed[1], expectedBlock(second, 2, later, block1.hash));
+      assert.deepEqual(
+        sealed[1],
+        expectedBlock(second, { height: 2, closedAt: later, prevHash: block1.hash }),
+      );
       assert.equal(sealed.length, 2);
 
       // Proofs written before the crash are unchanged by the re-run (default batch size).
@@ -104,7 +109,11 @@ Deno.test("two sealers finishing the same crashed block agree on it", async () =
       sealNextBlock(storeA, GENESIS_AT + 2, { maxMutations: 6 }),
       sealNextBlock(storeB, GENESIS_AT + 3),
     ]);
-    const expected = expectedBlock(votes, 1, GENESIS_AT + 1, genesisBlock(GENESIS_AT).hash);
+    const expected = expectedBlock(votes, {
+      height: 1,
+      closedAt: GENESIS_AT + 1,
+      prevHash: genesisBlock(GENESIS_AT).hash,
+    });
     assert.deepEqual(a, [expected]);
     assert.deepEqual(b, [expected]);
     assert.equal((await storeB.status()).height, 1);

@@ -70,6 +70,8 @@ Deno.test({
   ignore: !port8000Free,
   async fn() {
     const root = new URL("../", import.meta.url).pathname;
+    const kvFile = `${root}data/ringvote.kv`;
+    const existed = await Deno.stat(kvFile).then(() => true, () => false);
     const keep: Record<string, string> = {};
     for (const name of ["PATH", "HOME", "DENO_DIR"]) {
       const value = Deno.env.get(name);
@@ -105,10 +107,17 @@ Deno.test({
       const missing = await fetch("http://127.0.0.1:8000/api/missing");
       assert.equal(missing.status, 404);
       assert.equal((await missing.json()).error.code, "not_found");
-      assert.ok((await Deno.stat(`${root}data/ringvote.kv`)).isFile, "the default KV file exists");
+      assert.ok((await Deno.stat(kvFile)).isFile, "the default KV file exists");
     } finally {
       child.kill("SIGTERM");
       await child.status;
+      // Leave the default database as it was: remove it only if this start created it.
+      if (!existed) {
+        for (const suffix of ["", "-shm", "-wal"]) {
+          await Deno.remove(kvFile + suffix).catch(() => {});
+        }
+        await Deno.remove(`${root}data`).catch(() => {}); // only when empty
+      }
     }
     assert.match(await output, /listening on http:\/\/localhost:8000\//);
     await errors;
