@@ -3,9 +3,12 @@
 // vote is durably committed into the block it names.
 import { Hono } from "hono";
 import { bytesToHex } from "../lib/bytes.ts";
+import { createMemberCache } from "../lib/member_cache.ts";
 import {
   checkRing,
   decodeSignature,
+  type Member,
+  type MemberCache,
   type RingCheck,
   type RingSignature,
 } from "../lib/ring_signature.ts";
@@ -14,16 +17,45 @@ import { parseJson } from "./api_common.ts";
 import { ApiError, invalidRequest, quote } from "./errors.ts";
 import type { Store } from "./store.ts";
 
-/** Verifies a decoded signature over `payload`; async so it can move off the request thread. */
-export type VerifyVote = (signature: RingSignature, payload: string) => Promise<RingCheck>;
+/**
+ * Verifies a decoded signature over `payload`, reading and filling `members` (checked ring
+ * members); async so it can move off the request thread.
+ */
+export type VerifyVote = (
+  signature: RingSignature,
+  payload: string,
+  members?: MemberCache,
+) => Promise<RingCheck>;
 
 /** The verifier the API uses by default: every DESIGN §2 check, on this thread. */
-export function verifyVote(signature: RingSignature, payload: string): Promise<RingCheck> {
-  return Promise.resolve(checkRing(signature, payload));
+export function verifyVote(
+  signature: RingSignature,
+  payload: string,
+  members?: MemberCache,
+): Promise<RingCheck> {
+  return Promise.resolve(checkRing(signature, payload, { members }));
 }
 
-/** Routes under `/api/vote`. */
-export function createVoteApp(store: Store, verify: VerifyVote = verifyVote): Hono {
+/**
+ * A view of `members` whose new entries wait in a staging area until `commit()`: the API commits
+ * only once every ring member is known to be registered, so unregistered keys (free for anyone
+ * to make) never take the cache's memory or its table budget.
+ */
+function stagedMembers(members: MemberCache): MemberCache & { commit(): void } {
+  const staged = new Map<string, Member>();
+  return {
+    get: (key) => members.get(key) ?? staged.get(key),
+    set: (key, member) => void staged.set(key, member),
+    commit: () => staged.forEach((member, key) => members.set(key, member)),
+  };
+}
+
+/** Routes under `/api/vote`; `members` remembers checked registered keys across requests. */
+export function createVoteApp(
+  store: Store,
+  verify: VerifyVote = verifyVote,
+  members: MemberCache = createMemberCache(),
+): Hono {
   const app = new Hono();
 
   app.post("/", async (c) => {
@@ -50,7 +82,8 @@ export function createVoteApp(store: Store, verify: VerifyVote = verifyVote): Ho
     if (bytesToHex(decoded.tag) !== tag) {
       throw invalidRequest(`tag "${quote(tag)}" must equal signature.I`);
     }
-    const check = await verify(decoded, payload);
+    const staged = stagedMembers(members);
+    const check = await verify(decoded, payload, staged);
     if (!check.ok) throw invalidSignature(`Signature does not verify: ${check.reason}`);
     const missing = await store.unregisteredKeys(publicKeys);
     if (missing.length > 0) {
@@ -60,6 +93,7 @@ export function createVoteApp(store: Store, verify: VerifyVote = verifyVote): Ho
         `Ring member "${quote(missing[0])}" is not in the key directory`,
       );
     }
+    staged.commit();
     const accepted = await store.submitVote({ payload, signature, publicKeys }, tag);
     return c.json(accepted, 202);
   });

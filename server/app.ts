@@ -10,12 +10,16 @@ import { createVoteApp, type VerifyVote } from "./api_vote.ts";
 import { ApiError, routeNotFound } from "./errors.ts";
 import { createPageApp } from "./pages.ts";
 import type { Store } from "./store.ts";
+import type { MemberCache } from "../lib/ring_signature.ts";
 
-/** What the application needs: the store, and optionally another vote verifier. */
-export type AppOptions = { store: Store; verifyVote?: VerifyVote };
+/**
+ * What the application needs: the store; optionally another vote verifier, and the cache of
+ * checked ring members (one per app by default).
+ */
+export type AppOptions = { store: Store; verifyVote?: VerifyVote; members?: MemberCache };
 
 /** The whole HTTP application over `store`. */
-export function createApp({ store, verifyVote }: AppOptions): Hono {
+export function createApp({ store, verifyVote, members }: AppOptions): Hono {
   const app = new Hono();
 
   app.use(
@@ -33,7 +37,7 @@ export function createApp({ store, verifyVote }: AppOptions): Hono {
   );
 
   app.route("/api/pki", createPkiApp(store));
-  app.route("/api/vote", createVoteApp(store, verifyVote));
+  app.route("/api/vote", createVoteApp(store, verifyVote, members));
   app.route("/api", createBlockApp(store));
 
   app.notFound((c) => {

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { bytesToNumberLE, numberToBytesLE } from "@noble/curves/utils.js";
 import { bytesToHex, hexToBytes } from "../lib/bytes.ts";
 import { L } from "../lib/keys.ts";
+import { createMemberCache } from "../lib/member_cache.ts";
 import type { SignatureWire, VoteSubmission } from "../lib/schemas.ts";
 import { createApp } from "../server/app.ts";
 import { sealNextBlock } from "../server/sealer.ts";
@@ -333,6 +334,41 @@ Deno.test("the vote verifier is a seam: createApp takes another implementation",
     assert.equal(res.body.error.code, "invalid_signature");
     assert.match(res.body.error.message, /refused by the test verifier/);
     assert.deepEqual(seen, ["Yes"]);
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("the member cache only ever holds registered keys", async () => {
+  const { kv, store, voters } = await setup(4);
+  try {
+    const members = createMemberCache();
+    const app = createApp({ store, members });
+    // A well-signed vote whose ring holds a key nobody registered: refused, nothing remembered.
+    const [stranger] = makeVoters(1);
+    const refused = await call(
+      app,
+      "POST",
+      "/api/vote",
+      signedVote(voters[0], [voters[0], voters[1], stranger], "Yes"),
+    );
+    assert.equal(refused.status, 403);
+    assert.equal(refused.body.error.code, "unregistered_key");
+    assert.equal(members.size, 0);
+    // An accepted vote remembers exactly its ring, and the next vote over it still verifies.
+    const ring = [voters[0], voters[1], voters[2]];
+    assert.equal(
+      (await call(app, "POST", "/api/vote", signedVote(voters[0], ring, "Yes"))).status,
+      202,
+    );
+    assert.equal(members.size, 3);
+    assert.ok(ring.every((v) => members.get(v.key) !== undefined));
+    assert.equal(members.get(stranger.key), undefined);
+    assert.equal(
+      (await call(app, "POST", "/api/vote", signedVote(voters[1], ring, "No"))).status,
+      202,
+    );
+    assert.equal(members.size, 3);
   } finally {
     kv.close();
   }
