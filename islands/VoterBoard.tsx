@@ -8,6 +8,7 @@ import StatusLine from "../components/StatusLine.tsx";
 import VoterCard from "../components/VoterCard.tsx";
 import {
   chainHeight,
+  checkOwnTag,
   type ClientIO,
   generateKeys,
   loadKeyStatus,
@@ -25,6 +26,7 @@ import {
   voteStage,
   type VoteStatus,
 } from "../lib/status.ts";
+import type { TagCheck } from "../lib/board.ts";
 import { parseVoterList, serializeVoterList, uniqueNamespace, VOTERS_KEY } from "../lib/voter.ts";
 
 /** How often a pending vote asks whether its block is sealed. */
@@ -62,6 +64,9 @@ export default function VoterBoard({ ringSize }: VoterBoardProps) {
 
   return (
     <div class="board" data-ready={ready ? "true" : "false"}>
+      <p class="board-link">
+        <a href="/board">Public bulletin board</a>
+      </p>
       <button type="button" class="add-voter" onClick={addVoter} disabled={!ready || adding}>
         Generate A new Voter
       </button>
@@ -107,6 +112,7 @@ function VoterPanel({ namespace, ringSize }: { namespace: string; ringSize: numb
   const [working, setWorking] = useState<string | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const [content, setContent] = useState("");
+  const [tagLine, setTagLine] = useState<Line<TagCheck> | null>(null);
 
   async function refreshVote() {
     const hasVote = readStoredVote(io.storage, namespace).voteId !== null;
@@ -148,6 +154,22 @@ function VoterPanel({ namespace, ringSize }: { namespace: string; ringSize: numb
       }
     }, PENDING_POLL_MS);
     return () => clearInterval(timer);
+  }, [voteLine]);
+
+  // A verified vote asks the public board which vote holds its tag: another one means its key
+  // signed a vote it did not cast.
+  useEffect(() => {
+    if (voteLine.status !== "voted") {
+      setTagLine(null);
+      return;
+    }
+    let live = true;
+    checkOwnTag(io, namespace).then((line) => {
+      if (live) setTagLine(line);
+    });
+    return () => {
+      live = false;
+    };
   }, [voteLine]);
 
   function onGenerate() {
@@ -213,6 +235,15 @@ function VoterPanel({ namespace, ringSize }: { namespace: string; ringSize: numb
             onInput={(event) => setContent((event.target as HTMLInputElement).value)}
           />
           <button type="submit" disabled={working !== null}>Submit Vote</button>
+          {tagLine !== null && (
+            <p
+              class={`tag-check status-${tagLine.colour}`}
+              data-kind="tag"
+              data-status={tagLine.status}
+            >
+              {tagLine.text}
+            </p>
+          )}
         </form>
       )}
       {working !== null && <Notice tone="working" text={working} />}

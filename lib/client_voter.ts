@@ -1,6 +1,7 @@
 // Browser-safe. The voter panel's actions (SPEC §4, calls of SPEC §7, ring of DESIGN §2) over an
 // injected storage and HTTP client, so that the page and its tests drive the same code. Answers
 // are validated with the wire schemas before use; nothing here touches the DOM or globals.
+import { type TagCheck, tagCheckLine, tagOfSignature } from "./board.ts";
 import { base64ToBytes, bytesToHex, hexToBytes } from "./bytes.ts";
 import { generateSeed, storedKeysFromSeed } from "./keys.ts";
 import { encodeSignature, signRing } from "./ring_signature.ts";
@@ -11,6 +12,7 @@ import {
   ErrorBody,
   KeyPage,
   KeyRecord,
+  TagRecord,
   VoteAccepted,
   VoteProof,
   VoteSubmission,
@@ -192,6 +194,39 @@ export async function loadVoteStatus(
   });
   for (const mismatch of decision.mismatches) io.log(mismatch);
   return decision.line;
+}
+
+/**
+ * Asks the public board which vote holds this voter's tag (GET /api/tag/{tag}, the tag being `I`
+ * of the stored signature) and compares it with the stored vote id: the key voted once (green),
+ * or someone else cast a vote with it (red). Null, logged, when there is no stored vote or the
+ * board could not be read.
+ */
+export async function checkOwnTag(
+  io: ClientIO,
+  namespace: string,
+): Promise<StatusLine<TagCheck> | null> {
+  const stored = readStoredVote(io.storage, namespace);
+  const tag = tagOfSignature(stored.voteSignature);
+  if (stored.voteId === null || tag === null) return null;
+  const path = `/api/tag/${tag}`;
+  let answer: Answer;
+  try {
+    answer = await io.request("GET", path);
+  } catch (error) {
+    io.log(`GET ${path} failed: ${messageOf(error)}`);
+    return null;
+  }
+  const refusal = ErrorBody.safeParse(answer.body);
+  if (answer.status === 404 && refusal.success && refusal.data.error.code === "unknown_tag") {
+    return tagCheckLine(stored.voteId, null);
+  }
+  const parsed = TagRecord.safeParse(answer.body);
+  if (!answer.ok || !parsed.success) {
+    io.log(`GET ${path} answered ${answer.status}: ${reasonOf(answer)}`);
+    return null;
+  }
+  return tagCheckLine(stored.voteId, parsed.data);
 }
 
 /** Outcome of a vote: accepted with its ids and the signing time, or refused with a reason. */

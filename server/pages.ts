@@ -1,8 +1,9 @@
-// The page side of the server: GET / rendered from routes/index.tsx with its island marked for
-// hydration, and the built, content-hashed island bundles under /static/build/, cached for a year.
-import { Hono } from "hono";
+// The page side of the server: GET / (routes/index.tsx) and GET /board (routes/board.tsx)
+// rendered with their islands marked for hydration, and the built, content-hashed island bundles under /static/build/, cached for a year.
+import { type Context, Hono } from "hono";
 import { compress } from "hono/compress";
-import { h } from "preact";
+import { type ComponentChild, h } from "preact";
+import BoardPage, { handler as boardHandler } from "../routes/board.tsx";
 import IndexPage, { handler as indexHandler } from "../routes/index.tsx";
 import { type AssetManifest, renderPage } from "./render.tsx";
 
@@ -40,24 +41,35 @@ export function readManifest(buildDir: URL = BUILD_DIR): AssetManifest | null {
   }
 }
 
-/** The Hono app serving the voting page and its static bundles. */
+/** The Hono app serving the voting page, the bulletin board and their static bundles. */
 export function createPageApp(options: PageAppOptions = {}): Hono {
   const ringSize = options.ringSize ?? ringSizeFromEnv();
   const buildDir = options.buildDir ?? BUILD_DIR;
   let manifest: AssetManifest | null = null;
   const app = new Hono();
   app.use("/", compress());
+  app.use("/board", compress());
   app.use(`${BUILD_URL}*`, compress());
 
-  app.get("/", (c) => {
+  /** The document for `page`, or 503 while the islands are not built. */
+  function servePage(c: Context, page: ComponentChild, title: string) {
     manifest ??= readManifest(buildDir);
     if (manifest === null) {
       return c.text("The page's scripts are not built: run `deno task build`", 503);
     }
-    const data = indexHandler(c.req.raw, { ringSize });
-    const html = renderPage(h(IndexPage, { data }), { title: "Ringvote", manifest });
+    const html = renderPage(page, { title, manifest });
     c.header("Cache-Control", "no-cache");
     return c.html(html);
+  }
+
+  app.get("/", (c) => {
+    const data = indexHandler(c.req.raw, { ringSize });
+    return servePage(c, h(IndexPage, { data }), "Ringvote");
+  });
+
+  app.get("/board", (c) => {
+    const data = boardHandler(c.req.raw);
+    return servePage(c, h(BoardPage, { data }), "Ringvote: public bulletin board");
   });
 
   app.get(`${BUILD_URL}:file`, async (c) => {

@@ -1,0 +1,33 @@
+// The public bulletin board at /board (DESIGN §4 "Public bulletin board"): a shell around the
+// Board island, which reads the read-only API and re-checks every block, link, proof and count in
+// the browser. The page links back to the voting page.
+import Board from "../islands/Board.tsx";
+import { Island } from "../server/islands.ts";
+
+/** What the page is rendered from. */
+export type BoardData = { pollMs: number };
+
+/** How often the page asks for the chain height, so that new blocks appear by themselves. */
+export const BOARD_POLL_MS = 2000;
+
+/** The route's data handler: the polling interval. */
+export function handler(_req: Request): BoardData {
+  return { pollMs: BOARD_POLL_MS };
+}
+
+/** The page: heading, link back, and the board island. */
+export default function BoardPage({ data }: { data: BoardData }) {
+  return (
+    <main class="page">
+      <nav class="board-link">
+        <a href="/">Back to the voting page</a>
+      </nav>
+      <h1 class="bulletin-title">Public bulletin board</h1>
+      <p class="bulletin-intro">
+        Every block, vote and count the server publishes, checked again in this browser: green where
+        the recomputed value matches, red where it does not.
+      </p>
+      <Island name="Board" component={Board} props={{ pollMs: data.pollMs }} />
+    </main>
+  );
+}
