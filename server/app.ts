@@ -1,5 +1,6 @@
 // The Hono application: API sub-apps, the 64 KiB body limit, JSON 404s and the one error
-// handler that maps typed errors to `{"error": {"code", "message"}}` (DESIGN §4).
+// handler that maps typed errors to `{"error": {"code", "message"}}` (DESIGN §4), and the
+// security headers on every answer. A 500 names no cause: the error is logged, never answered.
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
@@ -9,6 +10,7 @@ import { createPkiApp } from "./api_pki.ts";
 import { createVoteApp, type VerifyVote } from "./api_vote.ts";
 import { ApiError, routeNotFound } from "./errors.ts";
 import { createPageApp } from "./pages.ts";
+import { securityHeaders } from "./security.ts";
 import type { Store } from "./store.ts";
 import type { MemberCache } from "../lib/ring_signature.ts";
 
@@ -22,6 +24,7 @@ export type AppOptions = { store: Store; verifyVote?: VerifyVote; members?: Memb
 export function createApp({ store, verifyVote, members }: AppOptions): Hono {
   const app = new Hono();
 
+  app.use("*", securityHeaders());
   app.use(
     "*",
     bodyLimit({
