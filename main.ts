@@ -1,9 +1,11 @@
-// Composition root: configuration, Deno KV, the store, the sealer schedule and the HTTP server.
+// Composition root: configuration, Deno KV, the store, the sealer schedule, the pool of
+// verification workers and the HTTP server.
 import { dirname } from "node:path";
 import { createApp } from "./server/app.ts";
 import { isKvFile, readConfig } from "./server/config.ts";
 import { sealNextBlock } from "./server/sealer.ts";
 import { createStore, type Store } from "./server/store.ts";
+import { createVerifyPool } from "./server/verify_pool.ts";
 
 const config = readConfig((name) => Deno.env.get(name));
 
@@ -36,7 +38,9 @@ if (config.blockIntervalMs === null) {
   setTimeout(loop, interval);
 }
 
-const app = createApp({ store: await storeReady });
+// One verification worker per core: ingest verifies on every core, the request thread commits.
+const pool = createVerifyPool();
+const app = createApp({ store: await storeReady, verifyVote: pool.verify });
 Deno.serve({
   port: config.port,
   onListen: ({ hostname, port }) => {

@@ -29,6 +29,7 @@ export function createMemberCache(opts: MemberCacheOptions = {}): MemberCache & 
   readonly size: number;
   readonly tabled: number;
   readonly bytesPerTabledMember: number;
+  keys(): IterableIterator<string>;
 } {
   const maxMembers = opts.maxMembers ?? 100_000;
   const window = opts.window ?? 5;
@@ -45,6 +46,7 @@ export function createMemberCache(opts: MemberCacheOptions = {}): MemberCache & 
       return tabled;
     },
     bytesPerTabledMember,
+    keys: () => entries.keys(),
     get(key) {
       const member = entries.get(key);
       if (member) {

@@ -18,13 +18,21 @@ import { ApiError, invalidRequest, quote } from "./errors.ts";
 import type { Store } from "./store.ts";
 
 /**
+ * Where a verification records the ring members it checked. The API settles it once per request:
+ * kept only after every ring member is known to be registered, dropped otherwise, so unregistered
+ * keys (free for anyone to make) never take a cache's memory or its table budget. A verifier
+ * holding members elsewhere (a worker thread) registers its own `onSettle` callback.
+ */
+export type MemberStaging = MemberCache & { onSettle(settle: (keep: boolean) => void): void };
+
+/**
  * Verifies a decoded signature over `payload`, reading and filling `members` (checked ring
- * members); async so it can move off the request thread.
+ * members, staged until the API settles them); async so it can move off the request thread.
  */
 export type VerifyVote = (
   signature: RingSignature,
   payload: string,
-  members?: MemberCache,
+  members?: MemberStaging,
 ) => Promise<RingCheck>;
 
 /** The verifier the API uses by default: every DESIGN §2 check, on this thread. */
@@ -37,16 +45,25 @@ export function verifyVote(
 }
 
 /**
- * A view of `members` whose new entries wait in a staging area until `commit()`: the API commits
- * only once every ring member is known to be registered, so unregistered keys (free for anyone
- * to make) never take the cache's memory or its table budget.
+ * A view of `members` whose new entries wait in a staging area until the request is settled:
+ * `settle(true)` moves them into `members` and `settle(false)` forgets them; callbacks registered
+ * with `onSettle` hear the same answer.
  */
-function stagedMembers(members: MemberCache): MemberCache & { commit(): void } {
+function stagedMembers(members: MemberCache): MemberStaging & { settle(keep: boolean): void } {
   const staged = new Map<string, Member>();
+  const listeners: ((keep: boolean) => void)[] = [];
+  let settled = false;
   return {
     get: (key) => members.get(key) ?? staged.get(key),
     set: (key, member) => void staged.set(key, member),
-    commit: () => staged.forEach((member, key) => members.set(key, member)),
+    onSettle: (settle) => void listeners.push(settle),
+    settle(keep) {
+      if (settled) return;
+      settled = true;
+      if (keep) staged.forEach((member, key) => members.set(key, member));
+      staged.clear();
+      for (const listener of listeners) listener(keep);
+    },
   };
 }
 
@@ -83,17 +100,22 @@ export function createVoteApp(
       throw invalidRequest(`tag "${quote(tag)}" must equal signature.I`);
     }
     const staged = stagedMembers(members);
-    const check = await verify(decoded, payload, staged);
-    if (!check.ok) throw invalidSignature(`Signature does not verify: ${check.reason}`);
-    const missing = await store.unregisteredKeys(publicKeys);
-    if (missing.length > 0) {
-      throw new ApiError(
-        403,
-        "unregistered_key",
-        `Ring member "${quote(missing[0])}" is not in the key directory`,
-      );
+    let registered = false;
+    try {
+      const check = await verify(decoded, payload, staged);
+      if (!check.ok) throw invalidSignature(`Signature does not verify: ${check.reason}`);
+      const missing = await store.unregisteredKeys(publicKeys);
+      if (missing.length > 0) {
+        throw new ApiError(
+          403,
+          "unregistered_key",
+          `Ring member "${quote(missing[0])}" is not in the key directory`,
+        );
+      }
+      registered = true;
+    } finally {
+      staged.settle(registered);
     }
-    staged.commit();
     const accepted = await store.submitVote({ payload, signature, publicKeys }, tag);
     return c.json(accepted, 202);
   });

@@ -1,0 +1,60 @@
+// One verification thread of the pool (server/verify_pool.ts): runs every DESIGN §2 check with
+// checkRing over its own member cache. Ring members a verification checked wait, staged under the
+// request id, until the API settles the request: kept once it knows every member is registered,
+// dropped otherwise, so keys nobody registered never take this thread's memory or table budget.
+/// <reference no-default-lib="true" />
+/// <reference lib="deno.worker" />
+import { createMemberCache, type MemberCacheOptions } from "../lib/member_cache.ts";
+import { checkRing, type Member, type RingSignature } from "../lib/ring_signature.ts";
+import type { WorkerReply, WorkerRequest } from "./verify_pool.ts";
+
+/** Most requests whose members may wait to be settled; older ones are dropped beyond it. */
+const MAX_PENDING = 4096;
+
+let members = createMemberCache();
+const pending = new Map<number, Map<string, Member>>();
+
+function verify(id: number, signature: RingSignature, payload: string): WorkerReply {
+  const staged = new Map<string, Member>();
+  const view = {
+    get: (key: string) => members.get(key) ?? staged.get(key),
+    set: (key: string, member: Member) => void staged.set(key, member),
+  };
+  try {
+    const result = checkRing(signature, payload, { members: view });
+    if (result.ok && staged.size > 0) {
+      if (pending.size >= MAX_PENDING) pending.delete(pending.keys().next().value!);
+      pending.set(id, staged);
+    }
+    return { id, result };
+  } catch (error) {
+    const { name, message } = error as Error;
+    return { id, error: { name, message } };
+  }
+}
+
+self.onmessage = (event: MessageEvent<WorkerRequest>) => {
+  const request = event.data;
+  switch (request.type) {
+    case "configure":
+      members = createMemberCache(request.cache satisfies MemberCacheOptions);
+      break;
+    case "verify":
+      self.postMessage(verify(request.id, request.signature, request.payload));
+      break;
+    case "settle": {
+      const staged = pending.get(request.id);
+      pending.delete(request.id);
+      if (request.keep) staged?.forEach((member, key) => members.set(key, member));
+      break;
+    }
+    case "stats":
+      self.postMessage(
+        {
+          id: request.id,
+          stats: { size: members.size, tabled: members.tabled, keys: [...members.keys()] },
+        } satisfies WorkerReply,
+      );
+      break;
+  }
+};
