@@ -1,0 +1,195 @@
+// The voting panel catches a lying server (SPEC §5, DESIGN §3): Chromium talks to the real
+// server through a proxy that rewrites, one at a time, the stored payload, the signature, one
+// path element, the block hash, the previous block's hash and the reported height. The vote
+// line turns red (invalid) — or stays pending for a lowered height — and never shows green
+// while the lie is told. The page runs under the server's Content-Security-Policy throughout,
+// and no policy violation is reported.
+import assert from "node:assert/strict";
+import type { Locator, Page } from "playwright-core";
+import { build } from "../../scripts/build.ts";
+import { call, makeVoters, signedVote } from "../helpers/ledger_fixtures.ts";
+import { startServer } from "../helpers/server_process.ts";
+import { COLOURS, launchChromium, skipWithoutChromium } from "./browser.ts";
+
+// deno-lint-ignore no-explicit-any
+type Rewrite = (path: string, body: any) => void;
+
+/** A proxy to `target` passing everything through, JSON bodies changed by the current `lie`. */
+function startProxy(target: string) {
+  let lie: Rewrite | null = null;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    const url = new URL(req.url);
+    const headers = new Headers();
+    for (const name of ["accept", "content-type"]) {
+      const value = req.headers.get(name);
+      if (value !== null) headers.set(name, value);
+    }
+    const upstream = await fetch(new URL(url.pathname + url.search, target), {
+      method: req.method,
+      headers,
+      body: req.body,
+    });
+    const out = new Headers(upstream.headers);
+    out.delete("content-encoding");
+    out.delete("content-length");
+    if (!(upstream.headers.get("content-type") ?? "").startsWith("application/json")) {
+      return new Response(upstream.body, { status: upstream.status, headers: out });
+    }
+    const body = await upstream.json();
+    lie?.(url.pathname, body);
+    return new Response(JSON.stringify(body), { status: upstream.status, headers: out });
+  });
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/`,
+    tell(rewrite: Rewrite | null) {
+      lie = rewrite;
+    },
+    close: () => server.shutdown(),
+  };
+}
+
+/** The hex string with its last digit changed. */
+function flip(hex: string): string {
+  return hex.slice(0, -1) + (hex.endsWith("0") ? "1" : "0");
+}
+
+function voteLine(page: Page): Locator {
+  return page.locator("section.voter").first().locator('[data-kind="vote"]');
+}
+
+/** Reloads the page and waits for the vote line to reach `status`; answers every status seen. */
+async function reloadUntil(page: Page, status: string): Promise<string[]> {
+  await page.reload();
+  await page.locator('.board[data-ready="true"]').waitFor();
+  const line = voteLine(page);
+  await line.and(page.locator(`[data-status="${status}"]`)).waitFor({ timeout: 30_000 });
+  return await page.evaluate(() => (globalThis as unknown as { seen: string[] }).seen);
+}
+
+Deno.test({
+  name: "the voting panel turns red for every lie of a tampering server, never green",
+  ignore: skipWithoutChromium(),
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    await build({ ifNeeded: true });
+    const server = await startServer({ env: { BLOCK_INTERVAL_MS: "1500", RING_SIZE: "2" } });
+    const proxy = startProxy(server.url);
+    const browser = await launchChromium();
+    try {
+      const others = makeVoters(2);
+      for (const v of others) {
+        assert.equal((await call(server.url, "POST", "/api/pki/key", { key: v.key })).status, 201);
+      }
+      const page = await (await browser.newContext()).newPage();
+      const violations: string[] = [];
+      page.on("console", (m) => {
+        if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+      });
+      await page.context().addInitScript(() => {
+        const seen: string[] = [];
+        (globalThis as unknown as { seen: string[] }).seen = seen;
+        new MutationObserver(() => {
+          const status = document.querySelector('[data-kind="vote"]')?.getAttribute("data-status");
+          if (status && seen.at(-1) !== status) seen.push(status);
+        }).observe(document, { subtree: true, childList: true, attributes: true });
+      });
+      await page.goto(proxy.url);
+      await page.locator('.board[data-ready="true"]').waitFor();
+
+      let blockId = 0;
+      await t.step("an honest server: the vote turns green", async () => {
+        await page.getByRole("button", { name: "Generate A new Voter" }).click();
+        const panel = page.locator("section.voter").first();
+        await panel.getByRole("button", { name: "Generate new keys" }).click();
+        await panel.getByRole("button", { name: "Register A Key" }).click();
+        await panel.locator('[data-kind="key"][data-status="registered"]').waitFor();
+        await panel.getByPlaceholder("Vote Content").fill("Choice A");
+        const answered = page.waitForResponse((r) => r.url().endsWith("/api/vote"));
+        await panel.getByRole("button", { name: "Submit Vote" }).click();
+        const own = await (await answered).json();
+        blockId = own.blockId;
+        // A second vote in the same block, so the panel's proof has a path to tamper with.
+        const other = await call(
+          server.url,
+          "POST",
+          "/api/vote",
+          signedVote(others[0], others, "Choice B"),
+        );
+        assert.equal(other.status, 202);
+        assert.equal(other.body.blockId, blockId, "both votes went into one block");
+        await voteLine(page).and(page.locator('[data-status="voted"]')).waitFor({
+          timeout: 30_000,
+        });
+        assert.equal(
+          await voteLine(page).evaluate((el) => getComputedStyle(el).color),
+          COLOURS.green,
+        );
+      });
+
+      const proofPath = () => new RegExp(`^/api/block/id/${blockId}/vote/`);
+      const lies: { desc: string; lie: Rewrite; status: string }[] = [
+        {
+          desc: "the stored payload",
+          lie: (p, b) => proofPath().test(p) && (b.vote.payload = "Choice Z"),
+          status: "invalid",
+        },
+        {
+          desc: "the signature",
+          lie: (p, b) => {
+            if (!proofPath().test(p)) return;
+            const sig = JSON.parse(b.vote.signature);
+            sig.c0 = flip(sig.c0);
+            b.vote.signature = JSON.stringify(sig);
+          },
+          status: "invalid",
+        },
+        {
+          desc: "one path element",
+          lie: (p, b) => {
+            if (!proofPath().test(p)) return;
+            assert.ok(b.path.length > 0, "the proof has a path");
+            b.path[0] = flip(b.path[0]);
+          },
+          status: "invalid",
+        },
+        {
+          desc: "the block hash",
+          lie: (p, b) => proofPath().test(p) && (b.block.hash = flip(b.block.hash)),
+          status: "invalid",
+        },
+        {
+          desc: "the previous block's hash",
+          lie: (p, b) => p === `/api/block/hash/id/${blockId - 1}` && (b.hash = flip(b.hash)),
+          status: "invalid",
+        },
+        {
+          desc: "a lowered height",
+          lie: (p, b) => p === "/api/block/status" && (b.height = blockId - 1),
+          status: "pending",
+        },
+      ];
+      for (const { desc, lie, status } of lies) {
+        await t.step(`${desc} rewritten: ${status}, never green`, async () => {
+          proxy.tell(lie);
+          const seen = await reloadUntil(page, status);
+          assert.ok(!seen.includes("voted"), `statuses seen: ${seen.join(", ")}`);
+          const colour = await voteLine(page).evaluate((el) => getComputedStyle(el).color);
+          if (status === "invalid") assert.equal(colour, COLOURS.red);
+          else assert.notEqual(colour, COLOURS.green);
+          proxy.tell(null);
+        });
+      }
+
+      await t.step("the truth again: green, and no policy violation all along", async () => {
+        const seen = await reloadUntil(page, "voted");
+        assert.ok(!seen.includes("invalid"), seen.join(", "));
+        assert.deepEqual(violations, []);
+      });
+    } finally {
+      await browser.close();
+      await proxy.close();
+      await server.stop();
+    }
+  },
+});
