@@ -159,6 +159,14 @@ Deno.test({
       const page = await context.newPage();
       const pageErrors: string[] = [];
       page.on("pageerror", (error) => pageErrors.push(String(error)));
+      const consoleErrors: string[] = [];
+      page.on("console", (m) => {
+        // Chromium asks for /favicon.ico by itself; the app has none, so that 404 is expected.
+        const at = m.location().url;
+        if (m.type() === "error" && !at.endsWith("/favicon.ico")) {
+          consoleErrors.push(`${m.text()} (${at})`);
+        }
+      });
 
       await t.step("honest server: every link and every proof step green", async () => {
         await openBoard(page, server.url, head + 1);
@@ -225,6 +233,8 @@ Deno.test({
         await page.locator('.tally-row[data-payload="Choice C"] .tally-count', { hasText: "2" })
           .waitFor();
         await page.getByText(/the counts agree/).waitFor();
+        // No failed fetch, no refused script or style (the Content-Security-Policy holds).
+        assert.deepEqual(consoleErrors, []);
       });
       const liveHead = await height(server.url);
 
