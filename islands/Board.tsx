@@ -10,13 +10,13 @@ import ProofSteps from "../components/ProofSteps.tsx";
 import TallyBars from "../components/TallyBars.tsx";
 import {
   checkBlocks,
-  countPayloads,
   type ProofStep,
   proofSteps,
   tagOfSignature,
   tallyRows,
 } from "../lib/board.ts";
 import type { Block } from "../lib/chain.ts";
+import { tallyOf } from "../lib/tally.ts";
 import {
   BlockList,
   BlockStatus,
@@ -263,7 +263,7 @@ export default function Board({ pollMs }: BoardProps) {
       if (!loaded || loaded.entries.length < loaded.total) return null;
       for (const e of loaded.entries) payloads.push(e.vote.payload);
     }
-    return countPayloads(payloads);
+    return tallyOf(payloads);
   }, [votes, height, tally]);
   const rows = tally === null ? [] : tallyRows(tally.results, recounted);
   const brokenLinks = [...checks.values()].filter((c) => c.link === "broken" || !c.hashOk);

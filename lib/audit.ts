@@ -18,6 +18,7 @@ import {
   MAX_PAYLOAD_CODE_POINTS,
   Tally,
 } from "./schemas.ts";
+import { tallyOf } from "./tally.ts";
 
 /** Reads one API path (e.g. `/api/tally`) and returns its parsed JSON body; throws on failure. */
 export type Get = (path: string) => Promise<unknown>;
@@ -53,16 +54,6 @@ async function read<T>(get: Get, path: string, schema: z.ZodMiniType<T>): Promis
     throw new Error(`${path} answered a malformed body: ${issue.path.join(".")} ${issue.message}`);
   }
   return parsed.data;
-}
-
-/** Sorted tally of `payloads`: count descending, then payload ascending. */
-export function tallyOf(payloads: Iterable<string>): { payload: string; count: number }[] {
-  const counts = new Map<string, number>();
-  for (const p of payloads) counts.set(p, (counts.get(p) ?? 0) + 1);
-  return [...counts].map(([payload, count]) => ({ payload, count }))
-    .sort((a, b) =>
-      b.count - a.count || (a.payload < b.payload ? -1 : a.payload > b.payload ? 1 : 0)
-    );
 }
 
 /**

@@ -320,16 +320,6 @@ export function tallyRows(
   return rows;
 }
 
-/** Counts per payload, count descending then payload ascending (as `GET /api/tally` orders). */
-export function countPayloads(payloads: Iterable<string>): { payload: string; count: number }[] {
-  const counts = new Map<string, number>();
-  for (const p of payloads) counts.set(p, (counts.get(p) ?? 0) + 1);
-  return [...counts].map(([payload, count]) => ({ payload, count }))
-    .sort((a, b) =>
-      b.count - a.count || (a.payload < b.payload ? -1 : a.payload > b.payload ? 1 : 0)
-    );
-}
-
 /** The tag (`I`, hex) of a stored wire signature, or null when it is absent or malformed. */
 export function tagOfSignature(signature: string | null): string | null {
   if (signature === null) return null;

@@ -3,6 +3,7 @@
 import { genesisBlock } from "../lib/chain.ts";
 import { bytesToBase64 } from "../lib/bytes.ts";
 import type { Block, BlockStatus, KeyPage, KeyRecord, Tally, Vote } from "../lib/schemas.ts";
+import { rankTally } from "../lib/tally.ts";
 import { ApiError, quote } from "./errors.ts";
 
 /** The guard: the block new votes go into. */
@@ -397,8 +398,7 @@ async function tally(kv: Deno.Kv, cache: TallyCache): Promise<Tally> {
     }
     await cache.pending;
   }
-  const results = [...cache.counts].map(([payload, count]) => ({ payload, count }))
-    .sort((a, b) => b.count - a.count || (a.payload < b.payload ? -1 : 1));
+  const results = rankTally(cache.counts);
   return { total: cache.total, results };
 }
 

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { blockHash } from "../lib/chain.ts";
-import { auditLedger, type Get, tallyOf } from "../lib/audit.ts";
+import { auditLedger, type Get } from "../lib/audit.ts";
+import { tallyOf } from "../lib/tally.ts";
 import { createApp } from "../server/app.ts";
 import { sealNextBlock } from "../server/sealer.ts";
 import { createStore, kvKeys, type OpenRecord } from "../server/store.ts";

@@ -2,10 +2,10 @@
 // the proof steps with every kind of tampering, the tally rows, the tag decision; the voting
 // panel's tag check against the real API over in-memory KV; and the /board page shell.
 import assert from "node:assert/strict";
+import { MapStorage } from "./helpers/map_storage.ts";
 import fc from "fast-check";
 import {
   checkBlocks,
-  countPayloads,
   inclusionWalk,
   type ProofStep,
   proofSteps,
@@ -13,6 +13,7 @@ import {
   tagOfSignature,
   tallyRows,
 } from "../lib/board.ts";
+import { tallyOf } from "../lib/tally.ts";
 import { bytesToHex } from "../lib/bytes.ts";
 import { type Block, blockHash, genesisBlock } from "../lib/chain.ts";
 import {
@@ -21,7 +22,6 @@ import {
   generateKeys,
   registerKey,
   submitVote,
-  type VoterStorage,
 } from "../lib/client_voter.ts";
 import {
   inclusionProof,
@@ -322,7 +322,7 @@ Deno.test("tally rows: served order, recount agreement, recount-only payloads", 
     { payload: "A", served: 3, counted: null, ok: true },
     { payload: "B", served: 2, counted: null, ok: true },
   ]);
-  const counted = countPayloads(["B", "A", "A", "C", "A"]);
+  const counted = tallyOf(["B", "A", "A", "C", "A"]);
   assert.deepEqual(counted, [
     { payload: "A", count: 3 },
     { payload: "B", count: 1 },
@@ -333,7 +333,7 @@ Deno.test("tally rows: served order, recount agreement, recount-only payloads", 
     { payload: "B", served: 2, counted: 1, ok: false },
     { payload: "C", served: 0, counted: 1, ok: false },
   ]);
-  assert.deepEqual(countPayloads([]), []);
+  assert.deepEqual(tallyOf([]), []);
 });
 
 Deno.test("the tag decision", async (t) => {
@@ -366,20 +366,6 @@ Deno.test("the tag decision", async (t) => {
     assert.equal(tagOfSignature("null"), null);
   });
 });
-
-/** Web Storage semantics over a Map. */
-class MapStorage implements VoterStorage {
-  readonly items = new Map<string, string>();
-  getItem(key: string): string | null {
-    return this.items.get(key) ?? null;
-  }
-  setItem(key: string, value: string): void {
-    this.items.set(key, String(value));
-  }
-  removeItem(key: string): void {
-    this.items.delete(key);
-  }
-}
 
 Deno.test("a voting panel checks its own tag on the board (real API, in-memory KV)", async (t) => {
   const kv = await Deno.openKv(":memory:");

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { MapStorage } from "./helpers/map_storage.ts";
 import fc from "fast-check";
 import {
   type Answer,
@@ -9,7 +10,6 @@ import {
   readStoredVote,
   registerKey,
   submitVote,
-  type VoterStorage,
 } from "../lib/client_voter.ts";
 import { keyStatusLine } from "../lib/status.ts";
 import { createApp } from "../server/app.ts";
@@ -127,19 +127,6 @@ Deno.test("cryptoRandomIndex stays in range and reaches every value", () => {
 
 // The panel's actions (lib/client_voter.ts) driven against the real application over in-memory
 // KV: the same calls the page makes, with an in-memory Storage in place of the browser's.
-/** Web Storage semantics over a Map. */
-class MapStorage implements VoterStorage {
-  readonly items = new Map<string, string>();
-  getItem(key: string): string | null {
-    return this.items.get(key) ?? null;
-  }
-  setItem(key: string, value: string): void {
-    this.items.set(key, String(value));
-  }
-  removeItem(key: string): void {
-    this.items.delete(key);
-  }
-}
 
 type Sent = { method: string; path: string; body?: unknown };
 
