@@ -38,6 +38,12 @@ export type VerifyPool = {
 type Waiter = { resolve(reply: WorkerReply): void; reject(error: Error): void };
 type Slot = { worker: Worker; waiting: Map<number, Waiter> };
 
+/**
+ * Each worker's member cache unless told otherwise: window-4 tables (about 218 KB per key, see
+ * lib/member_cache.ts) for up to 256 MiB of keys, about 1,200 keys per worker.
+ */
+export const POOL_CACHE: MemberCacheOptions = { window: 4, tableBudgetBytes: 256 * 1024 * 1024 };
+
 /** Starts `workers` verification threads (navigator.hardwareConcurrency by default, at least 1). */
 export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
   const count = Math.max(1, opts.workers ?? navigator.hardwareConcurrency ?? 1);
@@ -58,7 +64,7 @@ export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
       slot.waiting.forEach((waiter) => waiter.reject(error));
       slot.waiting.clear();
     };
-    if (opts.cache) worker.postMessage({ type: "configure", cache: opts.cache } as WorkerRequest);
+    worker.postMessage({ type: "configure", cache: opts.cache ?? POOL_CACHE } as WorkerRequest);
     return slot;
   });
 

@@ -1,0 +1,101 @@
+// Sustained vote ingest over HTTP against the real server (main.ts in its own process, the pool
+// of verification workers, a Deno KV file, the sealer running every second): ring-8 votes, 16
+// requests in flight, each vote verified and durably committed before its 202 (DESIGN §5).
+// Reports accepted votes/s and p50/p99 latency, next to the straightforward verifier's
+// single-thread rate (bench/baseline_lsag.ts) measured in this same run on the same signatures.
+//
+//   deno run -A bench/load.ts [votes=800]
+//
+// Rings follow DESIGN §2: the signer plus members drawn uniformly from every registered key.
+import { decodeSignature } from "../lib/ring_signature.ts";
+import type { VoteSubmission } from "../lib/schemas.ts";
+import { makeVoters, signedVote, type TestVoter } from "../tests/helpers/ledger_fixtures.ts";
+import { startServer } from "../tests/helpers/server_process.ts";
+import { baselineVerify } from "./baseline_lsag.ts";
+
+const VOTES = Number(Deno.args[0] ?? 800);
+const WARMUP = 100;
+const IN_FLIGHT = 16;
+const RING_SIZE = 8;
+const BASELINE_SAMPLE = 60;
+
+/** The signer and RING_SIZE - 1 other keys drawn uniformly, ordered by key. */
+function sampledRing(signer: TestVoter, voters: TestVoter[]): TestVoter[] {
+  const ring = new Set([signer]);
+  while (ring.size < RING_SIZE) ring.add(voters[Math.floor(Math.random() * voters.length)]);
+  return [...ring].sort((a, b) => (a.key < b.key ? -1 : 1));
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** Posts every body with `inFlight` clients; returns each request's latency in ms. */
+async function drive(url: string, bodies: VoteSubmission[], inFlight: number): Promise<number[]> {
+  const latencies: number[] = [];
+  let at = 0;
+  const client = async () => {
+    while (at < bodies.length) {
+      const body = JSON.stringify(bodies[at++]);
+      const started = performance.now();
+      const res = await fetch(new URL("/api/vote", url), { method: "POST", body });
+      const text = await res.text();
+      latencies.push(performance.now() - started);
+      if (res.status !== 202) throw new Error(`Vote refused with ${res.status}: ${text}`);
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, client));
+  return latencies;
+}
+
+console.error(`Signing ${WARMUP + VOTES} ring-${RING_SIZE} votes…`);
+const voters = makeVoters(WARMUP + VOTES);
+const votes = voters.map((v, i) => signedVote(v, sampledRing(v, voters), `option ${i % 4}`));
+
+// The straightforward verifier, one thread, on the same kind of signatures.
+const sample = votes.slice(0, BASELINE_SAMPLE).map((v) => decodeSignature(v.signature));
+const baselineStarted = performance.now();
+for (let i = 0; i < sample.length; i++) {
+  if (!baselineVerify(sample[i], votes[i].payload)) throw new Error("Baseline refused a vote");
+}
+const baselineRate = sample.length / ((performance.now() - baselineStarted) / 1000);
+
+const dir = await Deno.makeTempDir({ prefix: "ringvote-load-" });
+const server = await startServer({
+  env: { KV_PATH: `${dir}/ledger.kv`, BLOCK_INTERVAL_MS: "1000" },
+});
+try {
+  for (let i = 0; i < voters.length; i += 50) {
+    await Promise.all(
+      voters.slice(i, i + 50).map(async (v) => {
+        const res = await fetch(new URL("/api/pki/key", server.url), {
+          method: "POST",
+          body: JSON.stringify({ key: v.key, name: "Voter" }),
+        });
+        await res.body?.cancel();
+        if (!res.ok) throw new Error(`Registration refused with ${res.status}`);
+      }),
+    );
+  }
+  // Warm-up: connections open, workers compiled, first keys met (tables built on first use).
+  await drive(server.url, votes.slice(0, WARMUP), IN_FLIGHT);
+  const started = performance.now();
+  const latencies = await drive(server.url, votes.slice(WARMUP), IN_FLIGHT);
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const rate = VOTES / seconds;
+  const cores = navigator.hardwareConcurrency;
+  console.log(
+    `\nHTTP ingest, ring ${RING_SIZE}, ${IN_FLIGHT} in flight, ${VOTES} votes, ${cores} cores`,
+  );
+  console.log("| measure | value |");
+  console.log("| --- | --- |");
+  console.log(`| accepted votes/s (server, worker pool) | ${rate.toFixed(1)} |`);
+  console.log(`| latency p50 | ${percentile(latencies, 50).toFixed(1)} ms |`);
+  console.log(`| latency p99 | ${percentile(latencies, 99).toFixed(1)} ms |`);
+  console.log(`| baseline verify/s (one thread, in-process) | ${baselineRate.toFixed(1)} |`);
+  console.log(`| ingest ÷ baseline verify rate | ${(rate / baselineRate).toFixed(2)}× |`);
+} finally {
+  await server.stop();
+  await Deno.remove(dir, { recursive: true });
+}
