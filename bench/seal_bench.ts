@@ -1,6 +1,8 @@
-// Time to seal one block (close, tree, every proof written, block record) of 1,000 and of 10,000
-// votes on a Deno KV file. Votes have the size of ring-8 votes; sealing does not verify
-// signatures, so they are not signed. Run: deno bench -A bench/seal_bench.ts
+// Time to seal one block (close, tree, every proof written, block record) of 1,000, 10,000 and
+// 100,000 votes on a Deno KV file, then the cost of answering a proof request from each block:
+// the same one getMany of four keys whatever the block size (DESIGN §5), and the proof's size.
+// Votes have the size of ring-8 votes; sealing does not verify signatures, so they are not
+// signed. Run: deno bench -A bench/seal_bench.ts
 import { bytesToHex } from "../lib/bytes.ts";
 import { sealNextBlock } from "../server/sealer.ts";
 import { createStore, type Store } from "../server/store.ts";
@@ -42,17 +44,76 @@ globalThis.addEventListener("unload", () => {
   Deno.removeSync(dir, { recursive: true });
 });
 
-for (const size of [1_000, 10_000]) {
+/** Vote ids spread over one sealed block of each size, for the proof benchmarks. */
+const sampled = new Map<number, { height: number; voteIds: string[] }>();
+const SAMPLE = 50;
+
+async function sampleVotes(height: number, size: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < SAMPLE; i++) {
+    const offset = Math.floor((i * size) / SAMPLE);
+    const { votes } = await store.blockVotes(height, offset, 1);
+    ids.push(votes[0].voteId);
+  }
+  return ids;
+}
+
+const sizes = [1_000, 10_000, 100_000];
+for (const size of sizes) {
+  const big = size >= 100_000;
   Deno.bench({
     name: `seal a block of ${size.toLocaleString("en")} votes`,
-    n: 3,
-    warmup: 1,
+    group: "seal",
+    // A 100,000-vote block takes minutes to fill: measured once.
+    n: big ? 1 : 3,
+    warmup: big ? 0 : 1,
     async fn(b) {
       await fill(store, size);
       b.start();
       const [block] = await sealNextBlock(store, Date.now());
       b.end();
       if (block?.size !== size) throw new Error(`Sealed ${block?.size} votes, expected ${size}`);
+      if (!sampled.has(size)) {
+        sampled.set(size, { height: block.height, voteIds: await sampleVotes(block.height, size) });
+      }
     },
   });
 }
+
+const proofRows: (() => string | null)[] = [];
+for (const size of sizes) {
+  const timings: number[] = [];
+  let at = 0;
+  let last: Awaited<ReturnType<Store["voteProof"]>> | null = null;
+  Deno.bench({
+    name: `proof answer from a block of ${size.toLocaleString("en")} votes`,
+    group: "proof",
+    baseline: size === sizes[0],
+    n: 500,
+    warmup: 50,
+    async fn() {
+      const { height, voteIds } = sampled.get(size)!;
+      const started = performance.now();
+      last = await store.voteProof(height, voteIds[at++ % voteIds.length]);
+      timings.push(performance.now() - started);
+    },
+  });
+  proofRows.push(() => {
+    if (!last) return null;
+    timings.sort((a, b) => a - b);
+    const p50 = timings[Math.floor(timings.length / 2)];
+    const bytes = JSON.stringify(last).length;
+    return `| ${size.toLocaleString("en")} | ${
+      (p50 * 1000).toFixed(0)
+    } µs | 1 getMany of 4 keys | ` +
+      `${last.path.length} | ${bytes} |`;
+  });
+}
+
+globalThis.addEventListener("unload", () => {
+  console.log(
+    "\n| block size | proof answer p50 | reads per answer | path entries | proof JSON bytes |",
+  );
+  console.log("| ---: | ---: | ---: | ---: | ---: |");
+  for (const row of proofRows) console.log(row() ?? "");
+});
