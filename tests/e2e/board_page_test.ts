@@ -16,6 +16,7 @@ import {
   type TestVoter,
 } from "../helpers/ledger_fixtures.ts";
 import { startServer } from "../helpers/server_process.ts";
+import { startTamperingProxy } from "../helpers/tampering_proxy.ts";
 import { COLOURS, launchChromium, skipWithoutChromium } from "./browser.ts";
 
 const ARTIFACTS = new URL("../artifacts/", import.meta.url);
@@ -26,38 +27,6 @@ const TAMPERED_PAYLOAD = "Choice Z";
 
 type Cast = { voter: TestVoter; keyId: number; payload: string; signature: string; tag: string };
 type Accepted = Cast & { voteId: string; blockId: number };
-
-/** A proxy to `target` that passes everything through, except JSON bodies `rewrite` changes. */
-function startProxy(target: string, rewrite: (path: string, body: unknown) => void) {
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
-    const url = new URL(req.url);
-    const path = url.pathname + url.search;
-    const headers = new Headers();
-    for (const name of ["accept", "content-type"]) {
-      const value = req.headers.get(name);
-      if (value !== null) headers.set(name, value);
-    }
-    const upstream = await fetch(new URL(path, target), {
-      method: req.method,
-      headers,
-      body: req.body,
-    });
-    const out = new Headers(upstream.headers);
-    // fetch has already decoded the body.
-    out.delete("content-encoding");
-    out.delete("content-length");
-    if (!(upstream.headers.get("content-type") ?? "").startsWith("application/json")) {
-      return new Response(upstream.body, { status: upstream.status, headers: out });
-    }
-    const body = await upstream.json();
-    rewrite(url.pathname, body);
-    return new Response(JSON.stringify(body), { status: upstream.status, headers: out });
-  });
-  return {
-    url: `http://127.0.0.1:${server.addr.port}/`,
-    close: () => server.shutdown(),
-  };
-}
 
 /** Height of the last sealed block. */
 async function height(base: string): Promise<number> {
@@ -238,7 +207,7 @@ Deno.test({
       });
       const liveHead = await height(server.url);
 
-      const tampering = startProxy(server.url, (path, body) => {
+      const tampering = startTamperingProxy(server.url, (path, body) => {
         const b = body as Record<string, unknown>;
         if (path === "/api/blocks") {
           for (const block of b.blocks as { height: number; prev_hash: string }[]) {
@@ -355,7 +324,7 @@ Deno.test({
       });
 
       const other = second[0].voteId;
-      const reusing = startProxy(server.url, (path, body) => {
+      const reusing = startTamperingProxy(server.url, (path, body) => {
         if (path === `/api/tag/${own.tag}`) (body as { voteId: string }).voteId = other;
       });
       proxies.push(reusing);

@@ -9,44 +9,8 @@ import type { Locator, Page } from "playwright-core";
 import { build } from "../../scripts/build.ts";
 import { call, makeVoters, signedVote } from "../helpers/ledger_fixtures.ts";
 import { startServer } from "../helpers/server_process.ts";
+import { type Rewrite, startTamperingProxy } from "../helpers/tampering_proxy.ts";
 import { COLOURS, launchChromium, skipWithoutChromium } from "./browser.ts";
-
-// deno-lint-ignore no-explicit-any
-type Rewrite = (path: string, body: any) => void;
-
-/** A proxy to `target` passing everything through, JSON bodies changed by the current `lie`. */
-function startProxy(target: string) {
-  let lie: Rewrite | null = null;
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
-    const url = new URL(req.url);
-    const headers = new Headers();
-    for (const name of ["accept", "content-type"]) {
-      const value = req.headers.get(name);
-      if (value !== null) headers.set(name, value);
-    }
-    const upstream = await fetch(new URL(url.pathname + url.search, target), {
-      method: req.method,
-      headers,
-      body: req.body,
-    });
-    const out = new Headers(upstream.headers);
-    out.delete("content-encoding");
-    out.delete("content-length");
-    if (!(upstream.headers.get("content-type") ?? "").startsWith("application/json")) {
-      return new Response(upstream.body, { status: upstream.status, headers: out });
-    }
-    const body = await upstream.json();
-    lie?.(url.pathname, body);
-    return new Response(JSON.stringify(body), { status: upstream.status, headers: out });
-  });
-  return {
-    url: `http://127.0.0.1:${server.addr.port}/`,
-    tell(rewrite: Rewrite | null) {
-      lie = rewrite;
-    },
-    close: () => server.shutdown(),
-  };
-}
 
 /** The hex string with its last digit changed. */
 function flip(hex: string): string {
@@ -74,7 +38,7 @@ Deno.test({
   async fn(t) {
     await build({ ifNeeded: true });
     const server = await startServer({ env: { BLOCK_INTERVAL_MS: "1500", RING_SIZE: "2" } });
-    const proxy = startProxy(server.url);
+    const proxy = startTamperingProxy(server.url);
     const browser = await launchChromium();
     try {
       const others = makeVoters(2);
