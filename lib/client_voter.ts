@@ -75,18 +75,23 @@ export function readStoredVote(storage: VoterStorage, namespace: string): Stored
 /** A wire schema: anything with zod's `safeParse`. */
 type Schema<T> = { safeParse(v: unknown): { success: true; data: T } | { success: false } };
 
+/** GET `path`; null (logged) when the request itself fails. */
+async function getAnswer(io: ClientIO, path: string): Promise<Answer | null> {
+  try {
+    return await io.request("GET", path);
+  } catch (error) {
+    io.log(`GET ${path} failed: ${messageOf(error)}`);
+    return null;
+  }
+}
+
 /** GET `path` and parse the answer with `schema`; null (logged) on any failure. */
 async function getParsed<T>(
   io: ClientIO,
   { path, schema }: { path: string; schema: Schema<T> },
 ): Promise<T | null> {
-  let answer: Answer;
-  try {
-    answer = await io.request("GET", path);
-  } catch (error) {
-    io.log(`GET ${path} failed: ${messageOf(error)}`);
-    return null;
-  }
+  const answer = await getAnswer(io, path);
+  if (answer === null) return null;
   if (!answer.ok) {
     io.log(`GET ${path} answered ${answer.status}: ${reasonOf(answer)}`);
     return null;
@@ -210,13 +215,8 @@ export async function checkOwnTag(
   const tag = tagOfSignature(stored.voteSignature);
   if (stored.voteId === null || tag === null) return null;
   const path = `/api/tag/${tag}`;
-  let answer: Answer;
-  try {
-    answer = await io.request("GET", path);
-  } catch (error) {
-    io.log(`GET ${path} failed: ${messageOf(error)}`);
-    return null;
-  }
+  const answer = await getAnswer(io, path);
+  if (answer === null) return null;
   const refusal = ErrorBody.safeParse(answer.body);
   if (answer.status === 404 && refusal.success && refusal.data.error.code === "unknown_tag") {
     return tagCheckLine(stored.voteId, null);
