@@ -56,9 +56,14 @@ export type DecodedPoint = { point: Point; reason?: undefined } | {
 /**
  * Decodes a 32-byte encoding as a prime-order-subgroup point: canonical, not the identity,
  * torsion-free. Returns a reason instead of throwing for bytes that fail a group check; throws
- * TypeError/RangeError only for a non-Uint8Array or a length other than 32.
+ * TypeError/RangeError only for a non-Uint8Array or a length other than 32. A caller that makes
+ * the torsion check its own way (checkRing, through the tag's table) passes torsionFree: false.
  */
-export function decodePoint(bytes: Uint8Array, name = "point"): DecodedPoint {
+export function decodePoint(
+  bytes: Uint8Array,
+  name = "point",
+  opts: { torsionFree?: boolean } = {},
+): DecodedPoint {
   assertBytes(bytes, 32, name);
   let point: Point;
   try {
@@ -67,7 +72,9 @@ export function decodePoint(bytes: Uint8Array, name = "point"): DecodedPoint {
     return { reason: `${name} is not a canonical curve point` };
   }
   if (point.is0()) return { reason: `${name} is the identity` };
-  if (!point.isTorsionFree()) return { reason: `${name} has a small-order component` };
+  if (opts.torsionFree !== false && !point.isTorsionFree()) {
+    return { reason: `${name} has a small-order component` };
+  }
   return { point };
 }
 
