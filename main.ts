@@ -40,7 +40,11 @@ if (config.blockIntervalMs === null) {
 
 // One verification worker per core: ingest verifies on every core, the request thread commits.
 const pool = createVerifyPool();
-const app = createApp({ store: await storeReady, verifyVote: pool.verify });
+const app = createApp({
+  store: await storeReady,
+  verifyVote: pool.verify,
+  onKeyRegistered: pool.admit,
+});
 Deno.serve({
   port: config.port,
   onListen: ({ hostname, port }) => {

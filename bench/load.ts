@@ -4,7 +4,11 @@
 // Reports accepted votes/s and p50/p99 latency, next to the straightforward verifier's
 // single-thread rate (bench/baseline_lsag.ts) measured in this same run on the same signatures.
 //
-//   deno run -A bench/load.ts [votes=800]
+// Two phases, each with its own voters: "steady" after registration and a warm-up (the workers
+// built every key's tables when it was registered), and "after a restart" on the same KV file
+// with empty caches and cold code, where tables are rebuilt on a key's first use.
+//
+//   deno run -A bench/load.ts [votes per phase=800]
 //
 // Rings follow DESIGN §2: the signer plus members drawn uniformly from every registered key.
 import { decodeSignature } from "../lib/ring_signature.ts";
@@ -48,8 +52,9 @@ async function drive(url: string, bodies: VoteSubmission[], inFlight: number): P
   return latencies;
 }
 
-console.error(`Signing ${WARMUP + VOTES} ring-${RING_SIZE} votes…`);
-const voters = makeVoters(WARMUP + VOTES);
+const total = WARMUP + 2 * VOTES;
+console.error(`Signing ${total} ring-${RING_SIZE} votes…`);
+const voters = makeVoters(total);
 const votes = voters.map((v, i) => signedVote(v, sampledRing(v, voters), `option ${i % 4}`));
 
 // The straightforward verifier, one thread, on the same kind of signatures.
@@ -60,11 +65,23 @@ for (let i = 0; i < sample.length; i++) {
 }
 const baselineRate = sample.length / ((performance.now() - baselineStarted) / 1000);
 
+type Phase = { name: string; rate: number; p50: number; p99: number };
+async function timed(name: string, url: string, bodies: VoteSubmission[]): Promise<Phase> {
+  console.error(`${name}: ${bodies.length} votes…`);
+  const started = performance.now();
+  const latencies = await drive(url, bodies, IN_FLIGHT);
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const [p50, p99] = [percentile(latencies, 50), percentile(latencies, 99)];
+  return { name, rate: bodies.length / seconds, p50, p99 };
+}
+
 const dir = await Deno.makeTempDir({ prefix: "ringvote-load-" });
-const server = await startServer({
-  env: { KV_PATH: `${dir}/ledger.kv`, BLOCK_INTERVAL_MS: "1000" },
-});
+const env = { KV_PATH: `${dir}/ledger.kv`, BLOCK_INTERVAL_MS: "1000" };
+let server = await startServer({ env });
+const phases: Phase[] = [];
 try {
+  console.error(`Registering ${voters.length} keys…`);
   for (let i = 0; i < voters.length; i += 50) {
     await Promise.all(
       voters.slice(i, i + 50).map(async (v) => {
@@ -77,25 +94,27 @@ try {
       }),
     );
   }
-  // Warm-up: connections open, workers compiled, first keys met (tables built on first use).
+  // Warm-up: connections open, workers compiled, registration's table building finished.
   await drive(server.url, votes.slice(0, WARMUP), IN_FLIGHT);
-  const started = performance.now();
-  const latencies = await drive(server.url, votes.slice(WARMUP), IN_FLIGHT);
-  const seconds = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  const rate = VOTES / seconds;
-  const cores = navigator.hardwareConcurrency;
-  console.log(
-    `\nHTTP ingest, ring ${RING_SIZE}, ${IN_FLIGHT} in flight, ${VOTES} votes, ${cores} cores`,
-  );
-  console.log("| measure | value |");
-  console.log("| --- | --- |");
-  console.log(`| accepted votes/s (server, worker pool) | ${rate.toFixed(1)} |`);
-  console.log(`| latency p50 | ${percentile(latencies, 50).toFixed(1)} ms |`);
-  console.log(`| latency p99 | ${percentile(latencies, 99).toFixed(1)} ms |`);
-  console.log(`| baseline verify/s (one thread, in-process) | ${baselineRate.toFixed(1)} |`);
-  console.log(`| ingest ÷ baseline verify rate | ${(rate / baselineRate).toFixed(2)}× |`);
+  phases.push(await timed("steady", server.url, votes.slice(WARMUP, WARMUP + VOTES)));
+  await server.stop();
+  server = await startServer({ env });
+  phases.push(await timed("after a restart", server.url, votes.slice(WARMUP + VOTES)));
 } finally {
   await server.stop();
   await Deno.remove(dir, { recursive: true });
+}
+
+const cores = navigator.hardwareConcurrency;
+console.log(
+  `\nHTTP ingest, ring ${RING_SIZE}, ${IN_FLIGHT} in flight, ${VOTES} votes per phase, ${cores} cores`,
+);
+console.log(`baseline verify/s (one thread, in-process): ${baselineRate.toFixed(1)}\n`);
+console.log("| phase | accepted votes/s | ÷ baseline | p50 | p99 |");
+console.log("| --- | ---: | ---: | ---: | ---: |");
+for (const { name, rate, p50, p99 } of phases) {
+  const ratio = (rate / baselineRate).toFixed(2);
+  console.log(
+    `| ${name} | ${rate.toFixed(1)} | ${ratio}× | ${p50.toFixed(1)} ms | ${p99.toFixed(1)} ms |`,
+  );
 }

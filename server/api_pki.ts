@@ -7,8 +7,8 @@ import { integerParam, pageLimit, readJson } from "./api_common.ts";
 import { ApiError, invalidRequest, quote } from "./errors.ts";
 import type { Store } from "./store.ts";
 
-/** Routes under `/api/pki`. */
-export function createPkiApp(store: Store): Hono {
+/** Routes under `/api/pki`; `onRegistered` hears each key once it is stored. */
+export function createPkiApp(store: Store, onRegistered?: (key: string) => void): Hono {
   const app = new Hono();
 
   app.get("/key/offset/:offset/limit/:limit", async (c) => {
@@ -33,7 +33,9 @@ export function createPkiApp(store: Store): Hono {
     const { key } = parsed.data;
     const reason = checkPublicKey(hexToBytes(key, 32, "key"));
     if (reason !== null) throw invalidKey(`Key "${quote(key)}" is refused: ${reason}`);
-    return c.json(await store.registerKey(key), 201);
+    const record = await store.registerKey(key);
+    onRegistered?.(key);
+    return c.json(record, 201);
   });
 
   return app;

@@ -15,13 +15,19 @@ import type { Store } from "./store.ts";
 import type { MemberCache } from "../lib/ring_signature.ts";
 
 /**
- * What the application needs: the store; optionally another vote verifier, and the cache of
- * checked ring members (one per app by default).
+ * What the application needs: the store; optionally another vote verifier, the cache of checked
+ * ring members (one per app by default), and who to tell when a key has been registered (the
+ * verifier pool, which builds the key's tables then).
  */
-export type AppOptions = { store: Store; verifyVote?: VerifyVote; members?: MemberCache };
+export type AppOptions = {
+  store: Store;
+  verifyVote?: VerifyVote;
+  members?: MemberCache;
+  onKeyRegistered?: (key: string) => void;
+};
 
 /** The whole HTTP application over `store`. */
-export function createApp({ store, verifyVote, members }: AppOptions): Hono {
+export function createApp({ store, verifyVote, members, onKeyRegistered }: AppOptions): Hono {
   const app = new Hono();
 
   app.use("*", securityHeaders());
@@ -39,7 +45,7 @@ export function createApp({ store, verifyVote, members }: AppOptions): Hono {
     }),
   );
 
-  app.route("/api/pki", createPkiApp(store));
+  app.route("/api/pki", createPkiApp(store, onKeyRegistered));
   app.route("/api/vote", createVoteApp(store, verifyVote, members));
   app.route("/api", createBlockApp(store));
 

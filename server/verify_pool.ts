@@ -1,8 +1,9 @@
 // Vote verification on a pool of worker threads (server/verify_worker.ts), one per core by
 // default, so ingest uses every core while the request thread only parses, reads and commits.
 // Each worker keeps its own member cache. Requests go to the worker with the fewest outstanding
-// verifications. Members a verification checked are kept by that worker only when the API settles
-// the request as kept, after its registration check (see MemberStaging in server/api_vote.ts).
+// verifications. A key enters a worker's cache when it is registered (admit) or when a
+// verification that met it is settled as kept, after the API's registration check (see
+// MemberStaging in server/api_vote.ts).
 import type { MemberCacheOptions } from "../lib/member_cache.ts";
 import type { RingCheck, RingSignature } from "../lib/ring_signature.ts";
 import type { MemberStaging, VerifyVote } from "./api_vote.ts";
@@ -12,6 +13,7 @@ export type WorkerRequest =
   | { type: "configure"; cache: MemberCacheOptions }
   | { type: "verify"; id: number; signature: RingSignature; payload: string }
   | { type: "settle"; id: number; keep: boolean }
+  | { type: "admit"; key: string }
   | { type: "stats"; id: number };
 
 /** What a worker's member cache holds: entry count, entries with tables, and their keys. */
@@ -30,6 +32,11 @@ export type VerifyPoolOptions = { workers?: number; cache?: MemberCacheOptions }
 export type VerifyPool = {
   readonly size: number;
   verify: VerifyVote;
+  /**
+   * A key was just registered: every worker checks it and builds its tables now, in the
+   * background, so the key's first verifications find them built.
+   */
+  admit(key: string): void;
   /** Each worker's member cache, for tests and diagnostics. */
   cacheStats(): Promise<WorkerCacheStats[]>;
   close(): void;
@@ -39,10 +46,11 @@ type Waiter = { resolve(reply: WorkerReply): void; reject(error: Error): void };
 type Slot = { worker: Worker; waiting: Map<number, Waiter> };
 
 /**
- * Each worker's member cache unless told otherwise: window-4 tables (about 218 KB per key, see
- * lib/member_cache.ts) for up to 256 MiB of keys, about 1,200 keys per worker.
+ * Each worker's member cache unless told otherwise: window-4 tables (about 266 KB per key, see
+ * lib/member_cache.ts) for up to 512 MiB of keys, about 2,000 keys per worker. Keys beyond it are
+ * still cached (point and Hp) and verified, with shared-doubling products instead of table walks.
  */
-export const POOL_CACHE: MemberCacheOptions = { window: 4, tableBudgetBytes: 256 * 1024 * 1024 };
+export const POOL_CACHE: MemberCacheOptions = { window: 4, tableBudgetBytes: 512 * 1024 * 1024 };
 
 /** Starts `workers` verification threads (navigator.hardwareConcurrency by default, at least 1). */
 export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
@@ -109,6 +117,10 @@ export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
   return {
     size: count,
     verify,
+    admit(key) {
+      if (closed) return;
+      for (const slot of slots) slot.worker.postMessage({ type: "admit", key } as WorkerRequest);
+    },
     async cacheStats() {
       const replies = await Promise.all(
         slots.map((slot) => ask(slot, { type: "stats", id: nextId++ })),

@@ -2,9 +2,10 @@
 // checkRing over its own member cache. Ring members a verification checked wait, staged under the
 // request id, until the API settles the request: kept once it knows every member is registered,
 // dropped otherwise, so keys nobody registered never take this thread's memory or table budget.
+// A key the API has just registered is admitted at once, its tables built before its first vote.
 /// <reference no-default-lib="true" />
 /// <reference lib="deno.worker" />
-import { createMemberCache, type MemberCacheOptions } from "../lib/member_cache.ts";
+import { admitKey, createMemberCache, type MemberCacheOptions } from "../lib/member_cache.ts";
 import { checkRing, type Member, type RingSignature } from "../lib/ring_signature.ts";
 import type { WorkerReply, WorkerRequest } from "./verify_pool.ts";
 
@@ -41,6 +42,9 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
       break;
     case "verify":
       self.postMessage(verify(request.id, request.signature, request.payload));
+      break;
+    case "admit":
+      admitKey(members, request.key);
       break;
     case "settle": {
       const staged = pending.get(request.id);

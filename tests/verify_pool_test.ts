@@ -122,3 +122,28 @@ Deno.test("through the API, worker caches only ever hold registered keys", async
     kv.close();
   }
 });
+
+Deno.test("a key registered through the API is checked and tabled by every worker before it votes", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const pool = createVerifyPool({ workers: 2 });
+  try {
+    const store = await createStore(kv);
+    const app = createApp({ store, verifyVote: pool.verify, onKeyRegistered: pool.admit });
+    const [voter] = makeVoters(1);
+    const created = await call(app, "POST", "/api/pki/key", { key: voter.key, name: "Ada" });
+    assert.equal(created.status, 201);
+    const refused = await call(app, "POST", "/api/pki/key", { key: hostilePoints().smallOrder });
+    assert.equal(refused.status, 400);
+
+    const stats = await pool.cacheStats();
+    assert.deepEqual(stats.map((s) => s.keys), [[voter.key], [voter.key]]);
+    assert.deepEqual(stats.map((s) => s.tabled), [1, 1]);
+    // A key that somehow reached a worker without passing registration is checked again there.
+    pool.admit(hostilePoints().smallOrder);
+    pool.admit("not hex");
+    assert.deepEqual((await pool.cacheStats()).map((s) => s.keys), [[voter.key], [voter.key]]);
+  } finally {
+    pool.close();
+    kv.close();
+  }
+});
