@@ -16,8 +16,11 @@ export type WorkerRequest =
   | { type: "admit"; key: string }
   | { type: "stats"; id: number };
 
-/** What a worker's member cache holds: entry count, entries with tables, and their keys. */
-export type WorkerCacheStats = { size: number; tabled: number; keys: string[] };
+/**
+ * What a worker's member cache holds: entry count, entries with tables, their keys, and how many
+ * registered keys still wait to be admitted.
+ */
+export type WorkerCacheStats = { size: number; tabled: number; admitting: number; keys: string[] };
 
 /** Messages from a verification worker, answering the request with the same id. */
 export type WorkerReply =
@@ -33,8 +36,8 @@ export type VerifyPool = {
   readonly size: number;
   verify: VerifyVote;
   /**
-   * A key was just registered: every worker checks it and builds its tables now, in the
-   * background, so the key's first verifications find them built.
+   * A key was just registered: every worker checks it and builds its tables in the background,
+   * between verifications, so the key's first verifications find them built.
    */
   admit(key: string): void;
   /** Each worker's member cache, for tests and diagnostics. */

@@ -11,9 +11,31 @@ import type { WorkerReply, WorkerRequest } from "./verify_pool.ts";
 
 /** Most requests whose members may wait to be settled; older ones are dropped beyond it. */
 const MAX_PENDING = 4096;
+/** Most registered keys waiting to be admitted; more are left to be tabled on first use. */
+const MAX_ADMISSIONS = 100_000;
+/** Longest stretch, in ms, spent admitting keys before queued verifications get their turn. */
+const ADMIT_SLICE_MS = 8;
 
 let members = createMemberCache();
 const pending = new Map<number, Map<string, Member>>();
+/** Registered keys whose tables are still to be built, in arrival order. */
+const admissions = new Set<string>();
+let admitting = false;
+
+/**
+ * Builds tables for waiting keys in slices of at most ADMIT_SLICE_MS, yielding to the event loop
+ * in between, so a burst of registrations delays a verification by one slice, not by the burst.
+ */
+function admitSome(): void {
+  const started = performance.now();
+  for (const key of admissions) {
+    admissions.delete(key);
+    admitKey(members, key);
+    if (performance.now() - started >= ADMIT_SLICE_MS) break;
+  }
+  admitting = admissions.size > 0;
+  if (admitting) setTimeout(admitSome, 0);
+}
 
 function verify(id: number, signature: RingSignature, payload: string): WorkerReply {
   const staged = new Map<string, Member>();
@@ -44,7 +66,11 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
       self.postMessage(verify(request.id, request.signature, request.payload));
       break;
     case "admit":
-      admitKey(members, request.key);
+      if (admissions.size < MAX_ADMISSIONS) admissions.add(request.key);
+      if (!admitting) {
+        admitting = true;
+        setTimeout(admitSome, 0);
+      }
       break;
     case "settle": {
       const staged = pending.get(request.id);
@@ -56,7 +82,12 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
       self.postMessage(
         {
           id: request.id,
-          stats: { size: members.size, tabled: members.tabled, keys: [...members.keys()] },
+          stats: {
+            size: members.size,
+            tabled: members.tabled,
+            admitting: admissions.size,
+            keys: [...members.keys()],
+          },
         } satisfies WorkerReply,
       );
       break;

@@ -135,15 +135,39 @@ Deno.test("a key registered through the API is checked and tabled by every worke
     const refused = await call(app, "POST", "/api/pki/key", { key: hostilePoints().smallOrder });
     assert.equal(refused.status, 400);
 
-    const stats = await pool.cacheStats();
+    const stats = await admitted(pool);
     assert.deepEqual(stats.map((s) => s.keys), [[voter.key], [voter.key]]);
     assert.deepEqual(stats.map((s) => s.tabled), [1, 1]);
     // A key that somehow reached a worker without passing registration is checked again there.
     pool.admit(hostilePoints().smallOrder);
     pool.admit("not hex");
-    assert.deepEqual((await pool.cacheStats()).map((s) => s.keys), [[voter.key], [voter.key]]);
+    assert.deepEqual((await admitted(pool)).map((s) => s.keys), [[voter.key], [voter.key]]);
   } finally {
     pool.close();
     kv.close();
   }
 });
+
+Deno.test("a burst of registrations does not hold up verification", async () => {
+  const pool = createVerifyPool({ workers: 1 });
+  try {
+    // About 2 ms of table building per key: the burst is a few hundred ms of work for the worker.
+    for (const v of makeVoters(150)) pool.admit(v.key);
+    const answer = await pool.verify(decoded(), "Yes");
+    assert.deepEqual(answer, { ok: true });
+    const [stats] = await pool.cacheStats();
+    assert.ok(stats.admitting > 0, "the verification was answered while keys were still waiting");
+    assert.equal((await admitted(pool))[0].tabled, 150);
+  } finally {
+    pool.close();
+  }
+});
+
+/** The pool's cache stats once every worker has admitted the keys it was given. */
+async function admitted(pool: ReturnType<typeof createVerifyPool>) {
+  for (;;) {
+    const stats = await pool.cacheStats();
+    if (stats.every((s) => s.admitting === 0)) return stats;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
