@@ -7,7 +7,8 @@ import * as z from "zod/mini";
 import { bytesToHex } from "./bytes.ts";
 import { type Block, checkLink, GENESIS_PREV_HASH, verifyBlockHash } from "./chain.ts";
 import { emptyRoot, merkleRoot, voteLeaf } from "./merkle.ts";
-import { checkRing, decodeSignature } from "./ring_signature.ts";
+import { createMemberCache } from "./member_cache.ts";
+import { checkRing, decodeSignature, type MemberCache } from "./ring_signature.ts";
 import {
   BlockList,
   BlockStatus,
@@ -41,8 +42,16 @@ export type AuditReport = {
   failures: string[];
 };
 
-/** Options: a progress callback, and how many failures to collect before stopping. */
-export type AuditOptions = { onProgress?: (p: AuditProgress) => void; maxFailures?: number };
+/**
+ * Options: a progress callback, how many failures to collect before stopping, and the cache of
+ * checked ring members (a fresh one per audit by default: each key is decoded, checked and
+ * tabled once, however many rings it is in).
+ */
+export type AuditOptions = {
+  onProgress?: (p: AuditProgress) => void;
+  maxFailures?: number;
+  members?: MemberCache;
+};
 
 class TooManyFailures extends Error {}
 
@@ -65,6 +74,7 @@ export async function auditLedger(get: Get, opts: AuditOptions = {}): Promise<Au
   const failures: string[] = [];
   const maxFailures = opts.maxFailures ?? 50;
   const progress = opts.onProgress ?? (() => {});
+  const members = opts.members ?? createMemberCache();
   const report: AuditReport = {
     ok: false,
     height: 0,
@@ -171,7 +181,7 @@ export async function auditLedger(get: Get, opts: AuditOptions = {}): Promise<Au
           for (const key of vote.publicKeys) {
             if (!registered.has(key)) fail(`${where}: ring member ${key} is not registered`);
           }
-          checkVoteSignature(vote, where, fail, tags, block.height);
+          checkVoteSignature(vote, { where, fail, tags, height: block.height, members });
           report.votes++;
           progress({ phase: "votes", done: report.votes, total: totalVotes });
         }
@@ -213,10 +223,13 @@ export async function auditLedger(get: Get, opts: AuditOptions = {}): Promise<Au
 
 function checkVoteSignature(
   vote: { payload: string; signature: string; publicKeys: string[] },
-  where: string,
-  fail: (line: string) => void,
-  tags: Map<string, number>,
-  height: number,
+  { where, fail, tags, height, members }: {
+    where: string;
+    fail: (line: string) => void;
+    tags: Map<string, number>;
+    height: number;
+    members: MemberCache;
+  },
 ) {
   let sig;
   try {
@@ -229,7 +242,7 @@ function checkVoteSignature(
   if (ring.length !== vote.publicKeys.length || ring.some((k, i) => k !== vote.publicKeys[i])) {
     fail(`${where}: publicKeys differ from the signature's ring`);
   }
-  const check = checkRing(sig, vote.payload);
+  const check = checkRing(sig, vote.payload, { members });
   if (!check.ok) fail(`${where}: invalid signature: ${check.reason}`);
   const tag = bytesToHex(sig.tag);
   const earlier = tags.get(tag);
