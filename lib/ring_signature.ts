@@ -129,7 +129,8 @@ export function signRing(
   for (let k = 1; k < n; k++) {
     const i = (pi + k) % n;
     r[i] = uniformScalar(random, 0n);
-    const li = mulAddUnsafe(ed25519.Point, [G, points[i]], [r[i], c[i]]);
+    // G's precomputed table makes r_i·G a table walk; c_i·P_i then needs its own doublings.
+    const li = G.multiplyUnsafe(r[i]).add(points[i].multiplyUnsafe(c[i]));
     const ri = mulAddUnsafe(ed25519.Point, [hp[i], tagPoint], [r[i], c[i]]);
     c[(i + 1) % n] = challenge(li, ri);
   }
