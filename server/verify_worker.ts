@@ -2,7 +2,8 @@
 // checkRing over its own member cache. Ring members a verification checked wait, staged under the
 // request id, until the API settles the request: kept once it knows every member is registered,
 // dropped otherwise, so keys nobody registered never take this thread's memory or table budget.
-// A key the API has just registered is admitted at once, its tables built before its first vote.
+// A key the API has just registered is queued and admitted between verifications, in short
+// slices, so its tables are usually built before its first vote.
 /// <reference no-default-lib="true" />
 /// <reference lib="deno.worker" />
 import { admitKey, createMemberCache, type MemberCacheOptions } from "../lib/member_cache.ts";
