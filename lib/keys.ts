@@ -56,13 +56,13 @@ export type DecodedPoint = { point: Point; reason?: undefined } | {
 /**
  * Decodes a 32-byte encoding as a prime-order-subgroup point: canonical, not the identity,
  * torsion-free. Returns a reason instead of throwing for bytes that fail a group check; throws
- * TypeError/RangeError only for a non-Uint8Array or a length other than 32. A caller that makes
- * the torsion check its own way (checkRing, through the tag's table) passes torsionFree: false.
+ * TypeError/RangeError only for a non-Uint8Array or a length other than 32. A caller with a
+ * cheaper way to test L·P = identity (checkRing, through the tag's table) passes `isTorsionFree`.
  */
 export function decodePoint(
   bytes: Uint8Array,
   name = "point",
-  opts: { torsionFree?: boolean } = {},
+  opts: { isTorsionFree?: (point: Point) => boolean } = {},
 ): DecodedPoint {
   assertBytes(bytes, 32, name);
   let point: Point;
@@ -72,9 +72,8 @@ export function decodePoint(
     return { reason: `${name} is not a canonical curve point` };
   }
   if (point.is0()) return { reason: `${name} is the identity` };
-  if (opts.torsionFree !== false && !point.isTorsionFree()) {
-    return { reason: `${name} has a small-order component` };
-  }
+  const isTorsionFree = opts.isTorsionFree ?? ((p: Point) => p.isTorsionFree());
+  if (!isTorsionFree(point)) return { reason: `${name} has a small-order component` };
   return { point };
 }
 
