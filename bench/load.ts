@@ -94,7 +94,8 @@ try {
       }),
     );
   }
-  // Warm-up: connections open, workers compiled, registration's table building finished.
+  // Warm-up: connections open, workers compiled. The workers build each key's tables while
+  // registration runs; any still waiting are built between the warm-up's verifications.
   await drive(server.url, votes.slice(0, WARMUP), IN_FLIGHT);
   phases.push(await timed("steady", server.url, votes.slice(WARMUP, WARMUP + VOTES)));
   await server.stop();

@@ -19,9 +19,11 @@ const ADMIT_SLICE_MS = 8;
 
 let members = createMemberCache();
 const pending = new Map<number, Map<string, Member>>();
-/** Registered keys whose tables are still to be built, in arrival order. */
+/**
+ * Registered keys whose tables are still to be built, in arrival order. A timer for admitSome is
+ * pending exactly while it is not empty.
+ */
 const admissions = new Set<string>();
-let admitting = false;
 
 /**
  * Builds tables for waiting keys in slices of at most ADMIT_SLICE_MS, yielding to the event loop
@@ -34,8 +36,7 @@ function admitSome(): void {
     admitKey(members, key);
     if (performance.now() - started >= ADMIT_SLICE_MS) break;
   }
-  admitting = admissions.size > 0;
-  if (admitting) setTimeout(admitSome, 0);
+  if (admissions.size > 0) setTimeout(admitSome, 0);
 }
 
 function verify(id: number, signature: RingSignature, payload: string): WorkerReply {
@@ -67,11 +68,8 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
       self.postMessage(verify(request.id, request.signature, request.payload));
       break;
     case "admit":
+      if (admissions.size === 0) setTimeout(admitSome, 0);
       if (admissions.size < MAX_ADMISSIONS) admissions.add(request.key);
-      if (!admitting) {
-        admitting = true;
-        setTimeout(admitSome, 0);
-      }
       break;
     case "settle": {
       const staged = pending.get(request.id);
