@@ -1,7 +1,7 @@
 // `deno task audit [URL]`: re-verifies the whole public record of a Ringvote server through its
-// read-only API (DESIGN §4) with the same lib/ the server uses, and exits 0 only when every
+// read-only API (protocol §4) with the same lib/ the server uses, and exits 0 only when every
 // check holds. Default URL: http://localhost:8000.
-import { auditLedger, type AuditProgress, type AuditReport } from "./lib/audit.ts";
+import { auditLedger, type AuditProgress, type AuditReport } from "./lib/app/audit.ts";
 
 const BAR_WIDTH = 30;
 

@@ -1,13 +1,13 @@
-// The straightforward LSAG every Ringvote figure is measured against: DESIGN §2 written the
+// The straightforward LSAG every Ringvote figure is measured against: protocol §2 written the
 // obvious way with noble-curves — separate multiplyUnsafe products added together, Hp recomputed
 // for every member, the whole transcript rehashed per challenge, no caches or tables. It produces
-// and accepts the same signatures as lib/ring_signature.ts (bench/crypto_bench.ts checks that).
+// and accepts the same signatures as lib/protocol/ring_signature.ts (bench/crypto_bench.ts checks that).
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { bytesToNumberLE, numberToBytesLE } from "@noble/curves/utils.js";
-import { concatBytes } from "../lib/bytes.ts";
-import { sha512 } from "../lib/hash.ts";
-import { keyPairFromSeed, L } from "../lib/keys.ts";
-import { hashToPoint, type RingSignature, transcript } from "../lib/ring_signature.ts";
+import { concatBytes } from "../lib/protocol/bytes.ts";
+import { sha512 } from "../lib/protocol/hash.ts";
+import { keyPairFromSeed, L } from "../lib/protocol/keys.ts";
+import { hashToPoint, type RingSignature, transcript } from "../lib/protocol/ring_signature.ts";
 
 const G = ed25519.Point.BASE;
 const hs = (...parts: Uint8Array[]) => bytesToNumberLE(sha512(concatBytes(...parts))) % L;

@@ -1,7 +1,7 @@
 // Browser side of bench/browser_sign.ts: times the straightforward signer and lib/'s signRing in
 // the page, interleaved so both see the same drift, on rings of the given size.
-import { generateSeed, keyPairFromSeed } from "../lib/keys.ts";
-import { signRing, verifyRing } from "../lib/ring_signature.ts";
+import { generateSeed, keyPairFromSeed } from "../lib/protocol/keys.ts";
+import { signRing, verifyRing } from "../lib/protocol/ring_signature.ts";
 import { baselineSign, baselineVerify } from "./baseline_lsag.ts";
 
 /** Median of the samples, in ms. */

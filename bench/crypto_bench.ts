@@ -2,9 +2,9 @@
 //   deno bench -A bench/crypto_bench.ts
 // Read the "summary" blocks: each reports lib/ relative to the baseline of the same group.
 import assert from "node:assert/strict";
-import { generateSeed, keyPairFromSeed } from "../lib/keys.ts";
-import { createMemberCache } from "../lib/member_cache.ts";
-import { signRing, verifyRing } from "../lib/ring_signature.ts";
+import { generateSeed, keyPairFromSeed } from "../lib/protocol/keys.ts";
+import { createMemberCache } from "../lib/protocol/member_cache.ts";
+import { signRing, verifyRing } from "../lib/protocol/ring_signature.ts";
 import { baselineSign, baselineVerify } from "./baseline_lsag.ts";
 
 Deno.bench("keygen: seed → RFC 8032 key pair", () => {

@@ -1,6 +1,6 @@
 // Sustained vote ingest over HTTP against the real server (main.ts in its own process, the pool
 // of verification workers, a Deno KV file, the sealer running every second): ring-8 votes, 16
-// requests in flight, each vote verified and durably committed before its 202 (DESIGN §5).
+// requests in flight, each vote verified and durably committed before its 202 (protocol §5).
 // Reports accepted votes/s and p50/p99 latency, next to the straightforward verifier's
 // single-thread rate (bench/baseline_lsag.ts) measured in this same run on the same signatures.
 //
@@ -10,9 +10,9 @@
 //
 //   deno run -A bench/load.ts [votes per phase=800]
 //
-// Rings follow DESIGN §2: the signer plus members drawn uniformly from every registered key.
-import { decodeSignature } from "../lib/ring_signature.ts";
-import type { VoteSubmission } from "../lib/schemas.ts";
+// Rings follow protocol §2: the signer plus members drawn uniformly from every registered key.
+import { decodeSignature } from "../lib/protocol/ring_signature.ts";
+import type { VoteSubmission } from "../lib/protocol/schemas.ts";
 import { makeVoters, signedVote, type TestVoter } from "../tests/helpers/ledger_fixtures.ts";
 import { startServer } from "../tests/helpers/server_process.ts";
 import { baselineVerify } from "./baseline_lsag.ts";

@@ -1,11 +1,11 @@
-// Bytes of heap one tabled member takes in a member cache (lib/member_cache.ts), by window width:
+// Bytes of heap one tabled member takes in a member cache (lib/protocol/member_cache.ts), by window width:
 // the figure behind TABLE_BYTES_PER_MEMBER and the cache budgets. Also times building one member's
 // tables, the work a worker does when a key is registered or first met.
 //
 //   deno run -A --v8-flags=--expose-gc bench/member_memory.ts
-import { generateSeed, keyPairFromSeed } from "../lib/keys.ts";
-import { bytesToHex } from "../lib/bytes.ts";
-import { admitKey, createMemberCache, type MemberWindow } from "../lib/member_cache.ts";
+import { generateSeed, keyPairFromSeed } from "../lib/protocol/keys.ts";
+import { bytesToHex } from "../lib/protocol/bytes.ts";
+import { admitKey, createMemberCache, type MemberWindow } from "../lib/protocol/member_cache.ts";
 
 const MEMBERS = 100;
 const gc = (globalThis as { gc?: () => void }).gc;

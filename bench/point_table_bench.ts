@@ -1,8 +1,8 @@
 // The tag's table width: building a width-W table plus the n+1 walks one verification makes with
 // it (n challenges and the torsion check), by ring size. checkRing's tagWindow follows the winner.
 //   deno bench -A bench/point_table_bench.ts
-import { G, L } from "../lib/keys.ts";
-import { multiplyByTable, pointTable } from "../lib/point_table.ts";
+import { G, L } from "../lib/protocol/keys.ts";
+import { multiplyByTable, pointTable } from "../lib/protocol/point_table.ts";
 
 const tag = G.multiply(0x7a6n);
 const challenges = Array.from(

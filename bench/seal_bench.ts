@@ -1,9 +1,9 @@
 // Time to seal one block (close, tree, every proof written, block record) of 1,000, 10,000 and
 // 100,000 votes on a Deno KV file, then the cost of answering a proof request from each block:
-// the same one getMany of four keys whatever the block size (DESIGN §5), and the proof's size.
+// the same one getMany of four keys whatever the block size (protocol §5), and the proof's size.
 // Votes have the size of ring-8 votes; sealing does not verify signatures, so they are not
 // signed. Run: deno bench -A bench/seal_bench.ts
-import { bytesToHex } from "../lib/bytes.ts";
+import { bytesToHex } from "../lib/protocol/bytes.ts";
 import { sealNextBlock } from "../server/sealer.ts";
 import { createStore, type Store } from "../server/store.ts";
 

@@ -1,5 +1,5 @@
-import type { Block } from "../lib/chain.ts";
-import type { BlockCheck } from "../lib/board.ts";
+import type { Block } from "../lib/protocol/chain.ts";
+import type { BlockCheck } from "../lib/app/record_checks.ts";
 import Hex from "./Hex.tsx";
 
 /** Props of {@link ChainStrip}. */

@@ -1,4 +1,4 @@
-import type { ProofStep } from "../lib/board.ts";
+import type { ProofStep } from "../lib/app/record_checks.ts";
 import Hex from "./Hex.tsx";
 
 /**

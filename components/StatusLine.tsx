@@ -1,6 +1,6 @@
-import type { StatusLine as Line } from "../lib/status.ts";
+import type { StatusLine as Line } from "../lib/app/status.ts";
 
-/** A coloured status line of SPEC §4; `kind` names which one ("key" or "vote"). */
+/** A coloured status line of page §4; `kind` names which one ("key" or "vote"). */
 export default function StatusLine(
   { kind, line }: { kind: "key" | "vote"; line: Line<string> },
 ) {

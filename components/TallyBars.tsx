@@ -1,4 +1,4 @@
-import type { TallyRow } from "../lib/board.ts";
+import type { TallyRow } from "../lib/app/record_checks.ts";
 
 /** Props of {@link TallyBars}. */
 export type TallyBarsProps = {

@@ -1,8 +1,8 @@
-// The public bulletin board at /board (DESIGN §4 "Public bulletin board"): a shell around the
-// Board island, which reads the read-only API and re-checks every block, link, proof and count in
+// The public bulletin board at /board (protocol §4 "Public bulletin board"): a shell around the
+// BulletinBoard island, which reads the read-only API and re-checks every block, link, proof and count in
 // the browser. The page links back to the voting page.
-import Board from "../islands/Board.tsx";
-import { Island } from "../server/islands.ts";
+import BulletinBoard from "../islands/BulletinBoard.tsx";
+import { Island } from "../components/Island.ts";
 
 /** What the page is rendered from. */
 export type BoardData = { pollMs: number };
@@ -27,7 +27,7 @@ export default function BoardPage({ data }: { data: BoardData }) {
         Every block, vote and count the server publishes, checked again in this browser: green where
         the recomputed value matches, red where it does not.
       </p>
-      <Island name="Board" component={Board} props={{ pollMs: data.pollMs }} />
+      <Island name="BulletinBoard" component={BulletinBoard} props={{ pollMs: data.pollMs }} />
     </main>
   );
 }

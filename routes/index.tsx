@@ -1,12 +1,12 @@
-// The voting page at / (SPEC §2): its data is the ring size the server runs with; everything
-// else lives in the browser, so the page is a shell around the VoterBoard island.
-import VoterBoard from "../islands/VoterBoard.tsx";
-import { Island } from "../server/islands.ts";
+// The voting page at / (page §2): its data is the ring size the server runs with; everything
+// else lives in the browser, so the page is a shell around the VotingPage island.
+import VotingPage from "../islands/VotingPage.tsx";
+import { Island } from "../components/Island.ts";
 
 /** What the page is rendered from. */
 export type IndexData = { ringSize: number };
 
-/** The route's data handler: the configured ring size (DESIGN §6 `RING_SIZE`). */
+/** The route's data handler: the configured ring size (protocol §6 `RING_SIZE`). */
 export function handler(_req: Request, config: { ringSize: number }): IndexData {
   return { ringSize: config.ringSize };
 }
@@ -15,7 +15,7 @@ export function handler(_req: Request, config: { ringSize: number }): IndexData 
 export default function IndexPage({ data }: { data: IndexData }) {
   return (
     <main class="page">
-      <Island name="VoterBoard" component={VoterBoard} props={{ ringSize: data.ringSize }} />
+      <Island name="VotingPage" component={VotingPage} props={{ ringSize: data.ringSize }} />
     </main>
   );
 }

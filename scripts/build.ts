@@ -2,7 +2,7 @@
 // with `deno bundle` (minified, code-split so that faker stays a chunk loaded on demand), written
 // to static/build/ under content-hashed names, with the stylesheet and the manifest the server
 // render reads. `--if-needed` skips the work when the manifest was built from the same sources.
-import { bytesToHex } from "../lib/bytes.ts";
+import { bytesToHex } from "../lib/protocol/bytes.ts";
 import type { AssetManifest } from "../server/render.tsx";
 
 /** Options of {@link build}. */
@@ -26,7 +26,7 @@ export type BuildResult = { manifest: AssetManifest; built: boolean; files: Buil
 const ROOT = new URL("../", import.meta.url);
 /** Sources whose change requires a new build. */
 const INPUT_DIRS = ["islands/", "components/", "lib/", "static/"];
-const INPUT_FILES = ["server/islands.ts", "scripts/build.ts", "deno.json"];
+const INPUT_FILES = ["components/Island.ts", "scripts/build.ts", "deno.json"];
 
 /** Builds the islands (see the module comment); answers the manifest and the files. */
 export async function build(options: BuildOptions = {}): Promise<BuildResult> {
@@ -56,7 +56,7 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
         entry,
         [
           `import { hydrateIslands } from ${
-            JSON.stringify(new URL("server/islands.ts", root).href)
+            JSON.stringify(new URL("components/Island.ts", root).href)
           };`,
           `import Island from ${JSON.stringify(new URL(`islands/${name}.tsx`, root).href)};`,
           `hydrateIslands(${JSON.stringify(name)}, Island);`,

@@ -1,7 +1,7 @@
-// The block and bulletin-board reads of DESIGN §4: `/api/block...`, `/api/blocks`, `/api/tally`
+// The block and bulletin-board reads of protocol §4: `/api/block...`, `/api/blocks`, `/api/tally`
 // and `/api/tag/{tag}`. Proofs come from data stored at sealing, in a few point reads.
 import { Hono } from "hono";
-import { Hex32, VoteId } from "../lib/schemas.ts";
+import { Hex32, VoteId } from "../lib/protocol/schemas.ts";
 import { integerParam, integerQuery, pageLimit } from "./api_common.ts";
 import { ApiError, invalidRequest, quote } from "./errors.ts";
 import type { Store } from "./store.ts";

@@ -2,7 +2,7 @@
 // and query parameters. Every failure is a 400 `invalid_request` naming the value.
 import type { Context } from "hono";
 import type * as z from "zod/mini";
-import { describeIssues, MAX_PAGE_LIMIT } from "../lib/schemas.ts";
+import { describeIssues, MAX_PAGE_LIMIT } from "../lib/protocol/schemas.ts";
 import { invalidRequest, quote } from "./errors.ts";
 
 const INTEGER = /^(?:0|[1-9][0-9]{0,15})$/;

@@ -1,8 +1,8 @@
-// The key directory calls of DESIGN §4: `/api/pki/key...`.
+// The key directory calls of protocol §4: `/api/pki/key...`.
 import { Hono } from "hono";
-import { hexToBytes } from "../lib/bytes.ts";
-import { checkPublicKey } from "../lib/keys.ts";
-import { describeIssues, KeyRegistration } from "../lib/schemas.ts";
+import { hexToBytes } from "../lib/protocol/bytes.ts";
+import { checkPublicKey } from "../lib/protocol/keys.ts";
+import { describeIssues, KeyRegistration } from "../lib/protocol/schemas.ts";
 import { integerParam, pageLimit, readJson } from "./api_common.ts";
 import { ApiError, invalidRequest, quote } from "./errors.ts";
 import type { Store } from "./store.ts";

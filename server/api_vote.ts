@@ -1,9 +1,9 @@
-// `POST /api/vote` (DESIGN §4): validates the submission, verifies the ring signature with every
-// check of DESIGN §2, checks the ring against the key directory, and answers 202 only once the
+// `POST /api/vote` (protocol §4): validates the submission, verifies the ring signature with every
+// check of protocol §2, checks the ring against the key directory, and answers 202 only once the
 // vote is durably committed into the block it names.
 import { Hono } from "hono";
-import { bytesToHex } from "../lib/bytes.ts";
-import { createMemberCache } from "../lib/member_cache.ts";
+import { bytesToHex } from "../lib/protocol/bytes.ts";
+import { createMemberCache } from "../lib/protocol/member_cache.ts";
 import {
   checkRing,
   decodeSignature,
@@ -11,8 +11,12 @@ import {
   type MemberCache,
   type RingCheck,
   type RingSignature,
-} from "../lib/ring_signature.ts";
-import { codePointLength, MAX_PAYLOAD_CODE_POINTS, VoteSubmission } from "../lib/schemas.ts";
+} from "../lib/protocol/ring_signature.ts";
+import {
+  codePointLength,
+  MAX_PAYLOAD_CODE_POINTS,
+  VoteSubmission,
+} from "../lib/protocol/schemas.ts";
 import { parseJson } from "./api_common.ts";
 import { ApiError, invalidRequest, quote } from "./errors.ts";
 import type { Store } from "./store.ts";
@@ -35,7 +39,7 @@ export type VerifyVote = (
   members?: MemberStaging,
 ) => Promise<RingCheck>;
 
-/** The verifier the API uses by default: every DESIGN §2 check, on this thread. */
+/** The verifier the API uses by default: every protocol §2 check, on this thread. */
 export function verifyVote(
   signature: RingSignature,
   payload: string,

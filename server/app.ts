@@ -1,10 +1,10 @@
 // The Hono application: API sub-apps, the 64 KiB body limit, JSON 404s and the one error
-// handler that maps typed errors to `{"error": {"code", "message"}}` (DESIGN §4), and the
+// handler that maps typed errors to `{"error": {"code", "message"}}` (protocol §4), and the
 // security headers on every answer. A 500 names no cause: the error is logged, never answered.
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
-import { MAX_BODY_BYTES } from "../lib/schemas.ts";
+import { MAX_BODY_BYTES } from "../lib/protocol/schemas.ts";
 import { createBlockApp } from "./api_block.ts";
 import { createPkiApp } from "./api_pki.ts";
 import { createVoteApp, type VerifyVote } from "./api_vote.ts";
@@ -12,7 +12,7 @@ import { ApiError, routeNotFound } from "./errors.ts";
 import { createPageApp } from "./pages.ts";
 import { securityHeaders } from "./security.ts";
 import type { Store } from "./store.ts";
-import type { MemberCache } from "../lib/ring_signature.ts";
+import type { MemberCache } from "../lib/protocol/ring_signature.ts";
 
 /**
  * What the application needs: the store; optionally another vote verifier, the cache of checked

@@ -1,4 +1,4 @@
-// Configuration from the environment (DESIGN §6), read once by main.ts. Bad values stop the
+// Configuration from the environment (protocol §6), read once by main.ts. Bad values stop the
 // start with a message naming the variable.
 
 /** The settings of one server process. */

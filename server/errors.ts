@@ -1,5 +1,5 @@
 // Typed errors thrown by the store and the API handlers. `app.onError` (server/app.ts) is the one
-// place that turns them into `{"error": {"code", "message"}}` answers (DESIGN §4).
+// place that turns them into `{"error": {"code", "message"}}` answers (protocol §4).
 
 /** Status codes a caller's fault maps to. */
 export type ErrorStatus = 400 | 403 | 404 | 409 | 413;

@@ -21,7 +21,7 @@ const CONTENT_TYPES: Record<string, string> = {
   css: "text/css; charset=utf-8",
 };
 
-/** The ring size from `RING_SIZE` (DESIGN §6), default 8; throws for a value outside 2..64. */
+/** The ring size from `RING_SIZE` (protocol §6), default 8; throws for a value outside 2..64. */
 export function ringSizeFromEnv(value = Deno.env.get("RING_SIZE")): number {
   if (value === undefined || value === "") return 8;
   const n = Number(value);

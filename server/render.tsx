@@ -2,7 +2,7 @@
 // the stylesheets and the module scripts of exactly the islands the page used.
 import type { ComponentChild } from "preact";
 import { renderToString } from "preact-render-to-string";
-import { IslandContext, type IslandRender } from "./islands.ts";
+import { IslandContext, type IslandRender } from "../components/Island.ts";
 
 /** The build's asset manifest (static/build/manifest.json), written by scripts/build.ts. */
 export type AssetManifest = {

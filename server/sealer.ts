@@ -1,10 +1,10 @@
-// The block sealer (DESIGN §5 "Close" and "Finalize"): closes the open block when it holds votes
+// The block sealer (protocol §5 "Close" and "Finalize"): closes the open block when it holds votes
 // and writes its proofs and record. Safe to run from several processes at once and to re-run
 // after a crash at any point: every step either checks what it replaces or is idempotent.
-import { blockHash } from "../lib/chain.ts";
-import { bytesToHex } from "../lib/bytes.ts";
-import { allInclusionProofs, rootFromInclusionProof, voteLeaf } from "../lib/merkle.ts";
-import type { Block, Vote } from "../lib/schemas.ts";
+import { blockHash } from "../lib/protocol/chain.ts";
+import { bytesToHex } from "../lib/protocol/bytes.ts";
+import { allInclusionProofs, rootFromInclusionProof, voteLeaf } from "../lib/protocol/merkle.ts";
+import type { Block, Vote } from "../lib/protocol/schemas.ts";
 import {
   backoff,
   type HeadRecord,

@@ -1,9 +1,16 @@
 // The key directory, vote ledger and bulletin-board reads over Deno KV, with the key layout and
-// the commit protocol of DESIGN §5. Sealing (close and finalize) lives in server/sealer.ts.
-import { genesisBlock } from "../lib/chain.ts";
-import { bytesToBase64 } from "../lib/bytes.ts";
-import type { Block, BlockStatus, KeyPage, KeyRecord, Tally, Vote } from "../lib/schemas.ts";
-import { rankTally } from "../lib/tally.ts";
+// the commit protocol of protocol §5. Sealing (close and finalize) lives in server/sealer.ts.
+import { genesisBlock } from "../lib/protocol/chain.ts";
+import { bytesToBase64 } from "../lib/protocol/bytes.ts";
+import type {
+  Block,
+  BlockStatus,
+  KeyPage,
+  KeyRecord,
+  Tally,
+  Vote,
+} from "../lib/protocol/schemas.ts";
+import { rankTally } from "../lib/protocol/tally.ts";
 import { ApiError, quote } from "./errors.ts";
 
 /** The guard: the block new votes go into. */
@@ -21,7 +28,7 @@ export type VoteIndex = { index: number; path: string[] };
 /** Which vote sits at a leaf index of a sealed block. */
 export type LeafRecord = { voteId: string };
 
-/** Keys are arrays, collection name first (DESIGN §5). */
+/** Keys are arrays, collection name first (protocol §5). */
 export const kvKeys = {
   open: (): Deno.KvKey => ["cfg", "open"],
   head: (): Deno.KvKey => ["cfg", "head"],
@@ -244,7 +251,7 @@ async function unregisteredKeys(kv: Deno.Kv, keys: string[]): Promise<string[]> 
 // ---- vote ledger ----
 
 /**
- * Commits a verified vote into the open block (DESIGN §5 "Submit"): one commit that checks the
+ * Commits a verified vote into the open block (protocol §5 "Submit"): one commit that checks the
  * guard is unchanged, the tag unused and the vote id unused, and sets the vote, its reference
  * and the tag. After a lost race or a thrown commit it reads back the reference (landed: answer
  * it) and the tag (taken: 409), and otherwise retries into the new open block.

@@ -4,8 +4,8 @@
 // verifications. A key enters a worker's cache when it is registered (admit) or when a
 // verification that met it is settled as kept, after the API's registration check (see
 // MemberStaging in server/api_vote.ts).
-import type { MemberCacheOptions } from "../lib/member_cache.ts";
-import type { RingCheck, RingSignature } from "../lib/ring_signature.ts";
+import type { MemberCacheOptions } from "../lib/protocol/member_cache.ts";
+import type { RingCheck, RingSignature } from "../lib/protocol/ring_signature.ts";
 import type { MemberStaging, VerifyVote } from "./api_vote.ts";
 
 /** Messages to a verification worker. */
@@ -50,7 +50,7 @@ type Slot = { worker: Worker; waiting: Map<number, Waiter> };
 
 /**
  * Each worker's member cache unless told otherwise: window-4 tables (about 266 KB per key, see
- * lib/member_cache.ts) for up to 512 MiB of keys, about 2,000 keys per worker. Keys beyond it are
+ * lib/protocol/member_cache.ts) for up to 512 MiB of keys, about 2,000 keys per worker. Keys beyond it are
  * still cached (point and Hp) and verified, with shared-doubling products instead of table walks.
  */
 export const POOL_CACHE: MemberCacheOptions = { window: 4, tableBudgetBytes: 512 * 1024 * 1024 };

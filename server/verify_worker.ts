@@ -1,4 +1,4 @@
-// One verification thread of the pool (server/verify_pool.ts): runs every DESIGN §2 check with
+// One verification thread of the pool (server/verify_pool.ts): runs every protocol §2 check with
 // checkRing over its own member cache. Ring members a verification checked wait, staged under the
 // request id, until the API settles the request: kept once it knows every member is registered,
 // dropped otherwise, so keys nobody registered never take this thread's memory or table budget.
@@ -6,8 +6,12 @@
 // slices, so its tables are usually built before its first vote.
 /// <reference no-default-lib="true" />
 /// <reference lib="deno.worker" />
-import { admitKey, createMemberCache, type MemberCacheOptions } from "../lib/member_cache.ts";
-import { checkRing, type Member, type RingSignature } from "../lib/ring_signature.ts";
+import {
+  admitKey,
+  createMemberCache,
+  type MemberCacheOptions,
+} from "../lib/protocol/member_cache.ts";
+import { checkRing, type Member, type RingSignature } from "../lib/protocol/ring_signature.ts";
 import type { WorkerReply, WorkerRequest } from "./verify_pool.ts";
 
 /** Most requests whose members may wait to be settled; older ones are dropped beyond it. */

@@ -6,7 +6,7 @@
 // another vote holds its tag.
 import assert from "node:assert/strict";
 import type { Locator, Page } from "playwright-core";
-import { storedKeysFromSeed } from "../../lib/keys.ts";
+import { storedKeysFromSeed } from "../../lib/protocol/keys.ts";
 import { build } from "../../scripts/build.ts";
 import {
   call,
@@ -273,8 +273,8 @@ Deno.test({
             .filter((e) => e.name.endsWith(".js"))
             .map((e) => ({ name: e.name, encoded: e.encodedBodySize }))
         );
-        assert.ok(scripts.some((s) => /\/Board-[0-9a-f]{12}\.js$/.test(s.name)));
-        assert.ok(!scripts.some((s) => /VoterBoard|client_names/.test(s.name)));
+        assert.ok(scripts.some((s) => /\/BulletinBoard-[0-9a-f]{12}\.js$/.test(s.name)));
+        assert.ok(!scripts.some((s) => /VotingPage|voter_names/.test(s.name)));
         const gzipBytes = scripts.reduce((n, s) => n + s.encoded, 0);
         await Deno.writeTextFile(
           new URL("board-page-metrics.json", ARTIFACTS),
@@ -341,7 +341,7 @@ Deno.test({
         await tagLine.and(page.locator('[data-status="reused"]')).waitFor();
         assert.equal(await tagLine.textContent(), `Your key was used for another vote: ${other}`);
         assert.equal(await colourOf(tagLine), COLOURS.red);
-        // SPEC's own line is unchanged.
+        // The page's own status line is unchanged.
         assert.equal(
           await voteLine.textContent(),
           `Vote Voted with Block ID: ${own.blockId} and Vote ID: ${own.voteId}`,

@@ -42,7 +42,7 @@ export async function launchChromium(): Promise<Browser> {
   });
 }
 
-/** The computed CSS colours of SPEC §4's colour names. */
+/** The computed CSS colours of page §4's colour names. */
 export const COLOURS = {
   red: "rgb(255, 0, 0)",
   orange: "rgb(255, 165, 0)",

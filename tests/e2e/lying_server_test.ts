@@ -1,4 +1,4 @@
-// The voting panel catches a lying server (SPEC §5, DESIGN §3): Chromium talks to the real
+// The voting panel catches a lying server (page §5, protocol §3): Chromium talks to the real
 // server through a proxy that rewrites, one at a time, the stored payload, the signature, one
 // path element, the block hash, the previous block's hash and the reported height. The vote
 // line turns red (invalid) — or stays pending for a lowered height — and never shows green

@@ -1,4 +1,4 @@
-// The voting page in real Chromium against the real server (temporary KV, fast sealing): SPEC
+// The voting page in real Chromium against the real server (temporary KV, fast sealing): page
 // §2-§9 end to end, the extra behaviour of the page (working, too few keys, refusals, pending
 // turning green), and a capture of every request the page makes.
 import assert from "node:assert/strict";
@@ -119,7 +119,7 @@ Deno.test({
           };
         });
         assert.ok(load.scripts.length > 0);
-        assert.ok(!load.scripts.some((s) => s.name.includes("client_names")), "faker is lazy");
+        assert.ok(!load.scripts.some((s) => s.name.includes("voter_names")), "faker is lazy");
         metrics.firstLoadJsGzipBytes = load.scripts.reduce((n, s) => n + s.encoded, 0);
         metrics.firstLoadScripts = load.scripts;
         metrics.navigationToUsableMs = Math.round(load.usableMs);
@@ -140,7 +140,7 @@ Deno.test({
         for (const name of names) assert.match(name, /^\S+( \S+){2,}$/, name);
         assert.equal(await stored(page, "voters"), names.join(","));
         const lazy = await page.evaluate(() =>
-          performance.getEntriesByType("resource").filter((e) => e.name.includes("client_names"))
+          performance.getEntriesByType("resource").filter((e) => e.name.includes("voter_names"))
             .length
         );
         assert.equal(lazy, 1, "faker loads once, on the first click");

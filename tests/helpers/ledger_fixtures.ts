@@ -1,13 +1,13 @@
 // Voters with real keys and real ring signatures for the server tests, plus the independent
-// checks a client makes on a proof (DESIGN §3): Merkle inclusion and the block hash.
+// checks a client makes on a proof (protocol §3): Merkle inclusion and the block hash.
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { numberToBytesLE } from "@noble/curves/utils.js";
-import { bytesToHex, hexToBytes } from "../../lib/bytes.ts";
-import { blockHash } from "../../lib/chain.ts";
-import { generateSeed, keyPairFromSeed, L, type Point } from "../../lib/keys.ts";
-import { verifyInclusion, voteLeaf } from "../../lib/merkle.ts";
-import { encodeSignature, signRing } from "../../lib/ring_signature.ts";
-import type { Vote, VoteProof, VoteSubmission } from "../../lib/schemas.ts";
+import { bytesToHex, hexToBytes } from "../../lib/protocol/bytes.ts";
+import { blockHash } from "../../lib/protocol/chain.ts";
+import { generateSeed, keyPairFromSeed, L, type Point } from "../../lib/protocol/keys.ts";
+import { verifyInclusion, voteLeaf } from "../../lib/protocol/merkle.ts";
+import { encodeSignature, signRing } from "../../lib/protocol/ring_signature.ts";
+import type { Vote, VoteProof, VoteSubmission } from "../../lib/protocol/schemas.ts";
 
 /** A simulated voter: its seed and hex public key. */
 export type TestVoter = { seed: Uint8Array; key: string };
@@ -87,7 +87,7 @@ export async function call(
 }
 
 /**
- * Encodings every public point check must refuse (DESIGN §2), derived rather than hard-coded:
+ * Encodings every public point check must refuse (protocol §2), derived rather than hard-coded:
  * `nonCanonical` encodes y = p (RFC 8032 §5.1.3 requires y < p), `identity` is the neutral
  * element, `smallOrder` is a torsion point, and `torsioned` is a prime-order point plus a torsion
  * point (the 2017 CryptoNote key-image flaw).

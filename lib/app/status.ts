@@ -1,0 +1,230 @@
+// Browser-safe. The key-status and vote-status decisions of page §4, with the client integrity
+// checks of page §5, as pure functions over facts the page has gathered (storage and answers).
+import { bytesToHex, hexToBytes } from "../protocol/bytes.ts";
+import { blockHash } from "../protocol/chain.ts";
+import { publicKeyFromPrivate } from "../protocol/keys.ts";
+import { rootFromInclusionProof, voteLeaf } from "../protocol/merkle.ts";
+import type { VoteProof } from "../protocol/schemas.ts";
+
+/** The status colours of page §4. */
+export type Colour = "red" | "orange" | "green" | "blue";
+
+/** A status line as shown: its status (null before a decision), text and colour. */
+export type StatusLine<S extends string> = {
+  status: S | null;
+  text: string;
+  colour: Colour | null;
+};
+
+/** The key statuses of page §4. */
+export type KeyStatus = "ungenerated" | "unregistered" | "registered" | "invalid" | "broken";
+/** The vote statuses of page §4. */
+export type VoteStatus = "unvoted" | "voted" | "invalid" | "pending";
+
+/** The key line before any decision (page §4). */
+export const KEY_UNLOADED: StatusLine<KeyStatus> = {
+  status: null,
+  text: "Key Unloaded",
+  colour: null,
+};
+/** The vote line before any decision; page §4 names none, so it mirrors the key line. */
+export const VOTE_UNLOADED: StatusLine<VoteStatus> = {
+  status: null,
+  text: "Vote Unloaded",
+  colour: null,
+};
+
+/** The key status line of page §4; `keyId` is shown by the registered and invalid texts. */
+export function keyStatusLine(status: KeyStatus, keyId?: string | number): StatusLine<KeyStatus> {
+  switch (status) {
+    case "ungenerated":
+      return { status, text: "Key Ungenerated", colour: "red" };
+    case "unregistered":
+      return { status, text: "Key Unregistered", colour: "orange" };
+    case "registered":
+      return { status, text: `Key Registered with ID: ${keyId}`, colour: "green" };
+    case "invalid":
+      return {
+        status,
+        text: `Key Invalid with ID: ${keyId}, maybe you need to contact the admin`,
+        colour: "red",
+      };
+    case "broken":
+      return { status, text: "Key Broken, please regenerate", colour: "red" };
+  }
+}
+
+/** The vote status line of page §4 for a vote in block `blockId` with id `voteId`. */
+export function voteStatusLine(
+  status: VoteStatus,
+  ids?: { blockId: string | number; voteId: string },
+): StatusLine<VoteStatus> {
+  if (status === "unvoted") return { status, text: "Vote Unvoted", colour: "orange" };
+  const voted = `Vote Voted with Block ID: ${ids?.blockId} and Vote ID: ${ids?.voteId}`;
+  switch (status) {
+    case "voted":
+      return { status, text: voted, colour: "green" };
+    case "invalid":
+      return {
+        status,
+        text: `${voted}, but Invalid - maybe you need to contact the admin`,
+        colour: "red",
+      };
+    case "pending":
+      return {
+        status,
+        text: `${voted}, please wait for a minute and refresh the page`,
+        colour: "blue",
+      };
+  }
+}
+
+/** A voter's stored key entries (null when absent). */
+export type StoredKeys = {
+  publicKey: string | null;
+  privateKey: string | null;
+  keyId: string | null;
+};
+
+/**
+ * True when both keys are stored and the public key equals the one derived from the private key
+ * (page §5); a malformed private key is not a match.
+ */
+export function keyPairMatches(stored: Pick<StoredKeys, "publicKey" | "privateKey">): boolean {
+  if (stored.publicKey === null || stored.privateKey === null) return false;
+  try {
+    return publicKeyFromPrivate(stored.privateKey) === stored.publicKey;
+  } catch {
+    return false;
+  }
+}
+
+/** True when the decision needs the server's key for the stored key id (page §4 step 4). */
+export function keyStatusNeedsServer(stored: StoredKeys): boolean {
+  return stored.keyId !== null && keyPairMatches(stored);
+}
+
+/**
+ * Key status decision on load (page §4): no stored keys → ungenerated; a public key that does
+ * not match the private key → broken; no key id → unregistered; otherwise the server's key for
+ * the id (`serverKey`, null when it has none or could not be read) equal to the stored public key
+ * → registered, else invalid.
+ */
+export function decideKeyStatus(
+  stored: StoredKeys,
+  serverKey: string | null,
+): StatusLine<KeyStatus> {
+  if (stored.publicKey === null && stored.privateKey === null) return keyStatusLine("ungenerated");
+  if (!keyPairMatches(stored)) return keyStatusLine("broken");
+  if (stored.keyId === null) return keyStatusLine("unregistered");
+  return serverKey !== null && serverKey === stored.publicKey
+    ? keyStatusLine("registered", stored.keyId)
+    : keyStatusLine("invalid", stored.keyId);
+}
+
+/** A voter's stored vote entries (null when absent). */
+export type StoredVote = {
+  voteId: string | null;
+  blockId: string | null;
+  voteContent: string | null;
+  voteSignature: string | null;
+};
+
+/** The facts a vote-status decision is made from; a null answer means the fetch failed. */
+export type VoteFacts = {
+  stored: StoredVote;
+  /** `height` of GET /api/block/status, null when it could not be read. */
+  height: number | null;
+  /** Answer of GET /api/block/id/{blockId}/vote/{voteId}; null when it could not be read. */
+  proof?: VoteProof | null;
+  /** `hash` of GET /api/block/hash/id/{blockId - 1}; null when it could not be read. */
+  prevHash?: string | null;
+};
+
+/** Which fetches the decision needs next, given what is stored and the chain height. */
+export type VoteStage = "none" | "pending" | "proof";
+
+/** A decision and the integrity mismatches to log (page §8). */
+export type VoteDecision = { line: StatusLine<VoteStatus>; mismatches: string[] };
+
+/** The stored block id as a positive integer, or null when absent or malformed. */
+export function storedBlockId(stored: StoredVote): number | null {
+  if (stored.blockId === null || !/^[1-9][0-9]*$/.test(stored.blockId)) return null;
+  const id = Number(stored.blockId);
+  return Number.isSafeInteger(id) ? id : null;
+}
+
+/**
+ * The first steps of the vote decision (page §4): nothing stored → "none"; chain height below
+ * the stored block id → "pending"; otherwise the proof must be fetched ("proof").
+ */
+export function voteStage(stored: StoredVote, height: number): VoteStage {
+  const blockId = storedBlockId(stored);
+  if (stored.voteId === null || blockId === null) return "none";
+  return height < blockId ? "pending" : "proof";
+}
+
+/**
+ * Vote status decision (page §4, checks of page §5 and protocol §3): no stored vote or a failed
+ * fetch → unvoted; chain height below the stored block id → pending; stored content or signature
+ * unlike the server's → invalid; then the Merkle root recomputed from the vote's leaf hash, its
+ * index and path, and the block hash recomputed with the previous block's hash, must equal the
+ * block's: voted, else invalid. Every mismatch found is returned for the console.
+ */
+export function decideVoteStatus(facts: VoteFacts): VoteDecision {
+  const { stored, height } = facts;
+  const unvoted = { line: voteStatusLine("unvoted"), mismatches: [] };
+  if (height === null) return unvoted;
+  const stage = voteStage(stored, height);
+  if (stage === "none") return unvoted;
+  const ids = { blockId: stored.blockId!, voteId: stored.voteId! };
+  if (stage === "pending") return { line: voteStatusLine("pending", ids), mismatches: [] };
+  const { proof, prevHash } = facts;
+  if (!proof || prevHash === undefined || prevHash === null) return unvoted;
+
+  const mismatches: string[] = [];
+  if (proof.vote.payload !== stored.voteContent) mismatches.push("Vote content mismatch");
+  if (proof.vote.signature !== stored.voteSignature) mismatches.push("Vote signature mismatch");
+  if (mismatches.length > 0) return { line: voteStatusLine("invalid", ids), mismatches };
+
+  const { block } = proof;
+  if (block.height !== storedBlockId(stored)) {
+    mismatches.push(`Block height mismatch: expected ${stored.blockId}, got ${block.height}`);
+  }
+  const root = merkleRootOf(proof);
+  if (root !== block.merkle_root) {
+    mismatches.push(`Merkle root mismatch: computed ${root}, block has ${block.merkle_root}`);
+  }
+  const hash = blockHashOf(proof, prevHash);
+  if (hash !== block.hash) {
+    mismatches.push(`Block hash mismatch: computed ${hash}, block has ${block.hash}`);
+  }
+  return {
+    line: voteStatusLine(mismatches.length === 0 ? "voted" : "invalid", ids),
+    mismatches,
+  };
+}
+
+/** Root recomputed from the vote's leaf hash, index and path; the error text when malformed. */
+function merkleRootOf(proof: VoteProof): string {
+  try {
+    return bytesToHex(rootFromInclusionProof({
+      index: proof.index,
+      size: proof.block.size,
+      leafHash: voteLeaf(proof.vote),
+      proof: proof.path.map((node, i) => hexToBytes(node, 32, `path[${i}]`)),
+    }));
+  } catch (error) {
+    return `(${error instanceof Error ? error.message : String(error)})`;
+  }
+}
+
+/** Block hash recomputed with the previous block's hash; the error text when malformed. */
+function blockHashOf(proof: VoteProof, prevHash: string): string {
+  const { merkle_root, timestamp, height, size } = proof.block;
+  try {
+    return blockHash({ merkle_root, timestamp, height, prev_hash: prevHash, size });
+  } catch (error) {
+    return `(${error instanceof Error ? error.message : String(error)})`;
+  }
+}

@@ -1,0 +1,103 @@
+// Browser-safe. Byte encodings used on the wire and in hashes (protocol §2–§3): lowercase hex,
+// base64, UTF-8 and big-endian integers. Inputs are checked by type and length first.
+
+const HEX = /^(?:[0-9a-f]{2})*$/;
+const encoder = new TextEncoder();
+
+/** Throws TypeError unless `value` is a Uint8Array, RangeError unless it has `length` bytes. */
+export function assertBytes(value: unknown, length?: number, name = "bytes"): Uint8Array {
+  if (!(value instanceof Uint8Array)) throw new TypeError(`${name} must be a Uint8Array`);
+  if (length !== undefined && value.length !== length) {
+    throw new RangeError(`${name} must be ${length} bytes, got ${value.length}`);
+  }
+  return value;
+}
+
+/** Lowercase hex of `bytes`. */
+export function bytesToHex(bytes: Uint8Array): string {
+  assertBytes(bytes);
+  let out = "";
+  for (const b of bytes) out += b.toString(16).padStart(2, "0");
+  return out;
+}
+
+/** Decodes strict lowercase hex; throws TypeError for a non-string, RangeError for bad hex or length. */
+export function hexToBytes(hex: unknown, length?: number, name = "hex"): Uint8Array {
+  if (typeof hex !== "string") throw new TypeError(`${name} must be a string`);
+  if (!HEX.test(hex)) {
+    throw new RangeError(`${name} must be lowercase hex, got "${hex.slice(0, 80)}"`);
+  }
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  if (length !== undefined && out.length !== length) {
+    throw new RangeError(`${name} must be ${length} bytes, got ${out.length}`);
+  }
+  return out;
+}
+
+/** Standard base64 (with padding) of `bytes`. */
+export function bytesToBase64(bytes: Uint8Array): string {
+  assertBytes(bytes);
+  let binary = "";
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary);
+}
+
+/** Decodes standard base64; throws RangeError when `text` is not base64. */
+export function base64ToBytes(text: unknown, name = "base64"): Uint8Array {
+  if (typeof text !== "string") throw new TypeError(`${name} must be a string`);
+  let binary: string;
+  try {
+    binary = atob(text);
+  } catch {
+    throw new RangeError(`${name} is not base64`);
+  }
+  return Uint8Array.from(binary, (c) => c.charCodeAt(0));
+}
+
+/** UTF-8 bytes of `text`. */
+export function utf8(text: string): Uint8Array {
+  if (typeof text !== "string") throw new TypeError("text must be a string");
+  return encoder.encode(text);
+}
+
+/** Concatenation of `parts`. */
+export function concatBytes(...parts: Uint8Array[]): Uint8Array {
+  let size = 0;
+  for (const p of parts) size += assertBytes(p).length;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** 4-byte big-endian encoding; requires 0 <= n < 2^32. */
+export function u32be(n: number): Uint8Array {
+  if (!Number.isSafeInteger(n) || n < 0 || n > 0xffffffff) {
+    throw new RangeError(`u32 out of range: ${n}`);
+  }
+  const out = new Uint8Array(4);
+  new DataView(out.buffer).setUint32(0, n);
+  return out;
+}
+
+/** 8-byte big-endian encoding; requires 0 <= n < 2^64. */
+export function u64be(n: number | bigint): Uint8Array {
+  const v = BigInt(n);
+  if ((typeof n === "number" && !Number.isSafeInteger(n)) || v < 0n || v >= 1n << 64n) {
+    throw new RangeError(`u64 out of range: ${n}`);
+  }
+  const out = new Uint8Array(8);
+  new DataView(out.buffer).setBigUint64(0, v);
+  return out;
+}
+
+/** True when `a` and `b` hold the same bytes. Not constant-time: for public values only. */
+export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}

@@ -1,0 +1,153 @@
+// Browser-safe. Every wire shape of the HTTP API (protocol §4), requests and answers, as zod/mini
+// schemas: the server validates with them at the edge and the page validates before it submits.
+import * as z from "zod/mini";
+
+/** Largest vote payload, in Unicode code points (protocol §4). */
+export const MAX_PAYLOAD_CODE_POINTS = 1000;
+/** Largest request body the server parses, in bytes (protocol §4). */
+export const MAX_BODY_BYTES = 64 * 1024;
+/** Largest `limit` of any paged read (protocol §4). */
+export const MAX_PAGE_LIMIT = 100;
+
+/** Number of Unicode code points of `text`, the unit of the payload limit. */
+export function codePointLength(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
+/** 32 bytes as 64 lowercase hex characters: public keys, tags, scalars, hashes. */
+export const Hex32 = z.string().check(
+  z.regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hex characters"),
+);
+/** A vote id: 16 random bytes, base64url without padding. */
+export const VoteId = z.string().check(
+  z.regex(/^[A-Za-z0-9_-]{22}$/, "must be 22 base64url characters"),
+);
+const Count = z.int().check(z.gte(0, "must be a non-negative integer"));
+const Id = z.int().check(z.gte(1, "must be a positive integer"));
+
+/** Body of `POST /api/pki/key`; `name` is a placeholder the server does not keep. */
+export const KeyRegistration = z.object({
+  key: Hex32,
+  name: z.optional(z.string().check(z.maxLength(200, "must be at most 200 characters"))),
+});
+/** Answer of `POST /api/pki/key` (201) and `GET /api/pki/key/id/{id}`. */
+export const KeyRecord = z.object({ id: Id, key: Hex32, total: Count });
+/** Answer of `GET /api/pki/key/offset/{o}/limit/{l}`. */
+export const KeyPage = z.object({
+  keys: z.array(z.object({ id: Id, key: Hex32 })),
+  total: Count,
+});
+
+/** The wire form of a ring signature, once `JSON.parse`d (protocol §2). */
+export const SignatureWire = z.object({
+  c0: Hex32,
+  r: z.array(Hex32),
+  I: Hex32,
+  ring: z.array(Hex32),
+});
+/** A vote as stored and proven: `publicKeys` in ring order as submitted (protocol §3–§4). */
+export const Vote = z.object({
+  payload: z.string(),
+  signature: z.string(),
+  publicKeys: z.array(Hex32),
+});
+/**
+ * Body of `POST /api/vote`. The payload limit is checked separately
+ * (`MAX_PAYLOAD_CODE_POINTS`) because it has its own status, 413.
+ */
+export const VoteSubmission = z.object({
+  // Ring size (2..64) is a verifier rule (protocol §2): refused as invalid_signature, not here.
+  publicKeys: z.array(Hex32),
+  signature: z.string().check(z.minLength(1, "must not be empty")),
+  tag: Hex32,
+  payload: z.string(),
+});
+/** Answer of `POST /api/vote` (202). */
+export const VoteAccepted = z.object({ voteId: VoteId, blockId: Id });
+
+/** A block record (protocol §3). */
+export const Block = z.object({
+  height: Count,
+  timestamp: Count,
+  merkle_root: Hex32,
+  prev_hash: Hex32,
+  hash: Hex32,
+  size: Count,
+});
+/** Answer of `GET /api/block/status`. */
+export const BlockStatus = z.object({
+  height: Count,
+  hash: Hex32,
+  timestamp: Count,
+  openBlock: Id,
+});
+/** Answer of `GET /api/block/hash/id/{height}`. */
+export const BlockHash = z.object({ height: Count, hash: Hex32 });
+/** Answer of `GET /api/block/id/{blockId}/vote/{voteId}`. */
+export const VoteProof = z.object({
+  vote: Vote,
+  index: Count,
+  path: z.array(Hex32),
+  block: Block,
+});
+/** Answer of `GET /api/blocks`. */
+export const BlockList = z.object({ blocks: z.array(Block), height: Count });
+/** Answer of `GET /api/block/id/{height}/votes`. */
+export const BlockVotes = z.object({
+  votes: z.array(z.object({ voteId: VoteId, index: Count, vote: Vote })),
+  total: Count,
+});
+/** Answer of `GET /api/tally`. */
+export const Tally = z.object({
+  total: Count,
+  results: z.array(z.object({ payload: z.string(), count: Id })),
+});
+/** Answer of `GET /api/tag/{tag}`. */
+export const TagRecord = z.object({ voteId: VoteId, blockId: Id });
+/** Every error answer; some codes add fields (`duplicate_key` carries `id`). */
+export const ErrorBody = z.object({
+  error: z.looseObject({ code: z.string(), message: z.string() }),
+});
+
+export type KeyRegistration = z.infer<typeof KeyRegistration>;
+export type KeyRecord = z.infer<typeof KeyRecord>;
+export type KeyPage = z.infer<typeof KeyPage>;
+export type SignatureWire = z.infer<typeof SignatureWire>;
+export type Vote = z.infer<typeof Vote>;
+export type VoteSubmission = z.infer<typeof VoteSubmission>;
+export type VoteAccepted = z.infer<typeof VoteAccepted>;
+export type Block = z.infer<typeof Block>;
+export type BlockStatus = z.infer<typeof BlockStatus>;
+export type BlockHash = z.infer<typeof BlockHash>;
+export type VoteProof = z.infer<typeof VoteProof>;
+export type BlockList = z.infer<typeof BlockList>;
+export type BlockVotes = z.infer<typeof BlockVotes>;
+export type Tally = z.infer<typeof Tally>;
+export type TagRecord = z.infer<typeof TagRecord>;
+export type ErrorBody = z.infer<typeof ErrorBody>;
+
+/** One line per issue, `path: message`, for a 400 answer or a console log. */
+export function describeIssues(error: z.core.$ZodError): string {
+  return error.issues.map((issue) => {
+    const at = issue.path.length ? issue.path.join(".") : "body";
+    return `${at}: ${issueMessage(issue)}`;
+  }).join("; ");
+}
+
+function issueMessage(issue: z.core.$ZodIssue): string {
+  if (issue.message && issue.message !== "Invalid input") return issue.message;
+  switch (issue.code) {
+    case "invalid_type":
+      return `expected ${issue.expected}`;
+    case "too_small":
+      return `must be at least ${issue.minimum}`;
+    case "too_big":
+      return `must be at most ${issue.maximum}`;
+    case "unrecognized_keys":
+      return `unexpected keys ${issue.keys.join(", ")}`;
+    default:
+      return "is invalid";
+  }
+}

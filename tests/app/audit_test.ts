@@ -1,0 +1,193 @@
+import assert from "node:assert/strict";
+import { blockHash } from "../../lib/protocol/chain.ts";
+import { auditLedger, type Get } from "../../lib/app/audit.ts";
+import { tallyOf } from "../../lib/protocol/tally.ts";
+import { createApp } from "../../server/app.ts";
+import { sealNextBlock } from "../../server/sealer.ts";
+import { createStore, kvKeys, type OpenRecord } from "../../server/store.ts";
+import { call, makeVoters, ringFor, signedVote } from "../helpers/ledger_fixtures.ts";
+
+/** A ledger of three sealed blocks (3, 2 and 2 votes) behind the real app, in-memory KV. */
+async function honestLedger() {
+  const kv = await Deno.openKv(":memory:");
+  const store = await createStore(kv);
+  const app = createApp({ store });
+  const voters = makeVoters(8);
+  for (const v of voters) {
+    assert.equal((await call(app, "POST", "/api/pki/key", { key: v.key })).status, 201);
+  }
+  const plan = [["yes", "no", "yes"], ["yes", "abstain"], ["no", "yes"]];
+  let next = 0;
+  for (const [b, payloads] of plan.entries()) {
+    for (const payload of payloads) {
+      const signer = voters[next++];
+      const res = await call(
+        app,
+        "POST",
+        "/api/vote",
+        signedVote(signer, ringFor(signer, voters, 3, next), payload),
+      );
+      assert.equal(res.status, 202);
+    }
+    assert.equal((await sealNextBlock(store, 1_700_000_000_000 + b * 60_000)).length, 1);
+  }
+  const get: Get = async (path) => {
+    const res = await call(app, "GET", path);
+    if (res.status !== 200) throw new Error(`GET ${path} answered ${res.status}`);
+    return res.body;
+  };
+  return { kv, store, app, get, voters };
+}
+
+/** `get` with the JSON answers of paths matching `pattern` rewritten by `edit`. */
+// deno-lint-ignore no-explicit-any
+function tampered(get: Get, pattern: RegExp, edit: (body: any) => void): Get {
+  return async (path) => {
+    const body = await get(path);
+    if (pattern.test(path)) edit(body);
+    return body;
+  };
+}
+
+Deno.test("the auditor passes an honest ledger and recomputes its tally", async () => {
+  const { kv, get } = await honestLedger();
+  const progress: string[] = [];
+  const report = await auditLedger(get, { onProgress: (p) => progress.push(p.phase) });
+  assert.deepEqual(report.failures, []);
+  assert.equal(report.ok, true);
+  assert.deepEqual([report.height, report.blocks, report.keys, report.votes], [3, 4, 8, 7]);
+  assert.deepEqual(report.tally, [
+    { payload: "yes", count: 4 },
+    { payload: "no", count: 2 },
+    { payload: "abstain", count: 1 },
+  ]);
+  assert.ok(progress.includes("votes") && progress.includes("keys"));
+  kv.close();
+});
+
+Deno.test("the auditor catches every kind of tampering", async (t) => {
+  const { kv, get } = await honestLedger();
+  const cases: { desc: string; get: Get; expect: RegExp }[] = [
+    {
+      desc: "a rewritten payload",
+      get: tampered(get, /\/block\/id\/2\/votes/, (b) => (b.votes[0].vote.payload = "no")),
+      expect: /block 2: Merkle root does not match|invalid signature/,
+    },
+    {
+      desc: "a dropped vote",
+      get: tampered(get, /\/block\/id\/1\/votes/, (b) => b.votes.splice(1, 1)),
+      expect: /block 1 vote 2 .*expected leaf index 1|block 1: Merkle root does not match/,
+    },
+    {
+      desc: "a reordered block",
+      get: tampered(get, /\/block\/id\/1\/votes/, (b) => {
+        [b.votes[0].vote, b.votes[1].vote] = [b.votes[1].vote, b.votes[0].vote];
+      }),
+      expect: /block 1: Merkle root does not match its 3 votes/,
+    },
+    {
+      desc: "a broken link",
+      get: tampered(get, /\/api\/blocks/, (b) => (b.blocks[2].prev_hash = "ab".repeat(32))),
+      expect: /block 2: hash does not match its fields/,
+    },
+    {
+      desc: "a block with a recomputed hash but a wrong link",
+      get: tampered(get, /\/api\/blocks/, (b) => {
+        b.blocks[3].prev_hash = b.blocks[1].hash;
+        b.blocks[3].hash = blockHash(b.blocks[3]);
+      }),
+      expect: /block 3: prev_hash does not link to block 2/,
+    },
+    {
+      desc: "a skewed tally",
+      get: tampered(get, /\/api\/tally/, (b) => (b.results[0].count += 1)),
+      expect: /tally: "yes" has 4 votes, served 5/,
+    },
+    {
+      desc: "a ring member missing from the directory",
+      get: tampered(get, /\/api\/pki\/key\/offset/, (b) => {
+        b.keys.pop();
+        b.total -= 1;
+      }),
+      expect: /is not registered/,
+    },
+  ];
+  for (const c of cases) {
+    await t.step(c.desc, async () => {
+      const report = await auditLedger(c.get);
+      assert.equal(report.ok, false);
+      assert.ok(report.failures.some((f) => c.expect.test(f)), report.failures.join("\n"));
+    });
+  }
+  kv.close();
+});
+
+Deno.test("the auditor catches a tag used twice, written straight into KV", async () => {
+  const { kv, store, get } = await honestLedger();
+  // Replay block 1's first vote into the open block, bypassing the API's tag check.
+  const first = (await store.blockVotes(1, 0, 1)).votes[0];
+  const open = (await kv.get<OpenRecord>(kvKeys.open())).value!;
+  await kv.set(kvKeys.vote(open.height, "AAAAAAAAAAAAAAAAAAAAAA"), first.vote);
+  assert.equal((await sealNextBlock(store, 1_700_001_000_000)).length, 1);
+  const report = await auditLedger(get);
+  assert.equal(report.ok, false);
+  assert.ok(
+    report.failures.some((f) => /tag [0-9a-f]{64} already voted in block 1/.test(f)),
+    report.failures.join("\n"),
+  );
+  // The block itself is internally consistent: only the tag gives it away.
+  assert.ok(!report.failures.some((f) => /Merkle|hash does not match/.test(f)));
+  kv.close();
+});
+
+Deno.test("the auditor reports an unreachable server instead of throwing", async () => {
+  const report = await auditLedger(() => Promise.reject(new Error("connection refused")));
+  assert.equal(report.ok, false);
+  assert.match(report.failures[0], /audit stopped: connection refused/);
+});
+
+Deno.test("tallyOf counts descending, ties by payload", () => {
+  assert.deepEqual(tallyOf(["b", "a", "b", "c", "a"]), [
+    { payload: "a", count: 2 },
+    { payload: "b", count: 2 },
+    { payload: "c", count: 1 },
+  ]);
+});
+
+async function runAudit(url: string) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-net", new URL("../../audit.ts", import.meta.url).pathname, url],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return { code: out.code, stdout: new TextDecoder().decode(out.stdout) };
+}
+
+Deno.test("deno task audit: exit 0 on an honest server, 1 behind a tampering proxy", async () => {
+  const { kv, app } = await honestLedger();
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, app.fetch);
+  const honestUrl = `http://127.0.0.1:${server.addr.port}`;
+  // The proxy forwards every request and rewrites one payload in block 3's vote list.
+  const proxy = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, async (req) => {
+    const url = new URL(req.url);
+    const res = await fetch(honestUrl + url.pathname + url.search);
+    if (!url.pathname.startsWith("/api/block/id/3/votes")) return res;
+    const body = await res.json();
+    body.votes[1].vote.payload = "tampered";
+    return Response.json(body);
+  });
+  try {
+    const honest = await runAudit(honestUrl);
+    assert.equal(honest.code, 0, honest.stdout);
+    assert.match(honest.stdout, /VERDICT: the record is consistent/);
+    assert.match(honest.stdout, /votes verified\s+7/);
+    const lying = await runAudit(`http://127.0.0.1:${proxy.addr.port}`);
+    assert.equal(lying.code, 1, lying.stdout);
+    assert.match(lying.stdout, /VERDICT: INCONSISTENT/);
+    assert.match(lying.stdout, /block 3: Merkle root does not match its 2 votes/);
+  } finally {
+    await proxy.shutdown();
+    await server.shutdown();
+    kv.close();
+  }
+});

@@ -1,0 +1,489 @@
+// The bulletin board's own checks (lib/app/record_checks.ts): block hashes and links, the inclusion walk and
+// the proof steps with every kind of tampering, the tally rows, the tag decision; the voting
+// panel's tag check against the real API over in-memory KV; and the /board page shell.
+import assert from "node:assert/strict";
+import { MapStorage } from "../helpers/map_storage.ts";
+import fc from "fast-check";
+import {
+  checkBlocks,
+  inclusionWalk,
+  type ProofStep,
+  proofSteps,
+  tagCheckLine,
+  tagOfSignature,
+  tallyRows,
+} from "../../lib/app/record_checks.ts";
+import { tallyOf } from "../../lib/protocol/tally.ts";
+import { bytesToHex } from "../../lib/protocol/bytes.ts";
+import { type Block, blockHash, genesisBlock } from "../../lib/protocol/chain.ts";
+import {
+  checkOwnTag,
+  type ClientIO,
+  generateKeys,
+  registerKey,
+  submitVote,
+} from "../../lib/app/panel_actions.ts";
+import {
+  inclusionProof,
+  merkleRoot,
+  rootFromInclusionProof,
+  type Vote,
+  voteLeaf,
+} from "../../lib/protocol/merkle.ts";
+import { storageKey } from "../../lib/app/voters.ts";
+import { build } from "../../scripts/build.ts";
+import { createApp } from "../../server/app.ts";
+import { createPageApp } from "../../server/pages.ts";
+import { sealNextBlock } from "../../server/sealer.ts";
+import { createStore, kvKeys } from "../../server/store.ts";
+
+/** A vote whose ring keys are derived from `n`, so every vote differs. */
+function sampleVote(n: number, payload = `Choice ${"ABC"[n % 3]}`): Vote {
+  const key = (k: number) => bytesToHex(new Uint8Array(32).fill((n * 7 + k) % 256));
+  return {
+    payload,
+    signature: JSON.stringify({ c0: key(1), r: [key(2), key(3)], I: key(4), ring: [] }),
+    publicKeys: [key(5), key(6)],
+  };
+}
+
+/** A chain of genesis plus one block per entry of `sizes`, with the votes of each block. */
+function makeChain(sizes: number[]): { blocks: Block[]; votes: Vote[][] } {
+  const blocks = [genesisBlock(1_700_000_000_000)];
+  const votes: Vote[][] = [[]];
+  let n = 0;
+  for (const size of sizes) {
+    const own = Array.from({ length: size }, () => sampleVote(n++));
+    const prev = blocks[blocks.length - 1];
+    const header = {
+      height: prev.height + 1,
+      timestamp: prev.timestamp + 60_000,
+      merkle_root: bytesToHex(merkleRoot(own.map(voteLeaf))),
+      prev_hash: prev.hash,
+      size,
+    };
+    blocks.push({ ...header, hash: blockHash(header) });
+    votes.push(own);
+  }
+  return { blocks, votes };
+}
+
+/** The server's honest answer for leaf `index` of `votes`. */
+function servedProof(votes: Vote[], index: number) {
+  const path = inclusionProof(votes.map(voteLeaf), index).map(bytesToHex);
+  return { vote: votes[index], index, path };
+}
+
+function kinds(steps: ProofStep[]): string[] {
+  return steps.map((s) => s.kind);
+}
+
+function failing(steps: ProofStep[]): string[] {
+  return steps.filter((s) => !s.ok).map((s) => s.label);
+}
+
+Deno.test("checkBlocks", async (t) => {
+  const { blocks } = makeChain([3, 1, 5]);
+
+  await t.step("an honest chain: every hash and link holds", () => {
+    const checks = checkBlocks(blocks);
+    assert.deepEqual(checks.map((c) => [c.height, c.hashOk, c.link]), [
+      [0, true, "ok"],
+      [1, true, "ok"],
+      [2, true, "ok"],
+      [3, true, "ok"],
+    ]);
+    assert.equal(checks[2].computedHash, blocks[2].hash);
+  });
+
+  await t.step("a rewritten prev_hash breaks the link and the block's own hash", () => {
+    const tampered = blocks.map((b) => b.height === 2 ? { ...b, prev_hash: "ab".repeat(32) } : b);
+    const checks = checkBlocks(tampered);
+    assert.equal(checks[2].link, "broken");
+    assert.equal(checks[2].hashOk, false);
+    assert.match(checks[2].reason, /differs from the hash of block 1/);
+    assert.deepEqual(checks.filter((c) => c.height !== 2).map((c) => c.link), ["ok", "ok", "ok"]);
+  });
+
+  await t.step("a block rewritten with a consistent hash still breaks the next link", () => {
+    const b1 = { ...blocks[1], timestamp: blocks[1].timestamp + 1 };
+    const rehashed = { ...b1, hash: blockHash(b1) };
+    const checks = checkBlocks([blocks[0], rehashed, blocks[2], blocks[3]]);
+    assert.deepEqual(checks.map((c) => [c.hashOk, c.link]), [
+      [true, "ok"],
+      [true, "ok"],
+      [true, "broken"],
+      [true, "ok"],
+    ]);
+  });
+
+  await t.step("a block whose predecessor is not loaded is unknown, in any order", () => {
+    const checks = checkBlocks([blocks[3], blocks[2]]);
+    assert.deepEqual(checks.map((c) => [c.height, c.link]), [[3, "ok"], [2, "unknown"]]);
+  });
+
+  await t.step("genesis must have the zero prev_hash, the empty root and size 0", () => {
+    for (
+      const bad of [
+        { ...blocks[0], prev_hash: "11".repeat(32) },
+        { ...blocks[0], size: 1 },
+        { ...blocks[0], merkle_root: blocks[1].merkle_root },
+      ]
+    ) {
+      assert.equal(checkBlocks([bad])[0].link, "broken");
+    }
+  });
+
+  await t.step("a malformed block is a failed check, not an exception", () => {
+    const [check] = checkBlocks([{ ...blocks[1], merkle_root: "not hex" }]);
+    assert.equal(check.computedHash, null);
+    assert.equal(check.hashOk, false);
+  });
+});
+
+Deno.test("inclusionWalk ends at the Merkle root for every leaf of trees of 1 to 40 leaves", () => {
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 40 }), fc.nat(), (size, pick) => {
+      const leaves = Array.from({ length: size }, (_, i) => voteLeaf(sampleVote(i)));
+      const index = pick % size;
+      const proof = inclusionProof(leaves, index);
+      const walk = inclusionWalk({ index, size, leafHash: leaves[index], proof });
+      assert.equal(walk.length, proof.length);
+      const root = walk.length === 0 ? leaves[index] : walk[walk.length - 1].node;
+      assert.deepEqual(root, merkleRoot(leaves));
+      assert.deepEqual(
+        root,
+        rootFromInclusionProof({ index, size, leafHash: leaves[index], proof }),
+      );
+      walk.forEach((step, level) => assert.equal(step.sibling, proof[level]));
+    }),
+    { numRuns: 120 },
+  );
+});
+
+Deno.test("inclusionWalk refuses an index outside the tree and a path of the wrong length", () => {
+  const leaves = Array.from({ length: 5 }, (_, i) => voteLeaf(sampleVote(i)));
+  const proof = inclusionProof(leaves, 2);
+  const leafHash = leaves[2];
+  assert.throws(() => inclusionWalk({ index: 5, size: 5, leafHash, proof }), RangeError);
+  assert.throws(() => inclusionWalk({ index: -1, size: 5, leafHash, proof }), RangeError);
+  assert.throws(
+    () => inclusionWalk({ index: 2, size: 5, leafHash, proof: proof.slice(1) }),
+    /too short/,
+  );
+  assert.throws(
+    () => inclusionWalk({ index: 2, size: 5, leafHash, proof: [...proof, proof[0]] }),
+    /too long/,
+  );
+});
+
+Deno.test("proofSteps", async (t) => {
+  const { blocks, votes } = makeChain([1, 6]);
+  const block = blocks[2];
+  const previous = blocks[1];
+  const own = votes[2];
+
+  await t.step("an honest proof: leaf, each sibling, root, block, previous, all green", () => {
+    for (let index = 0; index < own.length; index++) {
+      const steps = proofSteps({
+        block,
+        previous,
+        votes: own,
+        index,
+        served: servedProof(own, index),
+      });
+      const pathLength = inclusionProof(own.map(voteLeaf), index).length;
+      assert.deepEqual(kinds(steps), [
+        "leaf",
+        ...Array(pathLength).fill("sibling"),
+        "root",
+        "block",
+        "previous",
+      ]);
+      assert.deepEqual(failing(steps), [], `leaf ${index}`);
+      assert.equal(steps[0].value, bytesToHex(voteLeaf(own[index])));
+      const root = steps.find((s) => s.kind === "root")!;
+      assert.equal(root.value, block.merkle_root);
+      const lastSibling = steps[pathLength];
+      assert.equal(lastSibling.result?.value, block.merkle_root);
+      assert.deepEqual(steps.find((s) => s.kind === "previous")!.expected?.value, previous.hash);
+    }
+  });
+
+  await t.step("a one-vote block: the leaf is the root, no sibling", () => {
+    const steps = proofSteps({
+      block: blocks[1],
+      previous: blocks[0],
+      votes: votes[1],
+      index: 0,
+      served: servedProof(votes[1], 0),
+    });
+    assert.deepEqual(kinds(steps), ["leaf", "root", "block", "previous"]);
+    assert.deepEqual(failing(steps), []);
+  });
+
+  const listed = own.map((v, i) => (i === 4 ? { ...v, payload: "Choice Z" } : v));
+
+  await t.step("a listing with a rewritten payload: its leaf and the root turn red", () => {
+    const steps = proofSteps({
+      block,
+      previous,
+      votes: listed,
+      index: 4,
+      served: servedProof(own, 4),
+    });
+    assert.deepEqual(failing(steps), ["Leaf hash", "Merkle root"]);
+    assert.equal(steps[0].expected?.value, bytesToHex(voteLeaf(own[4])));
+    assert.notEqual(steps[0].value, steps[0].expected?.value);
+  });
+
+  await t.step("the same listing, without the server's proof: the root still turns red", () => {
+    const steps = proofSteps({ block, previous, votes: listed, index: 4, served: null });
+    assert.deepEqual(failing(steps), ["Merkle root"]);
+  });
+
+  await t.step("a neighbour of the rewritten vote: the sibling over it turns red", () => {
+    // Leaf 5's first sibling is leaf 4.
+    const steps = proofSteps({
+      block,
+      previous,
+      votes: listed,
+      index: 5,
+      served: servedProof(own, 5),
+    });
+    assert.deepEqual(failing(steps), ["Sibling 1 (left)", "Merkle root"]);
+    // Leaf 0's path covers leaves 4-5 in its last sibling (tree of 6: [0..3] [4..5]).
+    const far = proofSteps({
+      block,
+      previous,
+      votes: listed,
+      index: 0,
+      served: servedProof(own, 0),
+    });
+    assert.deepEqual(failing(far), ["Sibling 3 (right)", "Merkle root"]);
+  });
+
+  await t.step("a missing vote: the block's size and the root disagree", () => {
+    const steps = proofSteps({ block, previous, votes: own.slice(0, 5), index: 0 });
+    const root = steps.find((s) => s.kind === "root")!;
+    assert.equal(root.ok, false);
+    assert.match(root.note, /size is 6, but 5 votes are listed/);
+  });
+
+  await t.step("a server path that disagrees with the block's votes turns its step red", () => {
+    const served = servedProof(own, 2);
+    served.path = [...served.path];
+    served.path[1] = "00".repeat(32);
+    const steps = proofSteps({ block, previous, votes: own, index: 2, served });
+    assert.deepEqual(failing(steps), ["Sibling 2 (left)"]);
+    const longer = { ...servedProof(own, 2), path: [...servedProof(own, 2).path, "11".repeat(32)] };
+    assert.deepEqual(
+      failing(proofSteps({ block, previous, votes: own, index: 2, served: longer })),
+      ["Extra path elements"],
+    );
+    const elsewhere = { ...servedProof(own, 2), index: 3 };
+    assert.deepEqual(
+      failing(proofSteps({ block, previous, votes: own, index: 2, served: elsewhere })),
+      ["Leaf hash"],
+    );
+  });
+
+  await t.step("a rewritten prev_hash: block hash and previous block turn red", () => {
+    const moved = { ...block, prev_hash: "cd".repeat(32) };
+    const steps = proofSteps({ block: moved, previous, votes: own, index: 1 });
+    assert.deepEqual(failing(steps), ["Block hash", "Previous block"]);
+  });
+
+  await t.step("a previous block that cannot be read, or is itself forged, is red", () => {
+    const unread = proofSteps({ block, previous: null, votes: own, index: 1 });
+    assert.deepEqual(failing(unread), ["Previous block"]);
+    const forged = { ...previous, timestamp: previous.timestamp + 1 };
+    const steps = proofSteps({ block, previous: forged, votes: own, index: 1 });
+    assert.deepEqual(failing(steps), ["Previous block"]);
+    assert.match(steps[steps.length - 1].note, /does not match its own fields/);
+  });
+
+  await t.step("a malformed vote or block never throws", () => {
+    const broken = own.map((v, i) => (i === 0 ? { ...v, publicKeys: ["XYZ"] } : v));
+    const steps = proofSteps({ block, previous, votes: broken, index: 1 });
+    assert.ok(failing(steps).includes("Merkle root"));
+    const badBlock = { ...block, hash: "zz" };
+    assert.ok(
+      failing(proofSteps({ block: badBlock, previous, votes: own, index: 1 })).includes(
+        "Block hash",
+      ),
+    );
+  });
+});
+
+Deno.test("tally rows: served order, recount agreement, recount-only payloads", () => {
+  const served = [{ payload: "A", count: 3 }, { payload: "B", count: 2 }];
+  assert.deepEqual(tallyRows(served, null), [
+    { payload: "A", served: 3, counted: null, ok: true },
+    { payload: "B", served: 2, counted: null, ok: true },
+  ]);
+  const counted = tallyOf(["B", "A", "A", "C", "A"]);
+  assert.deepEqual(counted, [
+    { payload: "A", count: 3 },
+    { payload: "B", count: 1 },
+    { payload: "C", count: 1 },
+  ]);
+  assert.deepEqual(tallyRows(served, counted), [
+    { payload: "A", served: 3, counted: 3, ok: true },
+    { payload: "B", served: 2, counted: 1, ok: false },
+    { payload: "C", served: 0, counted: 1, ok: false },
+  ]);
+  assert.deepEqual(tallyOf([]), []);
+});
+
+Deno.test("the tag decision", async (t) => {
+  const voteId = "a".repeat(22);
+  await t.step("the voter's own vote under its tag: green, voted once", () => {
+    assert.deepEqual(tagCheckLine(voteId, { voteId }), {
+      status: "once",
+      text: "Tag checked: this key voted once",
+      colour: "green",
+    });
+  });
+  await t.step("another vote under its tag: red, with that vote's id", () => {
+    assert.deepEqual(tagCheckLine(voteId, { voteId: "b".repeat(22) }), {
+      status: "reused",
+      text: `Your key was used for another vote: ${"b".repeat(22)}`,
+      colour: "red",
+    });
+  });
+  await t.step("no vote under its tag: red", () => {
+    const line = tagCheckLine(voteId, null);
+    assert.equal(line.status, "missing");
+    assert.equal(line.colour, "red");
+  });
+  await t.step("the tag is I of the stored signature, or nothing when malformed", () => {
+    const I = "0f".repeat(32);
+    assert.equal(tagOfSignature(JSON.stringify({ c0: "", r: [], I, ring: [] })), I);
+    assert.equal(tagOfSignature(null), null);
+    assert.equal(tagOfSignature("not json"), null);
+    assert.equal(tagOfSignature(JSON.stringify({ I: "ABC" })), null);
+    assert.equal(tagOfSignature("null"), null);
+  });
+});
+
+Deno.test("a voting panel checks its own tag on the board (real API, in-memory KV)", async (t) => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const store = await createStore(kv);
+    const app = createApp({ store });
+    const storage = new MapStorage();
+    const logs: string[] = [];
+    const io: ClientIO = {
+      storage,
+      async request(method, path, body) {
+        const res = await app.request(path, {
+          method,
+          headers: body === undefined ? undefined : { "content-type": "application/json" },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        return { ok: res.ok, status: res.status, body: await res.json() };
+      },
+      log: (message) => logs.push(message),
+    };
+    const names = ["Ada Byron King", "Alan Mathison Turing", "Grace Brewster Hopper"];
+    for (const [i, name] of names.entries()) {
+      generateKeys(io, name, { seed: new Uint8Array(32).fill(i + 1) });
+      assert.equal((await registerKey(io, name)).status, "registered");
+    }
+    for (const name of names.slice(0, 2)) {
+      const outcome = await submitVote(io, name, { content: `from ${name}`, ringSize: 3 });
+      assert.ok(outcome.ok);
+    }
+    await sealNextBlock(store, Date.now());
+    const [ada, alan, grace] = names;
+    const voteIdOf = (name: string) => storage.getItem(storageKey(name, "voteId"))!;
+    const tagOf = (name: string) =>
+      tagOfSignature(storage.getItem(storageKey(name, "voteSignature")))!;
+
+    await t.step("its own vote under its tag: voted once", async () => {
+      assert.deepEqual(
+        await checkOwnTag(io, ada),
+        tagCheckLine(voteIdOf(ada), { voteId: voteIdOf(ada) }),
+      );
+      assert.equal((await checkOwnTag(io, ada))?.colour, "green");
+    });
+
+    await t.step("no stored vote: nothing to check", async () => {
+      assert.equal(await checkOwnTag(io, grace), null);
+    });
+
+    await t.step("a second vote recorded under its tag (written into KV): red", async () => {
+      const entry = await kv.get<{ voteId: string; height: number }>(kvKeys.tag(tagOf(ada)));
+      assert.equal(entry.value?.voteId, voteIdOf(ada));
+      // The ledger now says Ada's key cast Alan's vote: a vote this panel did not cast.
+      await kv.set(kvKeys.tag(tagOf(ada)), { ...entry.value!, voteId: voteIdOf(alan) });
+      const line = await checkOwnTag(io, ada);
+      assert.deepEqual(line, {
+        status: "reused",
+        text: `Your key was used for another vote: ${voteIdOf(alan)}`,
+        colour: "red",
+      });
+      await kv.set(kvKeys.tag(tagOf(ada)), entry.value);
+    });
+
+    await t.step("a stored vote id the board does not hold under the tag: red", async () => {
+      const real = voteIdOf(alan);
+      storage.setItem(storageKey(alan, "voteId"), "Z".repeat(22));
+      assert.deepEqual(await checkOwnTag(io, alan), tagCheckLine("Z".repeat(22), { voteId: real }));
+      storage.setItem(storageKey(alan, "voteId"), real);
+      assert.equal((await checkOwnTag(io, alan))?.status, "once");
+    });
+
+    await t.step("a tag the board does not know: red, missing", async () => {
+      await kv.delete(kvKeys.tag(tagOf(alan)));
+      assert.equal((await checkOwnTag(io, alan))?.status, "missing");
+    });
+
+    await t.step("an unreadable board: no line, the failure logged", async () => {
+      const failing: ClientIO = {
+        ...io,
+        request: () => Promise.reject(new TypeError("network down")),
+      };
+      assert.equal(await checkOwnTag(failing, ada), null);
+      assert.match(logs.at(-1)!, /network down/);
+    });
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("GET /board renders the board shell, linked both ways with the voting page", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ringvote-board-test-" });
+  try {
+    const outDir = new URL(`file://${dir}/`);
+    const { manifest } = await build({ outDir });
+    const app = createPageApp({ ringSize: 8, buildDir: outDir });
+    const res = await app.request("/board");
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get("content-type") ?? "", /^text\/html/);
+    assert.equal(res.headers.get("cache-control"), "no-cache");
+    const html = await res.text();
+    assert.match(html, /<title>Ringvote: public bulletin board<\/title>/);
+    assert.match(html, /<h1[^>]*>Public bulletin board<\/h1>/);
+    assert.match(html, /<a href="\/">Back to the voting page<\/a>/);
+    assert.match(html, /<div data-island="BulletinBoard" data-island-props="island-props-0">/);
+    assert.match(html, /\{"pollMs":2000\}<\/script>/);
+    assert.ok(html.includes(`<script type="module" src="${manifest.islands.BulletinBoard}">`));
+    assert.ok(!html.includes(manifest.islands.VotingPage), "only the board's own island");
+    for (const href of manifest.preload.BulletinBoard) assert.ok(html.includes(`href="${href}"`));
+
+    const index = await (await app.request("/")).text();
+    assert.match(index, /<a href="\/board">Public bulletin board<\/a>/);
+
+    // The board's first load: its module and the chunks it imports, without faker.
+    const files = [manifest.islands.BulletinBoard, ...manifest.preload.BulletinBoard];
+    assert.ok(!files.some((f) => f.includes("voter_names")));
+    for (const file of files) {
+      const code = await Deno.readTextFile(new URL(file.slice("/static/build/".length), outDir));
+      assert.ok(!code.includes("faker"), file);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
