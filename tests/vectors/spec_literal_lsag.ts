@@ -56,13 +56,7 @@ function u32be(n: number): Uint8Array {
 
 /** `a ‖ b ‖ …` */
 function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((sum, p) => sum + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return Uint8Array.from(parts.flatMap((p) => [...p]));
 }
 
 function utf8(text: string): Uint8Array {
