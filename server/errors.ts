@@ -1,10 +1,15 @@
-// Typed errors thrown by the store and the API handlers. `app.onError` (server/app.ts) is the one
-// place that turns them into `{"error": {"code", "message"}}` answers (protocol §4).
+// The one error type of the HTTP API. Handlers, the store and the middleware throw it; the app's
+// one `onError` (server/app.ts) answers with the response it carries, so every refusal, 404 and
+// 413 included, has the shape `{"error": {"code", "message"}}` of protocol §4.
+import { HTTPException } from "hono/http-exception";
 
-/** Status codes a caller's fault maps to. */
-export type ErrorStatus = 400 | 403 | 404 | 409 | 413;
+/** Status codes an error answer may have: a caller's fault, or 500 for a bug. */
+export type ErrorStatus = 400 | 403 | 404 | 409 | 413 | 500 | 503;
 
-/** An error the caller caused: its snake_case `code`, HTTP `status` and extra body fields. */
+/** The JSON body of every error answer. */
+export type ErrorAnswer = { error: { code: string; message: string } & Record<string, unknown> };
+
+/** An error answer: its snake_case `code`, HTTP `status`, message and extra body fields. */
 export class ApiError extends Error {
   readonly code: string;
   readonly status: ErrorStatus;
@@ -24,8 +29,13 @@ export class ApiError extends Error {
   }
 
   /** The JSON body of the answer. */
-  toBody(): { error: { code: string; message: string } & Record<string, unknown> } {
+  toBody(): ErrorAnswer {
     return { error: { code: this.code, message: this.message, ...this.extra } };
+  }
+
+  /** The answer itself: the body as JSON with the error's status. */
+  getResponse(): Response {
+    return Response.json(this.toBody(), { status: this.status });
   }
 }
 
@@ -34,9 +44,19 @@ export function invalidRequest(message: string): ApiError {
   return new ApiError(400, "invalid_request", message);
 }
 
-/** 404 `not_found`: no such route. */
-export function routeNotFound(method: string, path: string): ApiError {
+/** 404 `not_found`: no such route, or no such built file. */
+export function notFound(method: string, path: string): ApiError {
   return new ApiError(404, "not_found", `No route for ${method} "${path}"`);
+}
+
+/**
+ * The answer for any thrown value: an ApiError answers itself; a framework refusal below 500 is
+ * an `invalid_request`; anything else is a bug, answered 500 with no detail (the caller logs it).
+ */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof HTTPException && error.status < 500) return invalidRequest(error.message);
+  return new ApiError(500, "internal_error", "Internal server error");
 }
 
 /** Shortens a caller-supplied value for quoting inside a message. */
