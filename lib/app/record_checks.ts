@@ -4,14 +4,8 @@
 // block), each compared with an independently obtained value; the tally recounted from the votes;
 // and the voting page's decision about what the board says of its own tag.
 import { bytesToHex } from "../protocol/bytes.ts";
-import { type Block, blockHash, GENESIS_PREV_HASH } from "../protocol/chain.ts";
-import {
-  emptyRoot,
-  hashChildren,
-  inclusionProof,
-  type Vote,
-  voteLeaf,
-} from "../protocol/merkle.ts";
+import { type Block, blockHash, isGenesis } from "../protocol/chain.ts";
+import { hashChildren, inclusionProof, type Vote, voteLeaf } from "../protocol/merkle.ts";
 import type { StatusLine } from "./status.ts";
 
 /** What the browser found about one block: its own hash, and its link to the block before it. */
@@ -41,8 +35,7 @@ export function checkBlocks(blocks: readonly Block[]): BlockCheck[] {
     const computedHash = safeBlockHash(block);
     const hashOk = computedHash !== null && computedHash === block.hash;
     if (block.height === 0) {
-      const genesisOk = block.prev_hash === GENESIS_PREV_HASH && block.size === 0 &&
-        block.merkle_root === bytesToHex(emptyRoot());
+      const genesisOk = isGenesis(block);
       return {
         height: 0,
         computedHash,

@@ -23,6 +23,17 @@ export type BlockHeader = Pick<
 /** `prev_hash` of the genesis block: 32 zero bytes. */
 export const GENESIS_PREV_HASH = "0".repeat(64);
 
+/**
+ * The genesis rule (protocol §3): the fields every genesis block has, whatever its timestamp —
+ * height 0, size 0, the empty tree's root, a zero `prev_hash`.
+ */
+const GENESIS_FIELDS = {
+  height: 0,
+  size: 0,
+  merkle_root: bytesToHex(emptyRoot()),
+  prev_hash: GENESIS_PREV_HASH,
+} as const;
+
 function assertObject(value: unknown, name: string): Record<string, unknown> {
   if (typeof value !== "object" || value === null) throw new TypeError(`${name} must be an object`);
   return value as Record<string, unknown>;
@@ -55,14 +66,17 @@ export function blockHash(header: BlockHeader): string {
 
 /** The genesis block closed at `timestamp`: height 0, size 0, empty-tree root, zero prev_hash. */
 export function genesisBlock(timestamp: number): Block {
-  const header = {
-    height: 0,
-    timestamp: assertCount(timestamp, "timestamp"),
-    merkle_root: bytesToHex(emptyRoot()),
-    prev_hash: GENESIS_PREV_HASH,
-    size: 0,
-  };
+  const header = { ...GENESIS_FIELDS, timestamp: assertCount(timestamp, "timestamp") };
   return { ...header, hash: blockHash(header) };
+}
+
+/**
+ * True when `block` has the genesis fields of protocol §3 (any timestamp). Its hash is not
+ * compared here: {@link verifyBlockHash} says whether it matches the fields. Never throws.
+ */
+export function isGenesis(block: BlockHeader): boolean {
+  const fields = Object.entries(GENESIS_FIELDS) as [keyof typeof GENESIS_FIELDS, unknown][];
+  return fields.every(([name, value]) => block[name] === value);
 }
 
 /** True when `block.hash` equals {@link blockHash} of its fields; throws for a malformed block. */

@@ -6,6 +6,7 @@ import {
   checkLink,
   GENESIS_PREV_HASH,
   genesisBlock,
+  isGenesis,
   verifyBlockHash,
 } from "../../lib/protocol/chain.ts";
 import { emptyRoot } from "../../lib/protocol/merkle.ts";
@@ -38,6 +39,23 @@ Deno.test("genesisBlock has height 0, size 0, the empty-tree root and a zero pre
   assert.equal(GENESIS_PREV_HASH, "00".repeat(32));
   assert.equal(verifyBlockHash(genesis), true);
   assert.notEqual(genesisBlock(vectors.genesis.timestamp + 1).hash, genesis.hash);
+});
+
+Deno.test("isGenesis accepts any genesis block and refuses each changed genesis field", () => {
+  const genesis = genesisBlock(vectors.genesis.timestamp);
+  assert.equal(isGenesis(genesis), true);
+  assert.equal(isGenesis(genesisBlock(0)), true);
+  const changed: [string, Partial<Block>][] = [
+    ["height 1", { height: 1 }],
+    ["size 1", { size: 1 }],
+    ["a root other than the empty tree's", { merkle_root: vectors.block.merkle_root }],
+    ["a non-zero prev_hash", { prev_hash: genesis.hash }],
+  ];
+  for (const [desc, change] of changed) {
+    assert.equal(isGenesis(rehash({ ...genesis, ...change })), false, desc);
+  }
+  assert.equal(isGenesis({ ...genesis, height: "0" as unknown as number }), false, "height '0'");
+  assert.equal(isGenesis(nextBlock(genesis, vectors.block.merkle_root, 8)), false, "block 1");
 });
 
 Deno.test("checkLink accepts a correctly hashed next block", () => {
