@@ -4,17 +4,17 @@
 import { genesisBlock } from "../lib/protocol/chain.ts";
 import { bytesToBase64 } from "../lib/protocol/bytes.ts";
 import type {
-  Block,
   BlockList,
+  BlockRecord,
   BlockStatus,
   BlockVotes,
   KeyPage,
   KeyRecord,
   TagRecord,
   Tally,
-  Vote,
   VoteAccepted,
   VoteProof,
+  VoteRecord,
 } from "../lib/protocol/schemas.ts";
 import { rankTally } from "../lib/protocol/tally.ts";
 import { ApiError, quote } from "./errors.ts";
@@ -56,11 +56,11 @@ export interface Store {
   /** The members of `keys` that are not registered, in the order given. */
   unregisteredKeys(keys: string[]): Promise<string[]>;
   /** Commits a verified vote into the open block; 409 `duplicate_tag` if the tag has voted. */
-  submitVote(vote: Vote, tag: string): Promise<VoteAccepted>;
+  submitVote(vote: VoteRecord, tag: string): Promise<VoteAccepted>;
   /** The head block and the open block. */
   status(): Promise<BlockStatus>;
   /** The sealed block at `height`, or null. */
-  block(height: number): Promise<Block | null>;
+  block(height: number): Promise<BlockRecord | null>;
   /** Up to `limit` sealed blocks from height `from`, and the head height. */
   blocks(from: number, limit: number): Promise<BlockList>;
   /** A sealed vote with its stored proof; 404 `unknown_vote` or `block_not_sealed`. */
@@ -80,11 +80,11 @@ export interface Store {
    */
   closeOpenBlock(now: number): Promise<number | null>;
   /** The block at `height` if it is sealed already, else its close record; throws if not closed. */
-  closedBlock(height: number): Promise<{ sealed: Block } | ClosedBlock>;
+  closedBlock(height: number): Promise<{ sealed: BlockRecord } | ClosedBlock>;
   /** `leafOf` of every vote of block `height`, in leaf (vote id) order, with the vote ids. */
   mapBlockVotes<T>(
     height: number,
-    leafOf: (vote: Vote) => T,
+    leafOf: (vote: VoteRecord) => T,
   ): Promise<{ voteIds: string[]; leaves: T[] }>;
   /** Stores every proof and leaf of block `height` in commits within the KV limits. */
   writeProofs(
@@ -96,7 +96,7 @@ export interface Store {
    * Writes `block` and moves the head to it in one commit checked against both; returns the
    * stored block (this one, or an identical one a concurrent sealer wrote).
    */
-  appendBlock(block: Block): Promise<Block>;
+  appendBlock(block: BlockRecord): Promise<BlockRecord>;
 }
 
 /** Options of {@link createStore}. */
@@ -123,7 +123,7 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
     unregisteredKeys: (keys) => unregisteredKeys(kv, keys),
     submitVote: (vote, tag) => submitVote(kv, { vote, tag, voteId: newVoteId() }),
     status: () => blockStatus(kv),
-    block: async (height) => (await kv.get<Block>(kvKeys.block(height))).value,
+    block: async (height) => (await kv.get<BlockRecord>(kvKeys.block(height))).value,
     blocks: (from, limit) => blockRange(kv, from, limit),
     voteProof: (height, voteId) => voteProof(kv, height, voteId),
     blockVotes: (height, offset, limit) => blockVotes(kv, height, offset, limit),
@@ -146,7 +146,7 @@ export function randomVoteId(): string {
 
 async function ensureGenesis(kv: Deno.Kv, now: number): Promise<void> {
   for (let attempt = 0;; attempt++) {
-    const existing = await readRetrying(() => kv.get<Block>(kvKeys.block(0)));
+    const existing = await readRetrying(() => kv.get<BlockRecord>(kvKeys.block(0)));
     if (existing.value) return;
     const genesis = genesisBlock(now);
     const res = await tryCommit(
@@ -239,7 +239,7 @@ async function unregisteredKeys(kv: Deno.Kv, keys: string[]): Promise<string[]> 
  */
 async function submitVote(
   kv: Deno.Kv,
-  { vote, tag, voteId }: { vote: Vote; tag: string; voteId: string },
+  { vote, tag, voteId }: { vote: VoteRecord; tag: string; voteId: string },
 ): Promise<VoteAccepted> {
   for (let attempt = 0;; attempt++) {
     const open = await readRetrying(() => kv.get<OpenRecord>(kvKeys.open()));
@@ -281,7 +281,7 @@ async function readPointers(kv: Deno.Kv) {
 
 async function blockStatus(kv: Deno.Kv): Promise<BlockStatus> {
   const { open, head } = await readPointers(kv);
-  const block = await readRetrying(() => kv.get<Block>(kvKeys.block(head.value.height)));
+  const block = await readRetrying(() => kv.get<BlockRecord>(kvKeys.block(head.value.height)));
   if (!block.value) throw new Error(`Head block ${head.value.height} is missing`);
   return {
     height: head.value.height,
@@ -299,9 +299,9 @@ async function headHeight(kv: Deno.Kv): Promise<number> {
 
 async function blockRange(kv: Deno.Kv, from: number, limit: number): Promise<BlockList> {
   const height = await headHeight(kv);
-  const blocks: Block[] = [];
+  const blocks: BlockRecord[] = [];
   if (limit > 0) {
-    const entries = kv.list<Block>({
+    const entries = kv.list<BlockRecord>({
       start: kvKeys.block(from),
       end: kvKeys.block(from + limit),
     });
@@ -313,7 +313,7 @@ async function blockRange(kv: Deno.Kv, from: number, limit: number): Promise<Blo
 /** A vote's proof from stored data: one `getMany` of four point reads. */
 async function voteProof(kv: Deno.Kv, height: number, voteId: string): Promise<VoteProof> {
   const [ref, block, index, vote] = await readRetrying(() =>
-    kv.getMany<[VoteRef, Block, VoteIndex, Vote]>([
+    kv.getMany<[VoteRef, BlockRecord, VoteIndex, VoteRecord]>([
       kvKeys.voteRef(voteId),
       kvKeys.block(height),
       kvKeys.voteIndex(voteId),
@@ -339,7 +339,7 @@ async function blockVotes(
   offset: number,
   limit: number,
 ): Promise<BlockVotes> {
-  const block = await readRetrying(() => kv.get<Block>(kvKeys.block(height)));
+  const block = await readRetrying(() => kv.get<BlockRecord>(kvKeys.block(height)));
   if (!block.value) throw unknownBlock(height);
   const leaves: { voteId: string; index: number }[] = [];
   if (limit > 0) {
@@ -351,7 +351,7 @@ async function blockVotes(
       leaves.push({ voteId: entry.value.voteId, index: entry.key[2] as number });
     }
   }
-  const found = await getManyChunked<Vote>(
+  const found = await getManyChunked<VoteRecord>(
     kv,
     leaves.map((leaf) => kvKeys.vote(height, leaf.voteId)),
   );
@@ -398,7 +398,7 @@ async function extendTally(kv: Deno.Kv, cache: TallyCache, head: number): Promis
   for (let height = cache.height + 1; height <= head; height++) {
     // Read the whole block before merging, so a failed read leaves the cache as it was.
     const payloads: string[] = [];
-    for await (const entry of kv.list<Vote>({ prefix: kvKeys.votesOf(height) })) {
+    for await (const entry of kv.list<VoteRecord>({ prefix: kvKeys.votesOf(height) })) {
       payloads.push(entry.value.payload);
     }
     for (const payload of payloads) {
@@ -451,9 +451,9 @@ async function holdsVotes(kv: Deno.Kv, height: number): Promise<boolean> {
 async function closedBlock(
   kv: Deno.Kv,
   height: number,
-): Promise<{ sealed: Block } | ClosedBlock> {
+): Promise<{ sealed: BlockRecord } | ClosedBlock> {
   const [seal, head, existing] = await readRetrying(() =>
-    kv.getMany<[SealRecord, HeadRecord, Block]>([
+    kv.getMany<[SealRecord, HeadRecord, BlockRecord]>([
       kvKeys.seal(height),
       kvKeys.head(),
       kvKeys.block(height),
@@ -467,13 +467,13 @@ async function closedBlock(
   return { closedAt: seal.value.closedAt, prev: head.value };
 }
 
-async function mapBlockVotes<T>(kv: Deno.Kv, height: number, leafOf: (vote: Vote) => T) {
+async function mapBlockVotes<T>(kv: Deno.Kv, height: number, leafOf: (vote: VoteRecord) => T) {
   const voteIds: string[] = [];
   const leaves: T[] = [];
   // The whole listing is retried, so a lock mid-way does not leave a partial list.
   await readRetrying(async () => {
     voteIds.length = leaves.length = 0;
-    for await (const entry of kv.list<Vote>({ prefix: kvKeys.votesOf(height) })) {
+    for await (const entry of kv.list<VoteRecord>({ prefix: kvKeys.votesOf(height) })) {
       voteIds.push(entry.key[2] as string);
       leaves.push(leafOf(entry.value));
     }
@@ -505,7 +505,7 @@ function writeProofs(
   return commitInBatches(kv, proofGroups(height, proofs), options);
 }
 
-async function appendBlock(kv: Deno.Kv, block: Block): Promise<Block> {
+async function appendBlock(kv: Deno.Kv, block: BlockRecord): Promise<BlockRecord> {
   const height = block.height;
   for (let attempt = 0;; attempt++) {
     const head = await readRetrying(() => kv.get<HeadRecord>(kvKeys.head()));
@@ -520,7 +520,7 @@ async function appendBlock(kv: Deno.Kv, block: Block): Promise<Block> {
       )
       : { ok: false as const };
     if (res?.ok) return block;
-    const stored = await readRetrying(() => kv.get<Block>(kvKeys.block(height)));
+    const stored = await readRetrying(() => kv.get<BlockRecord>(kvKeys.block(height)));
     if (stored.value) {
       if (stored.value.hash !== block.hash) {
         throw new Error(`Block ${height} was sealed with a different hash`);

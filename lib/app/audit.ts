@@ -5,12 +5,13 @@
 // The caller supplies `get` (an HTTP GET returning parsed JSON), so this module stays pure.
 import * as z from "zod/mini";
 import { bytesToHex } from "../protocol/bytes.ts";
-import { type Block, checkLink, isGenesis, verifyBlockHash } from "../protocol/chain.ts";
+import { checkLink, isGenesis, verifyBlockHash } from "../protocol/chain.ts";
 import { merkleRoot, voteLeaf } from "../protocol/merkle.ts";
 import { createMemberCache } from "../protocol/member_cache.ts";
 import { checkRing, decodeSignature, type MemberCache } from "../protocol/ring_signature.ts";
 import {
   BlockList,
+  type BlockRecord,
   BlockStatus,
   BlockVotes,
   codePointLength,
@@ -118,7 +119,7 @@ export async function auditLedger(get: Get, opts: AuditOptions = {}): Promise<Au
     report.keys = registered.size;
 
     // Every block header, in height order.
-    const blocks: Block[] = [];
+    const blocks: BlockRecord[] = [];
     while (blocks.length <= status.height) {
       const page = await read(
         get,

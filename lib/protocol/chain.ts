@@ -3,20 +3,11 @@
 import { bytesToHex, concatBytes, hexToBytes, u64be } from "./bytes.ts";
 import { sha256 } from "./hash.ts";
 import { emptyRoot } from "./merkle.ts";
-
-/** A block record as stored and served (protocol §3); `timestamp` is ms since the epoch. */
-export type Block = {
-  height: number;
-  timestamp: number;
-  merkle_root: string;
-  prev_hash: string;
-  hash: string;
-  size: number;
-};
+import type { BlockRecord } from "./schemas.ts";
 
 /** The fields a block hash commits to. */
 export type BlockHeader = Pick<
-  Block,
+  BlockRecord,
   "merkle_root" | "timestamp" | "height" | "prev_hash" | "size"
 >;
 
@@ -65,7 +56,7 @@ export function blockHash(header: BlockHeader): string {
 }
 
 /** The genesis block closed at `timestamp`: height 0, size 0, empty-tree root, zero prev_hash. */
-export function genesisBlock(timestamp: number): Block {
+export function genesisBlock(timestamp: number): BlockRecord {
   const header = { ...GENESIS_FIELDS, timestamp: assertCount(timestamp, "timestamp") };
   return { ...header, hash: blockHash(header) };
 }
@@ -80,7 +71,7 @@ export function isGenesis(block: BlockHeader): boolean {
 }
 
 /** True when `block.hash` equals {@link blockHash} of its fields; throws for a malformed block. */
-export function verifyBlockHash(block: Block): boolean {
+export function verifyBlockHash(block: BlockRecord): boolean {
   const b = assertObject(block, "block");
   const hash = hexToBytes(b.hash, 32, "hash");
   return bytesToHex(hash) === blockHash(block);
@@ -91,7 +82,7 @@ export function verifyBlockHash(block: Block): boolean {
  * `block.prev_hash === prev.hash` and `block.hash === blockHash(block)`. Throws TypeError or
  * RangeError for a malformed block; a well-formed block that does not link is false.
  */
-export function checkLink(block: Block, prev: Block): boolean {
+export function checkLink(block: BlockRecord, prev: BlockRecord): boolean {
   const b = assertObject(block, "block");
   const p = assertObject(prev, "prev");
   assertCount(p.height, "prev.height");

@@ -4,6 +4,7 @@
 import { sha256 as nobleSha256 } from "@noble/hashes/sha2.js";
 import { assertBytes, equalBytes, utf8 } from "./bytes.ts";
 import { sha256 } from "./hash.ts";
+import type { VoteRecord } from "./schemas.ts";
 
 /** Size in bytes of every hash in the tree (SHA-256). */
 export const HASH_SIZE = 32;
@@ -225,15 +226,12 @@ export function verifyInclusion(input: InclusionProofInput & { root: Uint8Array 
   return root !== null && equalBytes(root, input.root);
 }
 
-/** A recorded vote: payload, wire signature string and the ring's hex keys (protocol §3). */
-export type Vote = { payload: string; signature: string; publicKeys: string[] };
-
 /**
  * Vote bytes `utf8(JSON.stringify({payload, signature, publicKeys: sorted}))` (protocol §3), with
  * `sorted` the ring keys in ascending order. Requires string fields and 64-character lowercase hex
  * keys, so that string order equals byte order.
  */
-export function voteBytes(vote: Vote): Uint8Array {
+export function voteBytes(vote: VoteRecord): Uint8Array {
   if (typeof vote !== "object" || vote === null) throw new TypeError("vote must be an object");
   const { payload, signature, publicKeys } = vote;
   if (typeof payload !== "string") throw new TypeError("vote.payload must be a string");
@@ -252,6 +250,6 @@ export function voteBytes(vote: Vote): Uint8Array {
 }
 
 /** Leaf hash of a vote, `hashLeaf(voteBytes(vote))` (protocol §3). */
-export function voteLeaf(vote: Vote): Uint8Array {
+export function voteLeaf(vote: VoteRecord): Uint8Array {
   return hashLeaf(voteBytes(vote));
 }
