@@ -61,6 +61,19 @@ export function utf8(text: string): Uint8Array {
   return encoder.encode(text);
 }
 
+/**
+ * UTF-8 bytes of `text`, which must be well-formed Unicode: a lone surrogate would be encoded as
+ * U+FFFD, so several strings would share one encoding (protocol §4). Throws TypeError for a
+ * non-string and RangeError, naming `name`, for a lone surrogate.
+ */
+export function utf8WellFormed(text: string, name = "text"): Uint8Array {
+  if (typeof text !== "string") throw new TypeError(`${name} must be a string`);
+  if (!text.isWellFormed()) {
+    throw new RangeError(`${name} is not well-formed Unicode: it holds a lone surrogate`);
+  }
+  return encoder.encode(text);
+}
+
 /** Concatenation of `parts`. */
 export function concatBytes(...parts: Uint8Array[]): Uint8Array {
   let size = 0;

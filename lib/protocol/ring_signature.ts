@@ -17,6 +17,7 @@ import {
   hexToBytes,
   u32be,
   utf8,
+  utf8WellFormed,
 } from "./bytes.ts";
 import { decodePoint, G, keyPairFromSeed, L, type Point } from "./keys.ts";
 import { multiplyByTable, type PointTable, pointTable } from "./point_table.ts";
@@ -60,9 +61,12 @@ export function tagOf(seed: Uint8Array): Uint8Array {
   return hashToPoint(publicKey).multiply(secret).toBytes();
 }
 
-/** T = label ‖ u32be(n) ‖ P_0 ‖ … ‖ P_{n-1} ‖ I ‖ u32be(len(m)) ‖ m, m the UTF-8 message. */
+/**
+ * T = label ‖ u32be(n) ‖ P_0 ‖ … ‖ P_{n-1} ‖ I ‖ u32be(len(m)) ‖ m, m the UTF-8 message. Throws
+ * RangeError for a message that is not well-formed Unicode, whose UTF-8 would not be its own.
+ */
 export function transcript(ring: Uint8Array[], tag: Uint8Array, message: string): Uint8Array {
-  const m = utf8(message);
+  const m = utf8WellFormed(message, "message");
   return concatBytes(labelBytes, u32be(ring.length), ...ring, tag, u32be(m.length), m);
 }
 
@@ -203,6 +207,10 @@ export function checkRing(sig: RingSignature, message: string, opts: CheckOption
   const maxRing = opts.maxRing ?? MAX_RING;
   if (!Array.isArray(ring) || !Array.isArray(r)) throw new TypeError("ring and r must be arrays");
   if (typeof message !== "string") throw new TypeError("message must be a string");
+  // A lone surrogate encodes as U+FFFD: the signature would also cover the replaced text.
+  if (!message.isWellFormed()) {
+    return { ok: false, reason: "message is not well-formed Unicode: it holds a lone surrogate" };
+  }
   const n = ring.length;
   if (n < MIN_RING || n > maxRing) {
     return { ok: false, reason: `ring size must be 2..${maxRing}, got ${n}` };

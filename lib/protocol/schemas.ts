@@ -54,6 +54,13 @@ export const VoteRecord = z.object({
   publicKeys: z.array(Hex32),
 });
 /**
+ * A vote payload as submitted: well-formed Unicode, since UTF-8 would turn a lone surrogate into
+ * U+FFFD and one signature would cover several payload strings (protocol §4).
+ */
+export const Payload = z.string().check(
+  z.refine((text) => text.isWellFormed(), "must be well-formed Unicode (no lone surrogates)"),
+);
+/**
  * Body of `POST /api/vote`. The payload limit is checked separately
  * (`MAX_PAYLOAD_CODE_POINTS`) because it has its own status, 413.
  */
@@ -62,7 +69,7 @@ export const VoteSubmission = z.object({
   publicKeys: z.array(Hex32),
   signature: z.string().check(z.minLength(1, "must not be empty")),
   tag: Hex32,
-  payload: z.string(),
+  payload: Payload,
 });
 /** Answer of `POST /api/vote` (202). */
 export const VoteAccepted = z.object({ voteId: VoteId, blockId: Id });

@@ -247,6 +247,27 @@ Deno.test("signRing refuses a ring without the signer or outside 2..64", () => {
   );
 });
 
+Deno.test("signRing refuses a message that is not well-formed Unicode, naming it", () => {
+  for (const bad of ["\uD800", "ok\uDFFF", "\uDC00\uD800"]) {
+    assert.throws(
+      () => signRing({ ring, seed: seeds[3], message: bad }),
+      (e: Error) => e instanceof RangeError && /message is not well-formed Unicode/.test(e.message),
+      JSON.stringify(bad),
+    );
+  }
+  // Surrogate pairs are well-formed: astral text signs and verifies.
+  const astral = "🗳️ e\u0301 \u{1F1EB}\u{1F1F7}";
+  assert.equal(verifyRing(signRing({ ring, seed: seeds[3], message: astral }), astral), true);
+});
+
+Deno.test("checkRing refuses a lone surrogate even where its UTF-8 bytes match the signed text", () => {
+  const overReplacement = signRing({ ring, seed: seeds[3], message: "\uFFFD" });
+  assert.equal(verifyRing(overReplacement, "\uFFFD"), true);
+  const check = checkRing(overReplacement, "\uD800");
+  assert.equal(check.ok, false);
+  assert.match((check as { reason: string }).reason, /message is not well-formed Unicode/);
+});
+
 Deno.test("property: sign then verify holds; any single-byte change fails", () => {
   fc.assert(
     fc.property(
