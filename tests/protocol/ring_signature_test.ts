@@ -325,11 +325,3 @@ Deno.test("a warm member cache changes no verdict of the negative corpus", async
   assert.equal(members.get(bytesToHex(order8.toBytes())), undefined);
   assert.equal(members.get(bytesToHex(identity)), undefined);
 });
-
-Deno.test("the member cache evicts the least recently used key and frees its table", () => {
-  const members = createMemberCache({ maxMembers: 3, tableBudgetBytes: 1 });
-  assert.ok(verifyRing(good, message, { members }));
-  assert.equal(members.size, 3);
-  assert.equal(members.tabled, 0);
-  assert.ok(verifyRing(good, message, { members }));
-});
