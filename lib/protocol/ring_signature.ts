@@ -50,9 +50,18 @@ export function hashToPoint(publicKey: Uint8Array): Point {
   return ed25519_hasher.hashToCurve(publicKey, { DST: KEY_IMAGE_DST }) as Point;
 }
 
-/** Hs(b): SHA-512 read as a 64-byte little-endian integer, mod L. */
-export function hashToScalar(bytes: Uint8Array): bigint {
-  return bytesToNumberLE(nobleSha512(bytes)) % L;
+/** A SHA-512 state, for example one that has absorbed a transcript shared by many hashes. */
+export type Sha512State = ReturnType<typeof nobleSha512.create>;
+
+/**
+ * Hs(b) of protocol §2: SHA-512(b) read as a 64-byte little-endian integer, mod L. `b` is the
+ * concatenation of `parts`, after whatever `absorbed` holds already (a clone is extended, so one
+ * state serves every challenge of a signature). Throws TypeError for a part that is not bytes.
+ */
+export function hashToScalar(parts: Uint8Array[], absorbed?: Sha512State): bigint {
+  const state = absorbed ? absorbed.clone() : nobleSha512.create();
+  parts.forEach((part, i) => state.update(assertBytes(part, undefined, `parts[${i}]`)));
+  return bytesToNumberLE(state.digest()) % L;
 }
 
 /** The tag (key image) I = x·Hp(P) of the key with this seed; the same whatever it signs. */
@@ -75,11 +84,10 @@ export function transcript(ring: Uint8Array[], tag: Uint8Array, message: string)
  * are brought to affine form together, sharing one field inversion.
  */
 function challenger(t: Uint8Array): (li: Point, ri: Point) => bigint {
-  const base = nobleSha512.create().update(t);
+  const transcriptState = nobleSha512.create().update(t);
   return (li, ri) => {
     const [la, ra] = normalizeZ(ed25519.Point, [li, ri]);
-    const h = base.clone().update(la.toBytes()).update(ra.toBytes()).digest();
-    return bytesToNumberLE(h) % L;
+    return hashToScalar([la.toBytes(), ra.toBytes()], transcriptState);
   };
 }
 
