@@ -8,7 +8,7 @@ import { createBlockApp } from "./api_block.ts";
 import { createPkiApp } from "./api_pki.ts";
 import { createVoteApp, type VerifyVote } from "./api_vote.ts";
 import { type Config, DEFAULT_RING_SIZE } from "./config.ts";
-import { ApiError, notFound, toApiError } from "./errors.ts";
+import { notFound, refusal, toApiError } from "./errors.ts";
 import { createPageApp } from "./pages.ts";
 import { securityHeaders } from "./security.ts";
 import type { Store } from "./store.ts";
@@ -41,8 +41,7 @@ export function createApp(options: AppOptions): Hono {
     bodyLimit({
       maxSize: MAX_BODY_BYTES,
       onError: () => {
-        throw new ApiError(
-          413,
+        throw refusal(
           "body_too_large",
           `Request body is larger than ${MAX_BODY_BYTES} bytes`,
         );

@@ -39,14 +39,46 @@ export class ApiError extends Error {
   }
 }
 
+/** The status of every error code of protocol §4: the one mapping from refusal to HTTP. */
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  invalid_key: 400,
+  invalid_signature: 400,
+  unregistered_key: 403,
+  not_found: 404,
+  unknown_key: 404,
+  unknown_block: 404,
+  unknown_vote: 404,
+  block_not_sealed: 404,
+  unknown_tag: 404,
+  duplicate_key: 409,
+  duplicate_tag: 409,
+  payload_too_large: 413,
+  body_too_large: 413,
+  internal_error: 500,
+  busy: 503,
+} as const satisfies Record<string, ErrorStatus>;
+
+/** An error code of protocol §4. */
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** The error answer `code`, with its status from {@link ERROR_STATUS} and any extra fields. */
+export function refusal(
+  code: ErrorCode,
+  message: string,
+  extra: Record<string, unknown> = {},
+): ApiError {
+  return new ApiError(ERROR_STATUS[code], code, message, extra);
+}
+
 /** 400 `invalid_request`: the body or a parameter does not have the documented shape. */
 export function invalidRequest(message: string): ApiError {
-  return new ApiError(400, "invalid_request", message);
+  return refusal("invalid_request", message);
 }
 
 /** 404 `not_found`: no such route, or no such built file. */
 export function notFound(method: string, path: string): ApiError {
-  return new ApiError(404, "not_found", `No route for ${method} "${path}"`);
+  return refusal("not_found", `No route for ${method} "${path}"`);
 }
 
 /**
@@ -56,7 +88,7 @@ export function notFound(method: string, path: string): ApiError {
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof HTTPException && error.status < 500) return invalidRequest(error.message);
-  return new ApiError(500, "internal_error", "Internal server error");
+  return refusal("internal_error", "Internal server error");
 }
 
 /** Shortens a caller-supplied value for quoting inside a message. */

@@ -23,20 +23,33 @@ export type VoteIndex = { index: number; path: string[] };
 /** Which vote sits at a leaf index of a sealed block. */
 export type LeafRecord = { voteId: string };
 
-/** Keys are arrays, collection name first (protocol §5). */
+/** Keys are arrays, collection name first (protocol §5); the value each holds is named. */
 export const kvKeys = {
+  /** {@link OpenRecord}: the guard every vote commit checks. */
   open: (): Deno.KvKey => ["cfg", "open"],
+  /** {@link HeadRecord}: the last sealed block. */
   head: (): Deno.KvKey => ["cfg", "head"],
+  /** {@link KeyCountRecord}: the directory size. */
   keyCount: (): Deno.KvKey => ["cfg", "keys"],
+  /** {@link KeyEntry}: the key with this id. */
   key: (id: number): Deno.KvKey => ["key", id],
+  /** {@link KeyIdRecord}: the id of this key. */
   keyId: (key: string): Deno.KvKey => ["keyid", key],
+  /** The vote record; listing by block in key order gives leaf order. */
   vote: (height: number, voteId: string): Deno.KvKey => ["vote", height, voteId],
+  /** Prefix of every vote of block `height`. */
   votesOf: (height: number): Deno.KvKey => ["vote", height],
+  /** {@link VoteRef}: where a vote went, and the "did my commit land?" marker. */
   voteRef: (voteId: string): Deno.KvKey => ["voteref", voteId],
+  /** {@link TagUse}: who used a tag, checked unused in the vote commit. */
   tag: (tag: string): Deno.KvKey => ["tag", tag],
+  /** {@link SealRecord}: the close time of block `height`. */
   seal: (height: number): Deno.KvKey => ["seal", height],
+  /** {@link VoteIndex}: a vote's leaf index and proof. */
   voteIndex: (voteId: string): Deno.KvKey => ["voteidx", voteId],
+  /** {@link LeafRecord}: the vote at a leaf index. */
   leaf: (height: number, index: number): Deno.KvKey => ["leaf", height, index],
+  /** The block record, written last. */
   block: (height: number): Deno.KvKey => ["block", height],
 };
 

@@ -17,7 +17,7 @@ import type {
   VoteRecord,
 } from "../lib/protocol/schemas.ts";
 import { rankTally } from "../lib/protocol/tally.ts";
-import { ApiError, quote } from "./errors.ts";
+import { quote, refusal } from "./errors.ts";
 import {
   backoff,
   type BatchOptions,
@@ -171,7 +171,10 @@ async function registerKey(kv: Deno.Kv, key: string): Promise<KeyRecord> {
     const [count, existing] = await readRetrying(() =>
       kv.getMany<[KeyCountRecord, KeyIdRecord]>([kvKeys.keyCount(), kvKeys.keyId(key)])
     );
-    if (existing.value) throw duplicateKey(key, existing.value.id);
+    if (existing.value) {
+      const { id } = existing.value;
+      throw refusal("duplicate_key", `Key "${quote(key)}" is already registered`, { id });
+    }
     const id = (count.value?.total ?? 0) + 1;
     const res = await tryCommit(
       kv.atomic()
@@ -193,10 +196,6 @@ async function registerKey(kv: Deno.Kv, key: string): Promise<KeyRecord> {
   }
 }
 
-function duplicateKey(key: string, id: number): ApiError {
-  return new ApiError(409, "duplicate_key", `Key "${quote(key)}" is already registered`, { id });
-}
-
 async function keyTotal(kv: Deno.Kv): Promise<number> {
   const count = await readRetrying(() => kv.get<KeyCountRecord>(kvKeys.keyCount()));
   return count.value?.total ?? 0;
@@ -206,7 +205,7 @@ async function keyById(kv: Deno.Kv, id: number): Promise<KeyRecord> {
   const [record, count] = await readRetrying(() =>
     kv.getMany<[KeyEntry, KeyCountRecord]>([kvKeys.key(id), kvKeys.keyCount()])
   );
-  if (!record.value) throw new ApiError(404, "unknown_key", `No key with id ${id}`);
+  if (!record.value) throw refusal("unknown_key", `No key with id ${id}`);
   return { id, key: record.value.key, total: count.value?.total ?? 0 };
 }
 
@@ -259,14 +258,10 @@ async function submitVote(
       kv.getMany<[VoteRef, TagUse]>([kvKeys.voteRef(voteId), kvKeys.tag(tag)])
     );
     if (ref.value) return { voteId, blockId: ref.value.height };
-    if (used.value) throw duplicateTag(tag);
+    if (used.value) throw refusal("duplicate_tag", `Tag "${quote(tag)}" has already voted`);
     if (attempt >= MAX_ATTEMPTS) throw new Error("Vote commit kept conflicting");
     await backoff(attempt);
   }
-}
-
-function duplicateTag(tag: string): ApiError {
-  return new ApiError(409, "duplicate_tag", `Tag "${quote(tag)}" has already voted`);
 }
 
 // ---- reads ----
@@ -321,16 +316,12 @@ async function voteProof(kv: Deno.Kv, height: number, voteId: string): Promise<V
     ])
   );
   if (!ref.value || ref.value.height !== height || !vote.value) {
-    throw new ApiError(404, "unknown_vote", `No vote "${quote(voteId)}" in block ${height}`);
+    throw refusal("unknown_vote", `No vote "${quote(voteId)}" in block ${height}`);
   }
   if (!block.value || !index.value) {
-    throw new ApiError(404, "block_not_sealed", `Block ${height} is not sealed yet`);
+    throw refusal("block_not_sealed", `Block ${height} is not sealed yet`);
   }
   return { vote: vote.value, index: index.value.index, path: index.value.path, block: block.value };
-}
-
-function unknownBlock(height: number): ApiError {
-  return new ApiError(404, "unknown_block", `No sealed block at height ${height}`);
 }
 
 async function blockVotes(
@@ -340,7 +331,7 @@ async function blockVotes(
   limit: number,
 ): Promise<BlockVotes> {
   const block = await readRetrying(() => kv.get<BlockRecord>(kvKeys.block(height)));
-  if (!block.value) throw unknownBlock(height);
+  if (!block.value) throw refusal("unknown_block", `No sealed block at height ${height}`);
   const leaves: { voteId: string; index: number }[] = [];
   if (limit > 0) {
     const entries = kv.list<LeafRecord>({
@@ -365,7 +356,7 @@ async function blockVotes(
 
 async function tagUse(kv: Deno.Kv, tag: string): Promise<TagRecord> {
   const used = await readRetrying(() => kv.get<TagUse>(kvKeys.tag(tag)));
-  if (!used.value) throw new ApiError(404, "unknown_tag", `No vote with tag "${quote(tag)}"`);
+  if (!used.value) throw refusal("unknown_tag", `No vote with tag "${quote(tag)}"`);
   return { voteId: used.value.voteId, blockId: used.value.height };
 }
 

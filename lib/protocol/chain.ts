@@ -1,6 +1,6 @@
 // Browser-safe. The block chain of protocol §3: block hash, genesis block and the link between a
 // block and its predecessor. Hash fields are 64 lowercase hex characters; malformed input throws.
-import { bytesToHex, concatBytes, hexToBytes, u64be } from "./bytes.ts";
+import { assertNonNegativeInteger, bytesToHex, concatBytes, hexToBytes, u64be } from "./bytes.ts";
 import { sha256 } from "./hash.ts";
 import { emptyRoot } from "./merkle.ts";
 import type { BlockRecord } from "./schemas.ts";
@@ -30,14 +30,6 @@ function assertObject(value: unknown, name: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-function assertCount(value: unknown, name: string): number {
-  if (typeof value !== "number") throw new TypeError(`${name} must be a number`);
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw new RangeError(`${name} must be a non-negative integer, got ${value}`);
-  }
-  return value;
-}
-
 /**
  * Block hash, hex of `SHA-256(merkle_root ‖ u64be(timestamp) ‖ u64be(height) ‖ prev_hash ‖
  * u64be(size))` (protocol §3). Requires 32-byte hex roots and hashes and integers in
@@ -46,10 +38,10 @@ function assertCount(value: unknown, name: string): number {
 export function blockHash(header: BlockHeader): string {
   const h = assertObject(header, "block");
   const root = hexToBytes(h.merkle_root, 32, "merkle_root");
-  const timestamp = assertCount(h.timestamp, "timestamp");
-  const height = assertCount(h.height, "height");
+  const timestamp = assertNonNegativeInteger(h.timestamp, "timestamp");
+  const height = assertNonNegativeInteger(h.height, "height");
   const prev = hexToBytes(h.prev_hash, 32, "prev_hash");
-  const size = assertCount(h.size, "size");
+  const size = assertNonNegativeInteger(h.size, "size");
   return bytesToHex(
     sha256(concatBytes(root, u64be(timestamp), u64be(height), prev, u64be(size))),
   );
@@ -57,7 +49,7 @@ export function blockHash(header: BlockHeader): string {
 
 /** The genesis block closed at `timestamp`: height 0, size 0, empty-tree root, zero prev_hash. */
 export function genesisBlock(timestamp: number): BlockRecord {
-  const header = { ...GENESIS_FIELDS, timestamp: assertCount(timestamp, "timestamp") };
+  const header = { ...GENESIS_FIELDS, timestamp: assertNonNegativeInteger(timestamp, "timestamp") };
   return { ...header, hash: blockHash(header) };
 }
 
@@ -85,7 +77,7 @@ export function verifyBlockHash(block: BlockRecord): boolean {
 export function checkLink(block: BlockRecord, prev: BlockRecord): boolean {
   const b = assertObject(block, "block");
   const p = assertObject(prev, "prev");
-  assertCount(p.height, "prev.height");
+  assertNonNegativeInteger(p.height, "prev.height");
   hexToBytes(p.hash, 32, "prev.hash");
   const hashOk = verifyBlockHash(block);
   return b.height === (p.height as number) + 1 && b.prev_hash === p.hash && hashOk;

@@ -2,7 +2,7 @@
 // (§2.1.3.2), plus the vote bytes and vote leaf of protocol §3. Every tree input is checked by type
 // (TypeError) and length (RangeError) before any hashing.
 import { sha256 as nobleSha256 } from "@noble/hashes/sha2.js";
-import { assertBytes, equalBytes, utf8 } from "./bytes.ts";
+import { assertBytes, assertNonNegativeInteger, equalBytes, utf8 } from "./bytes.ts";
 import { sha256 } from "./hash.ts";
 import type { VoteRecord } from "./schemas.ts";
 
@@ -51,14 +51,6 @@ function assertLeafHashes(leafHashes: unknown): Uint8Array[] {
   return leafHashes;
 }
 
-function assertIndex(value: unknown, name: string): number {
-  if (typeof value !== "number") throw new TypeError(`${name} must be a number`);
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw new RangeError(`${name} must be a non-negative integer, got ${value}`);
-  }
-  return value;
-}
-
 /** Largest power of two strictly smaller than n; requires n >= 2. */
 function splitPoint(n: number): number {
   let k = 1;
@@ -94,7 +86,7 @@ export function merkleRoot(leafHashes: Uint8Array[]): Uint8Array {
  */
 export function inclusionProof(leafHashes: Uint8Array[], index: number): Uint8Array[] {
   assertLeafHashes(leafHashes);
-  assertIndex(index, "index");
+  assertNonNegativeInteger(index, "index");
   const size = leafHashes.length;
   if (index >= size) throw new RangeError(`index must be < size ${size}, got ${index}`);
   const path: Uint8Array[] = [];
@@ -162,8 +154,8 @@ export type InclusionProofInput = {
 function assertProofInput(input: unknown): InclusionProofInput {
   if (typeof input !== "object" || input === null) throw new TypeError("input must be an object");
   const { index, size, leafHash, proof } = input as Record<string, unknown>;
-  assertIndex(index, "index");
-  assertIndex(size, "size");
+  assertNonNegativeInteger(index, "index");
+  assertNonNegativeInteger(size, "size");
   if ((index as number) >= (size as number)) {
     throw new RangeError(`index must be < size ${size}, got ${index}`);
   }

@@ -83,15 +83,15 @@ export const BlockRecord = z.object({
   hash: Hex32,
   size: Count,
 });
-/** Answer of `GET /api/block/status`. */
-export const BlockStatus = z.object({
-  height: Count,
-  hash: Hex32,
-  timestamp: Count,
-  openBlock: Id,
-});
-/** Answer of `GET /api/block/hash/id/{height}`. */
-export const BlockHash = z.object({ height: Count, hash: Hex32 });
+/** Answer of `GET /api/block/hash/id/{height}`: a block record's height and hash. */
+export const BlockHash = z.pick(BlockRecord, { height: true, hash: true });
+/** Answer of `GET /api/block/status`: the head block's height, hash and time, and the open block. */
+export const BlockStatus = z.extend(
+  z.pick(BlockRecord, { height: true, hash: true, timestamp: true }),
+  {
+    openBlock: Id,
+  },
+);
 /** Answer of `GET /api/block/id/{blockId}/vote/{voteId}`. */
 export const VoteProof = z.object({
   vote: VoteRecord,

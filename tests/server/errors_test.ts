@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { ErrorBody } from "../../lib/protocol/schemas.ts";
 import { createApp } from "../../server/app.ts";
-import { ApiError } from "../../server/errors.ts";
+import { ApiError, ERROR_STATUS, type ErrorCode } from "../../server/errors.ts";
 import { createStore } from "../../server/store.ts";
 import { makeVoters, ringFor, signedVote } from "../helpers/ledger_fixtures.ts";
 
@@ -95,6 +95,7 @@ Deno.test("every error answer has the same headers and shape as the error type's
         ? ["code", "id", "message"]
         : ["code", "message"];
       assert.deepEqual(Object.keys(body), ["error"], what);
+      assert.equal(res.status, ERROR_STATUS[body.error.code as ErrorCode], `${what}: status`);
       assert.deepEqual(fields, expected, what);
       assert.doesNotMatch(body.error.message, /\.$/, `${what}: no trailing period`);
     }
