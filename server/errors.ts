@@ -9,23 +9,23 @@ export type ErrorStatus = 400 | 403 | 404 | 409 | 413 | 500 | 503;
 /** The JSON body of every error answer. */
 export type ErrorAnswer = { error: { code: string; message: string } & Record<string, unknown> };
 
-/** An error answer: its snake_case `code`, HTTP `status`, message and extra body fields. */
+/** Extra body fields of an error answer (`duplicate_key` carries `id`) and extra headers. */
+export type ErrorDetails = { extra?: Record<string, unknown>; headers?: Record<string, string> };
+
+/** An error answer: its snake_case `code`, HTTP `status`, message, extra body fields and headers. */
 export class ApiError extends Error {
   readonly code: string;
   readonly status: ErrorStatus;
   readonly extra: Record<string, unknown>;
+  readonly headers: Record<string, string>;
 
-  constructor(
-    status: ErrorStatus,
-    code: string,
-    message: string,
-    extra: Record<string, unknown> = {},
-  ) {
+  constructor(status: ErrorStatus, code: string, message: string, details: ErrorDetails = {}) {
     super(message);
     this.name = "ApiError";
     this.status = status;
     this.code = code;
-    this.extra = extra;
+    this.extra = details.extra ?? {};
+    this.headers = details.headers ?? {};
   }
 
   /** The JSON body of the answer. */
@@ -33,9 +33,9 @@ export class ApiError extends Error {
     return { error: { code: this.code, message: this.message, ...this.extra } };
   }
 
-  /** The answer itself: the body as JSON with the error's status. */
+  /** The answer itself: the body as JSON with the error's status and headers. */
   getResponse(): Response {
-    return Response.json(this.toBody(), { status: this.status });
+    return Response.json(this.toBody(), { status: this.status, headers: this.headers });
   }
 }
 
@@ -62,13 +62,16 @@ export const ERROR_STATUS = {
 /** An error code of protocol §4. */
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
-/** The error answer `code`, with its status from {@link ERROR_STATUS} and any extra fields. */
-export function refusal(
-  code: ErrorCode,
-  message: string,
-  extra: Record<string, unknown> = {},
-): ApiError {
-  return new ApiError(ERROR_STATUS[code], code, message, extra);
+/** The error answer `code`, with its status from {@link ERROR_STATUS} and any details. */
+export function refusal(code: ErrorCode, message: string, details: ErrorDetails = {}): ApiError {
+  return new ApiError(ERROR_STATUS[code], code, message, details);
+}
+
+/** 503 `busy` with `Retry-After`: verification capacity is saturated and nothing was stored. */
+export function busy(retryAfterSeconds: number): ApiError {
+  return refusal("busy", `The server is busy: retry in ${retryAfterSeconds} s`, {
+    headers: { "Retry-After": String(retryAfterSeconds) },
+  });
 }
 
 /** 400 `invalid_request`: the body or a parameter does not have the documented shape. */

@@ -173,7 +173,9 @@ async function registerKey(kv: Deno.Kv, key: string): Promise<KeyRecord> {
     );
     if (existing.value) {
       const { id } = existing.value;
-      throw refusal("duplicate_key", `Key "${quote(key)}" is already registered`, { id });
+      throw refusal("duplicate_key", `Key "${quote(key)}" is already registered`, {
+        extra: { id },
+      });
     }
     const id = (count.value?.total ?? 0) + 1;
     const res = await tryCommit(

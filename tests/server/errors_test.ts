@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { ErrorBody } from "../../lib/protocol/schemas.ts";
 import { createApp } from "../../server/app.ts";
-import { ApiError, ERROR_STATUS, type ErrorCode } from "../../server/errors.ts";
+import { ApiError, busy, ERROR_STATUS, type ErrorCode } from "../../server/errors.ts";
 import { createStore } from "../../server/store.ts";
 import { makeVoters, ringFor, signedVote } from "../helpers/ledger_fixtures.ts";
 
@@ -99,6 +99,25 @@ Deno.test("every error answer has the same headers and shape as the error type's
       assert.deepEqual(fields, expected, what);
       assert.doesNotMatch(body.error.message, /\.$/, `${what}: no trailing period`);
     }
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("503 busy carries Retry-After, through the same error handler", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const app = createApp({
+      store: await createStore(kv),
+      verifyVote: () => Promise.reject(busy(2)),
+    });
+    const [a, b] = makeVoters(2);
+    for (const v of [a, b]) await app.request("/api/pki/key", json({ key: v.key }));
+    const res = await app.request("/api/vote", json(signedVote(a, [a, b], "Yes")));
+    assert.equal(res.status, 503);
+    assert.equal(res.headers.get("retry-after"), "2");
+    assert.equal(res.headers.get("content-type"), "application/json");
+    assert.deepEqual((await res.json()).error.code, "busy");
   } finally {
     kv.close();
   }
