@@ -60,7 +60,9 @@ export function createApp(options: AppOptions): Hono {
   // The one place an error becomes an answer.
   app.onError((error, c) => {
     const answer = toApiError(error);
-    if (answer.code === "internal_error") console.error(`${c.req.method} ${c.req.path} failed:`, error);
+    if (answer.code === "internal_error") {
+      console.error(`${c.req.method} ${c.req.path} failed:`, error);
+    }
     return answer.getResponse();
   });
 

@@ -23,35 +23,52 @@ export type VoteIndex = { index: number; path: string[] };
 /** Which vote sits at a leaf index of a sealed block. */
 export type LeafRecord = { voteId: string };
 
+function cfg(name: "open" | "head" | "keys"): Deno.KvKey {
+  return ["cfg", name];
+}
+
+/** Key builders of a collection with one entry per block height, or per vote id. */
+function byHeight(collection: string): (height: number) => Deno.KvKey {
+  return (height) => [collection, height];
+}
+function byVoteId(collection: string): (voteId: string) => Deno.KvKey {
+  return (voteId) => [collection, voteId];
+}
+
 /** Keys are arrays, collection name first (protocol §5); the value each holds is named. */
 export const kvKeys = {
   /** {@link OpenRecord}: the guard every vote commit checks. */
-  open: (): Deno.KvKey => ["cfg", "open"],
+  open: () => cfg("open"),
   /** {@link HeadRecord}: the last sealed block. */
-  head: (): Deno.KvKey => ["cfg", "head"],
+  head: () => cfg("head"),
   /** {@link KeyCountRecord}: the directory size. */
-  keyCount: (): Deno.KvKey => ["cfg", "keys"],
+  keyCount: () => cfg("keys"),
   /** {@link KeyEntry}: the key with this id. */
   key: (id: number): Deno.KvKey => ["key", id],
   /** {@link KeyIdRecord}: the id of this key. */
   keyId: (key: string): Deno.KvKey => ["keyid", key],
-  /** The vote record; listing by block in key order gives leaf order. */
+  /** The vote record; listing a block's votes in key order gives leaf order. */
   vote: (height: number, voteId: string): Deno.KvKey => ["vote", height, voteId],
+  /** {@link LeafRecord}: the vote at a leaf index of a sealed block. */
+  leaf: (height: number, index: number): Deno.KvKey => ["leaf", height, index],
   /** Prefix of every vote of block `height`. */
-  votesOf: (height: number): Deno.KvKey => ["vote", height],
+  votesOf: byHeight("vote"),
+  /** {@link SealRecord}: the close time of block `height`. */
+  seal: byHeight("seal"),
+  /** The block record, written last. */
+  block: byHeight("block"),
   /** {@link VoteRef}: where a vote went, and the "did my commit land?" marker. */
-  voteRef: (voteId: string): Deno.KvKey => ["voteref", voteId],
+  voteRef: byVoteId("voteref"),
+  /** {@link VoteIndex}: a vote's leaf index and proof, written at sealing. */
+  voteIndex: byVoteId("voteidx"),
   /** {@link TagUse}: who used a tag, checked unused in the vote commit. */
   tag: (tag: string): Deno.KvKey => ["tag", tag],
-  /** {@link SealRecord}: the close time of block `height`. */
-  seal: (height: number): Deno.KvKey => ["seal", height],
-  /** {@link VoteIndex}: a vote's leaf index and proof. */
-  voteIndex: (voteId: string): Deno.KvKey => ["voteidx", voteId],
-  /** {@link LeafRecord}: the vote at a leaf index. */
-  leaf: (height: number, index: number): Deno.KvKey => ["leaf", height, index],
-  /** The block record, written last. */
-  block: (height: number): Deno.KvKey => ["block", height],
 };
+
+/** The check that `key` holds nothing yet. */
+export function absent(key: Deno.KvKey): Deno.AtomicCheck {
+  return { key, versionstamp: null };
+}
 
 /** Most keys one `getMany` may read. */
 export const GET_MANY_LIMIT = 10;

@@ -19,6 +19,7 @@ import type {
 import { rankTally } from "../lib/protocol/tally.ts";
 import { quote, refusal } from "./errors.ts";
 import {
+  absent,
   backoff,
   type BatchOptions,
   commitInBatches,
@@ -151,9 +152,9 @@ async function ensureGenesis(kv: Deno.Kv, now: number): Promise<void> {
     const genesis = genesisBlock(now);
     const res = await tryCommit(
       kv.atomic()
-        .check({ key: kvKeys.block(0), versionstamp: null })
-        .check({ key: kvKeys.head(), versionstamp: null })
-        .check({ key: kvKeys.open(), versionstamp: null })
+        .check(absent(kvKeys.block(0)))
+        .check(absent(kvKeys.head()))
+        .check(absent(kvKeys.open()))
         .set(kvKeys.block(0), genesis)
         .set(kvKeys.head(), { height: 0, hash: genesis.hash } satisfies HeadRecord)
         .set(kvKeys.open(), { height: 1 } satisfies OpenRecord),
@@ -180,8 +181,8 @@ async function registerKey(kv: Deno.Kv, key: string): Promise<KeyRecord> {
     const id = (count.value?.total ?? 0) + 1;
     const res = await tryCommit(
       kv.atomic()
+        .check(absent(kvKeys.keyId(key)))
         .check(count)
-        .check({ key: kvKeys.keyId(key), versionstamp: null })
         .set(kvKeys.keyCount(), { total: id } satisfies KeyCountRecord)
         .set(kvKeys.key(id), { key } satisfies KeyEntry)
         .set(kvKeys.keyId(key), { id } satisfies KeyIdRecord),
@@ -249,8 +250,8 @@ async function submitVote(
     const res = await tryCommit(
       kv.atomic()
         .check(open)
-        .check({ key: kvKeys.tag(tag), versionstamp: null })
-        .check({ key: kvKeys.voteRef(voteId), versionstamp: null })
+        .check(absent(kvKeys.tag(tag)))
+        .check(absent(kvKeys.voteRef(voteId)))
         .set(kvKeys.vote(height, voteId), vote)
         .set(kvKeys.voteRef(voteId), { height } satisfies VoteRef)
         .set(kvKeys.tag(tag), { voteId, height } satisfies TagUse),
@@ -422,7 +423,7 @@ async function closeOpenBlock(kv: Deno.Kv, now: number): Promise<number | null> 
       kv.atomic()
         .check(open)
         .check(head)
-        .check({ key: kvKeys.seal(height), versionstamp: null })
+        .check(absent(kvKeys.seal(height)))
         .set(kvKeys.open(), { height: height + 1 } satisfies OpenRecord)
         .set(kvKeys.seal(height), { closedAt: now } satisfies SealRecord),
     );
@@ -506,7 +507,7 @@ async function appendBlock(kv: Deno.Kv, block: BlockRecord): Promise<BlockRecord
     const res = follows
       ? await tryCommit(
         kv.atomic()
-          .check({ key: kvKeys.block(height), versionstamp: null })
+          .check(absent(kvKeys.block(height)))
           .check(head)
           .set(kvKeys.block(height), block)
           .set(kvKeys.head(), { height, hash: block.hash } satisfies HeadRecord),
