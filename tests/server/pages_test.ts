@@ -155,3 +155,23 @@ Deno.test("GET /board renders the board shell, linked both ways with the voting 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("the icon: named by every page's head, answered at /favicon.svg and /favicon.ico", async () => {
+  const { dir, outDir } = await freshBuild();
+  try {
+    const app = createPageApp({ ringSize: 8, buildDir: outDir });
+    for (const page of ["/", "/board"]) {
+      const html = await (await app.request(page)).text();
+      assert.ok(html.includes('<link rel="icon" type="image/svg+xml" href="/favicon.svg"/>'), page);
+    }
+    const svg = await Deno.readTextFile(new URL("../../static/favicon.svg", import.meta.url));
+    for (const path of ["/favicon.svg", "/favicon.ico"]) {
+      const res = await app.request(path);
+      assert.equal(res.status, 200, path);
+      assert.equal(res.headers.get("content-type"), "image/svg+xml");
+      assert.equal(await res.text(), svg);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
