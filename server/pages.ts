@@ -3,7 +3,7 @@
 import { type Context, Hono } from "hono";
 import { compress } from "hono/compress";
 import { type ComponentChild, h } from "preact";
-import BoardPage, { handler as boardHandler } from "../routes/board.tsx";
+import BulletinBoardPage, { handler as bulletinBoardHandler } from "../routes/board.tsx";
 import IndexPage, { handler as indexHandler } from "../routes/index.tsx";
 import { type AssetManifest, ICON_URL, renderPage } from "./render.tsx";
 
@@ -69,8 +69,8 @@ export function createPageApp(options: PageAppOptions = {}): Hono {
   });
 
   app.get("/board", (c) => {
-    const data = boardHandler(c.req.raw);
-    return servePage(c, h(BoardPage, { data }), "Ringvote: public bulletin board");
+    const data = bulletinBoardHandler(c.req.raw);
+    return servePage(c, h(BulletinBoardPage, { data }), "Ringvote: public bulletin board");
   });
 
   // Browsers ask for /favicon.ico by themselves when a document names no icon: both answer it.

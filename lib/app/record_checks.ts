@@ -6,9 +6,11 @@
 import { bytesToHex } from "../protocol/bytes.ts";
 import { type Block, blockHash, GENESIS_PREV_HASH } from "../protocol/chain.ts";
 import {
+  chainInclusionProof,
   emptyRoot,
-  hashChildren,
   inclusionProof,
+  type InclusionProofInput,
+  type InclusionStep,
   type Vote,
   voteLeaf,
 } from "../protocol/merkle.ts";
@@ -84,47 +86,18 @@ function safeBlockHash(block: Block): string | null {
   }
 }
 
-/** One node of an inclusion walk: the sibling combined at this level, its side, the result. */
-export type WalkNode = { sibling: Uint8Array; side: "left" | "right"; node: Uint8Array };
-
 /**
- * The nodes RFC 9162 §2.1.3.2 visits from `leafHash` at `index` in a tree of `size` leaves up to
- * the root, one per element of `proof`: the same arithmetic as `rootFromInclusionProof`, keeping
- * every intermediate node so that each can be shown. Requires 0 <= index < size and a path of
- * the length the tree shape fixes; throws RangeError otherwise.
+ * The steps RFC 9162 §2.1.3.2 takes from `leafHash` at `index` in a tree of `size` leaves up to
+ * the root, one per element of `proof`, each with the node it makes, so that each can be shown.
+ * Requires 0 <= index < size and a path of the length the tree shape fixes; throws RangeError
+ * otherwise.
  */
-export function inclusionWalk(
-  { index, size, leafHash, proof }: {
-    index: number;
-    size: number;
-    leafHash: Uint8Array;
-    proof: Uint8Array[];
-  },
-): WalkNode[] {
-  if (!Number.isSafeInteger(index) || !Number.isSafeInteger(size) || index < 0 || index >= size) {
-    throw new RangeError(`index must be in [0, ${size}), got ${index}`);
+export function inclusionWalk(input: InclusionProofInput): InclusionStep[] {
+  const walk: InclusionStep[] = [];
+  const root = chainInclusionProof(input, (step) => walk.push(step));
+  if (typeof root === "string") {
+    throw new RangeError(`path of ${input.proof.length} is ${root} for size ${input.size}`);
   }
-  let fn = index;
-  let sn = size - 1;
-  let r = leafHash;
-  const walk: WalkNode[] = [];
-  for (const p of proof) {
-    if (sn === 0) throw new RangeError(`path of ${proof.length} is too long for size ${size}`);
-    if (fn % 2 === 1 || fn === sn) {
-      r = hashChildren(p, r);
-      walk.push({ sibling: p, side: "left", node: r });
-      while (fn % 2 === 0 && fn !== 0) {
-        fn = Math.floor(fn / 2);
-        sn = Math.floor(sn / 2);
-      }
-    } else {
-      r = hashChildren(r, p);
-      walk.push({ sibling: p, side: "right", node: r });
-    }
-    fn = Math.floor(fn / 2);
-    sn = Math.floor(sn / 2);
-  }
-  if (sn !== 0) throw new RangeError(`path of ${proof.length} is too short for size ${size}`);
   return walk;
 }
 
@@ -206,7 +179,7 @@ export function proofSteps(input: ProofInput): ProofStep[] {
   // 2. The siblings, computed from every leaf of the block, checked against the server's path.
   const localPath = inclusionProof(leaves, index);
   const servedPath = served?.path ?? null;
-  let walk: WalkNode[];
+  let walk: InclusionStep[];
   try {
     walk = inclusionWalk({ index, size: leaves.length, leafHash: leaf, proof: localPath });
   } catch (error) {

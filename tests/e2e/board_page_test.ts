@@ -286,7 +286,7 @@ Deno.test({
         await page.locator('.bulletin[data-ready="true"]').waitFor();
         assert.equal(new URL(page.url()).pathname, "/board");
         await page.getByRole("link", { name: "Back to the voting page" }).click();
-        await page.locator('.board[data-ready="true"]').waitFor();
+        await page.locator('.voting-page[data-ready="true"]').waitFor();
         assert.equal(new URL(page.url()).pathname, "/");
       });
 

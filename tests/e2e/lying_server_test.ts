@@ -24,7 +24,7 @@ function voteLine(page: Page): Locator {
 /** Reloads the page and waits for the vote line to reach `status`; answers every status seen. */
 async function reloadUntil(page: Page, status: string): Promise<string[]> {
   await page.reload();
-  await page.locator('.board[data-ready="true"]').waitFor();
+  await page.locator('.voting-page[data-ready="true"]').waitFor();
   const line = voteLine(page);
   await line.and(page.locator(`[data-status="${status}"]`)).waitFor({ timeout: 30_000 });
   return await page.evaluate(() => (globalThis as unknown as { seen: string[] }).seen);
@@ -61,7 +61,7 @@ Deno.test({
         }).observe(document, { subtree: true, childList: true, attributes: true });
       });
       await page.goto(proxy.url);
-      await page.locator('.board[data-ready="true"]').waitFor();
+      await page.locator('.voting-page[data-ready="true"]').waitFor();
 
       let blockId = 0;
       await t.step("an honest server: the vote turns green", async () => {

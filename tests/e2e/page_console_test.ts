@@ -16,7 +16,7 @@ Deno.test({
     const server = await startServer();
     const browser = await launchChromium();
     try {
-      for (const [path, ready] of [["/", ".board"], ["/board", ".bulletin"]]) {
+      for (const [path, ready] of [["/", ".voting-page"], ["/board", ".bulletin"]]) {
         await t.step(`${path}: no console error, the icon answered`, async () => {
           const page = await (await browser.newContext()).newPage();
           const errors: string[] = [];
