@@ -6,6 +6,7 @@ import { useSignal } from "@preact/signals";
 import Notice from "../components/Notice.tsx";
 import StatusLine from "../components/StatusLine.tsx";
 import VoterCard from "../components/VoterCard.tsx";
+import { createApiClient } from "../lib/app/api_client.ts";
 import {
   chainHeight,
   checkOwnTag,
@@ -22,11 +23,11 @@ import {
   KEY_UNLOADED,
   type KeyStatus,
   type StatusLine as Line,
+  type TagCheck,
   VOTE_UNLOADED,
   voteStage,
   type VoteStatus,
 } from "../lib/app/status.ts";
-import type { TagCheck } from "../lib/app/record_checks.ts";
 import {
   parseVoterList,
   serializeVoterList,
@@ -37,7 +38,7 @@ import {
 /** How often a pending vote asks whether its block is sealed. */
 const PENDING_POLL_MS = 1500;
 
-/** Props the server renders the board with. */
+/** Props the server renders the voting page with. */
 export type VotingPageProps = { ringSize: number };
 
 /** The button and the wrapping row of voter panels. */
@@ -68,8 +69,8 @@ export default function VotingPage({ ringSize }: VotingPageProps) {
   }
 
   return (
-    <div class="board" data-ready={ready ? "true" : "false"}>
-      <p class="board-link">
+    <div class="voting-page" data-ready={ready ? "true" : "false"}>
+      <p class="page-link">
         <a href="/board">Public bulletin board</a>
       </p>
       <button type="button" class="add-voter" onClick={addVoter} disabled={!ready || adding}>
@@ -84,24 +85,11 @@ export default function VotingPage({ ringSize }: VotingPageProps) {
   );
 }
 
-/** The I/O the panel's actions use: this tab's localStorage, same-origin fetch, the console. */
+/** The I/O the panel's actions use: this tab's localStorage, the same-origin API, the console. */
 function browserIO(): ClientIO {
   return {
     storage: localStorage,
-    async request(method, path, body) {
-      const response = await fetch(path, {
-        method,
-        headers: body === undefined ? undefined : { "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      let parsed: unknown = null;
-      try {
-        parsed = await response.json();
-      } catch {
-        // A body that is not JSON: the status alone decides.
-      }
-      return { ok: response.ok, status: response.status, body: parsed };
-    },
+    api: createApiClient({ fetch }),
     log(message) {
       console.error(message);
     },
@@ -161,7 +149,7 @@ function VoterPanel({ namespace, ringSize }: { namespace: string; ringSize: numb
     return () => clearInterval(timer);
   }, [voteLine]);
 
-  // A verified vote asks the public board which vote holds its tag: another one means its key
+  // A verified vote asks the bulletin board which vote holds its tag: another one means its key
   // signed a vote it did not cast.
   useEffect(() => {
     if (voteLine.status !== "voted") {

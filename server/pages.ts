@@ -3,15 +3,16 @@
 import { type Context, Hono } from "hono";
 import { compress } from "hono/compress";
 import { type ComponentChild, h } from "preact";
-import BoardPage, { handler as boardHandler } from "../routes/board.tsx";
+import BulletinBoardPage, { handler as bulletinBoardHandler } from "../routes/board.tsx";
 import IndexPage, { handler as indexHandler } from "../routes/index.tsx";
 import { notFound } from "./errors.ts";
-import { type AssetManifest, renderPage } from "./render.tsx";
+import { type AssetManifest, ICON_URL, renderPage } from "./render.tsx";
 
 /** Where the build writes (scripts/build.ts) and the page reads the island bundles. */
 export const BUILD_DIR = new URL("../static/build/", import.meta.url);
 /** URL prefix of the built files. */
 export const BUILD_URL = "/static/build/";
+const ICON_FILE = new URL("../static/favicon.svg", import.meta.url);
 
 /** Options of {@link createPageApp}: the configured ring size, and where the build wrote. */
 export type PageAppOptions = { ringSize: number; buildDir?: URL };
@@ -59,9 +60,21 @@ export function createPageApp(options: PageAppOptions): Hono {
   });
 
   app.get("/board", (c) => {
-    const data = boardHandler(c.req.raw);
-    return servePage(c, h(BoardPage, { data }), "Ringvote: public bulletin board");
+    const data = bulletinBoardHandler(c.req.raw);
+    return servePage(c, h(BulletinBoardPage, { data }), "Ringvote: public bulletin board");
   });
+
+  // Browsers ask for /favicon.ico by themselves when a document names no icon: both answer it.
+  let icon: Uint8Array<ArrayBuffer> | null = null;
+  for (const path of [ICON_URL, "/favicon.ico"]) {
+    app.get(path, async (c) => {
+      icon ??= await Deno.readFile(ICON_FILE);
+      return c.body(icon, 200, {
+        "Content-Type": "image/svg+xml",
+        "Cache-Control": "public, max-age=86400",
+      });
+    });
+  }
 
   app.get(`${BUILD_URL}:file`, async (c) => {
     const file = c.req.param("file");

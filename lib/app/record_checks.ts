@@ -1,13 +1,19 @@
 // Browser-safe. What the public bulletin board re-derives in the browser instead of trusting the
 // server (protocol §3–§4): every block's hash from its fields and its link to the previous block; a
 // vote's inclusion proof as a walk of steps (leaf → each sibling → root → block hash → previous
-// block), each compared with an independently obtained value; the tally recounted from the votes;
-// and the voting page's decision about what the board says of its own tag.
+// block), each compared with an independently obtained value; and the tally recounted from the
+// votes.
 import { bytesToHex } from "../protocol/bytes.ts";
 import { blockHash, isGenesis } from "../protocol/chain.ts";
-import { hashChildren, inclusionProof, voteLeaf } from "../protocol/merkle.ts";
 import type { BlockRecord, VoteRecord } from "../protocol/schemas.ts";
-import type { StatusLine } from "./status.ts";
+import {
+  chainInclusionProof,
+  emptyRoot,
+  inclusionProof,
+  type InclusionProofInput,
+  type InclusionStep,
+  voteLeaf,
+} from "../protocol/merkle.ts";
 
 /** What the browser found about one block: its own hash, and its link to the block before it. */
 export type BlockCheck = {
@@ -79,47 +85,18 @@ function safeBlockHash(block: BlockRecord): string | null {
   }
 }
 
-/** One node of an inclusion walk: the sibling combined at this level, its side, the result. */
-export type WalkNode = { sibling: Uint8Array; side: "left" | "right"; node: Uint8Array };
-
 /**
- * The nodes RFC 9162 §2.1.3.2 visits from `leafHash` at `index` in a tree of `size` leaves up to
- * the root, one per element of `proof`: the same arithmetic as `rootFromInclusionProof`, keeping
- * every intermediate node so that each can be shown. Requires 0 <= index < size and a path of
- * the length the tree shape fixes; throws RangeError otherwise.
+ * The steps RFC 9162 §2.1.3.2 takes from `leafHash` at `index` in a tree of `size` leaves up to
+ * the root, one per element of `proof`, each with the node it makes, so that each can be shown.
+ * Requires 0 <= index < size and a path of the length the tree shape fixes; throws RangeError
+ * otherwise.
  */
-export function inclusionWalk(
-  { index, size, leafHash, proof }: {
-    index: number;
-    size: number;
-    leafHash: Uint8Array;
-    proof: Uint8Array[];
-  },
-): WalkNode[] {
-  if (!Number.isSafeInteger(index) || !Number.isSafeInteger(size) || index < 0 || index >= size) {
-    throw new RangeError(`index must be in [0, ${size}), got ${index}`);
+export function inclusionWalk(input: InclusionProofInput): InclusionStep[] {
+  const walk: InclusionStep[] = [];
+  const root = chainInclusionProof(input, (step) => walk.push(step));
+  if (typeof root === "string") {
+    throw new RangeError(`path of ${input.proof.length} is ${root} for size ${input.size}`);
   }
-  let fn = index;
-  let sn = size - 1;
-  let r = leafHash;
-  const walk: WalkNode[] = [];
-  for (const p of proof) {
-    if (sn === 0) throw new RangeError(`path of ${proof.length} is too long for size ${size}`);
-    if (fn % 2 === 1 || fn === sn) {
-      r = hashChildren(p, r);
-      walk.push({ sibling: p, side: "left", node: r });
-      while (fn % 2 === 0 && fn !== 0) {
-        fn = Math.floor(fn / 2);
-        sn = Math.floor(sn / 2);
-      }
-    } else {
-      r = hashChildren(r, p);
-      walk.push({ sibling: p, side: "right", node: r });
-    }
-    fn = Math.floor(fn / 2);
-    sn = Math.floor(sn / 2);
-  }
-  if (sn !== 0) throw new RangeError(`path of ${proof.length} is too short for size ${size}`);
   return walk;
 }
 
@@ -201,7 +178,7 @@ export function proofSteps(input: ProofInput): ProofStep[] {
   // 2. The siblings, computed from every leaf of the block, checked against the server's path.
   const localPath = inclusionProof(leaves, index);
   const servedPath = served?.path ?? null;
-  let walk: WalkNode[];
+  let walk: InclusionStep[];
   try {
     walk = inclusionWalk({ index, size: leaves.length, leafHash: leaf, proof: localPath });
   } catch (error) {
@@ -318,45 +295,4 @@ export function tallyRows(
     }
   }
   return rows;
-}
-
-/** The tag (`I`, hex) of a stored wire signature, or null when it is absent or malformed. */
-export function tagOfSignature(signature: string | null): string | null {
-  if (signature === null) return null;
-  try {
-    const I = (JSON.parse(signature) as { I?: unknown })?.I;
-    return typeof I === "string" && /^[0-9a-f]{64}$/.test(I) ? I : null;
-  } catch {
-    return null;
-  }
-}
-
-/** Statuses of the voting page's tag check. */
-export type TagCheck = "once" | "reused" | "missing";
-
-/**
- * What the board's answer for a voter's own tag means (GET /api/tag/{tag}): the vote under the
- * tag is the voter's stored vote → green "once"; another vote → red "reused" (the key signed a
- * vote this voter did not cast); no vote at all → red "missing". `answer` is the answer's
- * `voteId`, or null for 404 `unknown_tag`.
- */
-export function tagCheckLine(
-  storedVoteId: string,
-  answer: { voteId: string } | null,
-): StatusLine<TagCheck> {
-  if (answer === null) {
-    return {
-      status: "missing",
-      text: "Tag not found on the board: the server lists no vote under this key",
-      colour: "red",
-    };
-  }
-  if (answer.voteId !== storedVoteId) {
-    return {
-      status: "reused",
-      text: `Your key was used for another vote: ${answer.voteId}`,
-      colour: "red",
-    };
-  }
-  return { status: "once", text: "Tag checked: this key voted once", colour: "green" };
 }

@@ -165,16 +165,30 @@ function assertProofInput(input: unknown): InclusionProofInput {
   return input as InclusionProofInput;
 }
 
-/** RFC 9162 §2.1.3.2 steps 2-5 on checked input; null when the path length does not fit. */
-function rootFromCheckedProof({ index, size, leafHash, proof }: InclusionProofInput) {
+/** One step of an inclusion proof: the sibling combined, its side, and the node they make. */
+export type InclusionStep = { sibling: Uint8Array; side: "left" | "right"; node: Uint8Array };
+
+/**
+ * The chaining core of RFC 9162 §2.1.3.2 (steps 2-5) that every inclusion check shares: climbs
+ * from `leafHash` at `index` in a tree of `size` leaves through `proof`, tells `onStep` each
+ * sibling, its side and the node they make, and answers the root. Requires 0 <= index < size and
+ * 32-byte hashes, else throws TypeError or RangeError; a path whose length does not fit
+ * (index, size) answers "too long" or "too short" instead of a root.
+ */
+export function chainInclusionProof(
+  input: InclusionProofInput,
+  onStep: (step: InclusionStep) => void = () => {},
+): Uint8Array | "too long" | "too short" {
+  const { index, size, leafHash, proof } = assertProofInput(input);
   // Arithmetic instead of bit operators: sizes may exceed 2^31.
   let fn = index;
   let sn = size - 1;
   let r = leafHash;
   for (const p of proof) {
-    if (sn === 0) return null; // path too long
+    if (sn === 0) return "too long";
     if (fn % 2 === 1 || fn === sn) {
       r = nodeHash(p, r);
+      onStep({ sibling: p, side: "left", node: r });
       // fn === sn with fn even: the right edge of the tree, where the RFC 9162 tree has no node
       // at these levels; climb until this node is a right child or the leftmost.
       while (fn % 2 === 0 && fn !== 0) {
@@ -183,11 +197,12 @@ function rootFromCheckedProof({ index, size, leafHash, proof }: InclusionProofIn
       }
     } else {
       r = nodeHash(r, p);
+      onStep({ sibling: p, side: "right", node: r });
     }
     fn = Math.floor(fn / 2);
     sn = Math.floor(sn / 2);
   }
-  if (sn !== 0) return null; // path too short
+  if (sn !== 0) return "too short";
   return r === leafHash ? leafHash.slice() : r;
 }
 
@@ -197,8 +212,8 @@ function rootFromCheckedProof({ index, size, leafHash, proof }: InclusionProofIn
  * RangeError otherwise.
  */
 export function rootFromInclusionProof(input: InclusionProofInput): Uint8Array {
-  const root = rootFromCheckedProof(assertProofInput(input));
-  if (root === null) {
+  const root = chainInclusionProof(input);
+  if (typeof root === "string") {
     throw new RangeError(
       `proof length ${input.proof.length} does not fit index ${input.index} in size ${input.size}`,
     );
@@ -212,10 +227,9 @@ export function rootFromInclusionProof(input: InclusionProofInput): Uint8Array {
  * RangeError; a well-formed proof that does not verify (also one of the wrong length) is false.
  */
 export function verifyInclusion(input: InclusionProofInput & { root: Uint8Array }): boolean {
-  assertProofInput(input);
   assertBytes(input.root, HASH_SIZE, "root");
-  const root = rootFromCheckedProof(input);
-  return root !== null && equalBytes(root, input.root);
+  const root = chainInclusionProof(input);
+  return typeof root !== "string" && equalBytes(root, input.root);
 }
 
 /**
