@@ -8,7 +8,6 @@ import { blockHash, isGenesis } from "../protocol/chain.ts";
 import type { BlockRecord, VoteRecord } from "../protocol/schemas.ts";
 import {
   chainInclusionProof,
-  emptyRoot,
   inclusionProof,
   type InclusionProofInput,
   type InclusionStep,
