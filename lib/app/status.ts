@@ -21,6 +21,10 @@ export type StatusLine<S extends string> = {
 export type KeyStatus = "ungenerated" | "unregistered" | "registered" | "invalid" | "broken";
 /** The vote statuses of page §4. */
 export type VoteStatus = "unvoted" | "voted" | "invalid" | "pending";
+/** A key status line. */
+export type KeyLine = StatusLine<KeyStatus>;
+/** A vote status line. */
+export type VoteLine = StatusLine<VoteStatus>;
 
 /** The key line before any decision (page §4). */
 export const KEY_UNLOADED: StatusLine<KeyStatus> = {
