@@ -2,7 +2,7 @@
 import type { ComponentChildren } from "preact";
 import Hex from "../../components/Hex.tsx";
 import type { BlockRecord } from "../../lib/app/api_client.ts";
-import { tagOfSignature } from "../../lib/app/status.ts";
+import { tagOfSignature } from "../../lib/app/signature_fields.ts";
 import type { SectionProps } from "./section.ts";
 
 /** Nothing until a block is chosen; then its fields and its votes. */

@@ -6,6 +6,7 @@ import { generateSeed, storedKeysFromSeed } from "../protocol/keys.ts";
 import { encodeSignature, signRing } from "../protocol/ring_signature.ts";
 import { describeIssues, type VoteAccepted, VoteSubmission } from "../protocol/schemas.ts";
 import { type ApiClient, ApiError } from "./api_client.ts";
+import { tagOfSignature } from "./signature_fields.ts";
 import {
   decideKeyStatus,
   decideVoteStatus,
@@ -18,7 +19,6 @@ import {
   type StoredVote,
   type TagCheck,
   tagCheckLine,
-  tagOfSignature,
   type VoteLine,
   voteStage,
 } from "./status.ts";

@@ -13,12 +13,8 @@ import {
   registerKey,
   submitVote,
 } from "../../lib/app/panel_actions.ts";
-import {
-  keyStatusLine,
-  ringOfSignature,
-  tagCheckLine,
-  tagOfSignature,
-} from "../../lib/app/status.ts";
+import { ringOfSignature, tagOfSignature } from "../../lib/app/signature_fields.ts";
+import { keyStatusLine, tagCheckLine } from "../../lib/app/status.ts";
 import { REGISTRATION_NAME, storageKey } from "../../lib/app/voters.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
 import { kvKeys } from "../../server/store.ts";
