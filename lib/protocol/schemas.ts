@@ -83,15 +83,12 @@ export const BlockRecord = z.object({
   hash: Hex32,
   size: Count,
 });
+// The head's fields in the answers below are the block record's own.
+const { height, hash, timestamp } = BlockRecord.shape;
 /** Answer of `GET /api/block/hash/id/{height}`: a block record's height and hash. */
-export const BlockHash = z.pick(BlockRecord, { height: true, hash: true });
+export const BlockHash = z.object({ height, hash });
 /** Answer of `GET /api/block/status`: the head block's height, hash and time, and the open block. */
-export const BlockStatus = z.extend(
-  z.pick(BlockRecord, { height: true, hash: true, timestamp: true }),
-  {
-    openBlock: Id,
-  },
-);
+export const BlockStatus = z.object({ height, hash, timestamp, openBlock: Id });
 /** Answer of `GET /api/block/id/{blockId}/vote/{voteId}`. */
 export const VoteProof = z.object({
   vote: VoteRecord,
