@@ -33,9 +33,8 @@ export function ringLine(
     .map((k) => pageVoters.get(k)!);
   const others = members.length - names.length - (members.includes(ownKey) ? 1 : 0);
   const parts = [members.includes(ownKey) ? "you" : null, ...names].filter((p) => p !== null);
-  if (others > 0) {
-    parts.push(`${others} ${others === 1 ? "key" : "keys"} of voters not on this page`);
-  }
+  if (others === 1) parts.push("1 key of a voter not on this page");
+  if (others > 1) parts.push(`${others} keys of voters not on this page`);
   const hiddenAmong = `Hidden among ${members.length} keys: ${listInWords(parts)}`;
   if (effectiveAnonymity === null) return { hiddenAmong, anonymity: null, warning: null };
   const anonymity = `Effective anonymity: ${effectiveAnonymity} of ${members.length}` +

@@ -32,7 +32,7 @@ Deno.test("the ring line names the voters on this page and counts the others", (
     pageVoters: new Map(),
     effectiveAnonymity: 2,
   });
-  assert.equal(one.hiddenAmong, "Hidden among 2 keys: you and 1 key of voters not on this page");
+  assert.equal(one.hiddenAmong, "Hidden among 2 keys: you and 1 key of a voter not on this page");
 });
 
 Deno.test("below 4 possible signers the line carries a plain-words warning", () => {
