@@ -2,6 +2,7 @@
 // and its warning, the board's histogram and lowest-first order, and where a ring's members sit on
 // its picture. Plain words for a non-cryptographer; the figures come from lib/app/anonymity.ts.
 import type { BallotAnonymity } from "./anonymity.ts";
+import { parseVoterList, storageKey, VOTERS_KEY } from "./voters.ts";
 
 /** Below this effective anonymity a ballot is shown in red with a warning. */
 export const WEAK_ANONYMITY = 4;
@@ -86,4 +87,14 @@ export function circlePositions(count: number, radius: number): { x: number; y: 
     const angle = -Math.PI / 2 + (2 * Math.PI * i) / Math.max(1, count);
     return { x: radius * Math.cos(angle), y: radius * Math.sin(angle) };
   });
+}
+
+/** The public key → name of every voter stored in this browser that has a key (page §3). */
+export function voterKeyNames(storage: Pick<Storage, "getItem">): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const namespace of parseVoterList(storage.getItem(VOTERS_KEY))) {
+    const key = storage.getItem(storageKey(namespace, "publicKey"));
+    if (key !== null) names.set(key, namespace);
+  }
+  return names;
 }

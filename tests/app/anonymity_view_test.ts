@@ -7,7 +7,9 @@ import {
   circlePositions,
   lowestFirst,
   ringLine,
+  voterKeyNames,
 } from "../../lib/app/anonymity_view.ts";
+import { MapStorage } from "../helpers/map_storage.ts";
 
 const ring = ["k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8"];
 
@@ -77,4 +79,15 @@ Deno.test("ring members sit evenly on the circle, the first at the top", () => {
   const rounded = points.map(({ x, y }) => [Math.round(x), Math.round(y)]);
   assert.deepEqual(rounded, [[0, -10], [10, 0], [0, 10], [-10, 0]]);
   for (const { x, y } of circlePositions(8, 3)) assert.ok(Math.abs(Math.hypot(x, y) - 3) < 1e-12);
+});
+
+Deno.test("the voters stored in this browser name their public keys", () => {
+  const storage = new MapStorage();
+  storage.setItem("voters", "Ada B. Lovelace,Alan M. Turing,Grace B. Hopper");
+  storage.setItem("Ada B. Lovelace:publicKey", "k1");
+  storage.setItem("Grace B. Hopper:publicKey", "k9");
+  assert.deepEqual(
+    [...voterKeyNames(storage)],
+    [["k1", "Ada B. Lovelace"], ["k9", "Grace B. Hopper"]],
+  );
 });
