@@ -5,7 +5,12 @@ import type { RingLine as Line } from "../lib/app/anonymity_view.ts";
  * with a plain-words warning, when the public record leaves fewer than 4 possible signers.
  */
 export default function RingLine(
-  { line, effectiveAnonymity }: { line: Line; effectiveAnonymity: number | null },
+  { line, effectiveAnonymity, problem = null }: {
+    line: Line;
+    effectiveAnonymity: number | null;
+    /** Why the anonymity could not be worked out, if it could not. */
+    problem?: string | null;
+  },
 ) {
   const weak = line.warning !== null;
   return (
@@ -16,7 +21,9 @@ export default function RingLine(
     >
       <p class="ring-hidden">{line.hiddenAmong}</p>
       <p class={`ring-anonymity${weak ? " status-red" : ""}`}>
-        {line.anonymity ?? "Working out, from every sealed ballot, how many could have cast it…"}
+        {line.anonymity ?? (problem !== null
+          ? `Its effective anonymity could not be worked out: ${problem}`
+          : "Working out, from every sealed ballot, how many could have cast it…")}
       </p>
       {weak && <p class="ring-warning status-red" role="alert">{line.warning}</p>}
     </div>

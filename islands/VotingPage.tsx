@@ -4,8 +4,16 @@
 import { useEffect, useMemo, useState } from "react";
 import { useSignal } from "@preact/signals";
 import Notice from "../components/Notice.tsx";
+import RingLine from "../components/RingLine.tsx";
 import StatusLine from "../components/StatusLine.tsx";
 import VoterCard from "../components/VoterCard.tsx";
+import { shownAnalysis } from "../lib/app/anonymity_lens.ts";
+import {
+  anonymityByBallot,
+  ringLine,
+  ringOfSignature,
+  voterKeyNames,
+} from "../lib/app/anonymity_view.ts";
 import { createApiClient } from "../lib/app/api_client.ts";
 import {
   chainHeight,
@@ -18,6 +26,7 @@ import {
   readStoredVote,
   registerKey,
   submitVote,
+  type VoterStorage,
 } from "../lib/app/panel_actions.ts";
 import {
   KEY_UNLOADED,
@@ -34,9 +43,16 @@ import {
   uniqueNamespace,
   VOTERS_KEY,
 } from "../lib/app/voters.ts";
+import { lensSource } from "../lib/app/sealed_rings.ts";
+import { useAnonymityLens, useChainHeight } from "./use_anonymity_lens.ts";
 
 /** How often a pending vote asks whether its block is sealed. */
 const PENDING_POLL_MS = 1500;
+/** How often the page follows the chain while some panel shows its ballot's anonymity. */
+const LENS_POLL_MS = 3000;
+
+/** What every verified panel reads from the page's one anonymity analysis. */
+type PanelLens = { anonymity: ReadonlyMap<string, number>; problem: string | null };
 
 /** Props the server renders the board with. */
 export type VotingPageProps = { ringSize: number };
@@ -46,6 +62,28 @@ export default function VotingPage({ ringSize }: VotingPageProps) {
   const voters = useSignal<string[]>([]);
   const [ready, setReady] = useState(false);
   const [adding, setAdding] = useState(false);
+  // Panels whose vote is verified, by namespace: while there are any, the page follows the chain
+  // and keeps one anonymity analysis per height for all of them.
+  const verified = useSignal<ReadonlySet<string>>(new Set());
+  const api = useMemo(() => createApiClient({ fetch }), []);
+  const source = useMemo(() => lensSource(api), []);
+  const height = useChainHeight(async () => (await api.blockStatus()).height, {
+    active: verified.value.size > 0,
+    pollMs: LENS_POLL_MS,
+  });
+  const lens = useAnonymityLens(source, { height });
+  const panelLens = useMemo<PanelLens>(() => ({
+    anonymity: anonymityByBallot(lens.result && shownAnalysis(lens.result)),
+    problem: lens.problem,
+  }), [lens.result, lens.problem]);
+
+  function onVerified(namespace: string, isVerified: boolean) {
+    if (verified.value.has(namespace) === isVerified) return;
+    const next = new Set(verified.value);
+    if (isVerified) next.add(namespace);
+    else next.delete(namespace);
+    verified.value = next;
+  }
 
   useEffect(() => {
     voters.value = parseVoterList(localStorage.getItem(VOTERS_KEY));
@@ -78,7 +116,13 @@ export default function VotingPage({ ringSize }: VotingPageProps) {
       </button>
       <div class="voters">
         {voters.value.map((namespace) => (
-          <VoterPanel key={namespace} namespace={namespace} ringSize={ringSize} />
+          <VoterPanel
+            key={namespace}
+            namespace={namespace}
+            ringSize={ringSize}
+            lens={panelLens}
+            onVerified={onVerified}
+          />
         ))}
       </div>
     </div>
@@ -96,8 +140,20 @@ function browserIO(): ClientIO {
   };
 }
 
-/** One voter: key management, and vote management once a key id exists (page §2). */
-function VoterPanel({ namespace, ringSize }: { namespace: string; ringSize: number }) {
+/** Props of {@link VoterPanel}. */
+type VoterPanelProps = {
+  namespace: string;
+  ringSize: number;
+  lens: PanelLens;
+  /** Tells the page whether this panel's vote is verified (and so shows its ring). */
+  onVerified(namespace: string, verified: boolean): void;
+};
+
+/**
+ * One voter: key management, and vote management once a key id exists (page §2); a verified
+ * vote also shows its ring and its effective anonymity.
+ */
+function VoterPanel({ namespace, ringSize, lens, onVerified }: VoterPanelProps) {
   const io = useMemo(browserIO, []);
   const [keyLine, setKeyLine] = useState<Line<KeyStatus>>(KEY_UNLOADED);
   const [voteLine, setVoteLine] = useState<Line<VoteStatus>>(VOTE_UNLOADED);
@@ -148,6 +204,8 @@ function VoterPanel({ namespace, ringSize }: { namespace: string; ringSize: numb
     }, PENDING_POLL_MS);
     return () => clearInterval(timer);
   }, [voteLine]);
+
+  useEffect(() => onVerified(namespace, voteLine.status === "voted"), [voteLine]);
 
   // A verified vote asks the public board which vote holds its tag: another one means its key
   // signed a vote it did not cast.
@@ -237,10 +295,37 @@ function VoterPanel({ namespace, ringSize }: { namespace: string; ringSize: numb
               {tagLine.text}
             </p>
           )}
+          {voteLine.status === "voted" && (
+            <PanelRing namespace={namespace} storage={io.storage} lens={lens} />
+          )}
         </form>
       )}
       {working !== null && <Notice tone="working" text={working} />}
       {problem !== null && <Notice tone="problem" text={problem} />}
     </VoterCard>
+  );
+}
+
+/** A verified vote's ring: who it hides among, and how many of them the record leaves possible. */
+function PanelRing(
+  { namespace, storage, lens }: { namespace: string; storage: VoterStorage; lens: PanelLens },
+) {
+  const stored = readStoredVote(storage, namespace);
+  const ring = ringOfSignature(stored.voteSignature);
+  const ownKey = readStoredKeys(storage, namespace).publicKey;
+  if (ring === null || ownKey === null) return null;
+  const effectiveAnonymity = lens.anonymity.get(stored.voteId ?? "") ?? null;
+  const line = ringLine({
+    ring,
+    ownKey,
+    pageVoters: voterKeyNames(storage),
+    effectiveAnonymity,
+  });
+  return (
+    <RingLine
+      line={line}
+      effectiveAnonymity={effectiveAnonymity}
+      problem={effectiveAnonymity === null ? lens.problem : null}
+    />
   );
 }

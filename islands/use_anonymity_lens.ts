@@ -1,40 +1,36 @@
-// The anonymity lens as a hook for the islands: follows the chain height, reads the sealed
-// ballots' rings of new blocks only, and runs one analysis per height (and per set of reveals) in
-// the anonymity worker, so the page stays responsive. Every island that shows anonymity figures
-// uses this one hook; the voting page shares its result among all panels.
+// The anonymity lens as hooks for the islands: the chain height followed while it matters, and
+// one analysis per height (and per set of reveals) over the sealed ballots' rings — only new
+// blocks are read — run in the anonymity worker so the page stays responsive. The voting page
+// shares one lens among all its panels; the board's anonymity section has its own.
 import { useEffect, useRef, useState } from "react";
 import { startWorker } from "../components/Island.ts";
-import type { Reveal, RingBallot } from "../lib/app/anonymity.ts";
+import type { Reveal } from "../lib/app/anonymity.ts";
 import {
   type LensAnswer,
   type LensRequest,
   type LensResult,
   runLens,
 } from "../lib/app/anonymity_lens.ts";
-import { allBallots, readSealedRings, type SealedRings } from "../lib/app/sealed_rings.ts";
+import {
+  allBallots,
+  type LensSource,
+  readSealedRings,
+  type SealedRings,
+} from "../lib/app/sealed_rings.ts";
 
-/** Where the lens reads the public record. */
-export type LensSource = {
-  /** Height of the last sealed block. */
-  height(): Promise<number>;
-  /** The ballots of one sealed block. */
-  readBlock(height: number): Promise<RingBallot[]>;
-  /** Registered keys in the directory. */
-  keyCount(): Promise<number>;
-};
-
-/** What the hook shows: the latest result, and what it is doing or what went wrong. */
+/** What the lens shows: the latest result, and what it is doing or what went wrong. */
 export type LensState = {
+  /** Height the result was computed at. */
   height: number | null;
   result: LensResult | null;
   /** Time the last analysis took in the worker, in ms. */
   ms: number | null;
-  /** "Reading sealed ballots: block 3 of 40", "Analysing 10,000 ballots…", or null when idle. */
+  /** "Reading sealed ballots: block 3 of 40", "Analysing 10000 sealed ballots…", or null. */
   progress: string | null;
   problem: string | null;
 };
 
-/** Runs lens jobs in the worker, keeping only the answer to the latest request. */
+/** Runs lens jobs in the worker; answers null for a job a later one has replaced. */
 type Runner = { run(request: Omit<LensRequest, "seq">): Promise<LensAnswer | null>; stop(): void };
 
 function createRunner(): Runner {
@@ -66,7 +62,7 @@ function createRunner(): Runner {
         try {
           answer = { ...runLens({ ...request, seq: mine }), ms: performance.now() - started };
         } catch (error) {
-          answer = { seq: mine, error: error instanceof Error ? error.message : String(error) };
+          answer = { seq: mine, error: messageOf(error) };
         }
       }
       return mine === seq ? answer : null;
@@ -77,13 +73,35 @@ function createRunner(): Runner {
   };
 }
 
-/**
- * The lens over the sealed record while `active`, refreshed every `pollMs` when the chain grows
- * and at once when `reveals` change.
- */
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The chain height, read every `pollMs` while `active` (null before the first read). */
+export function useChainHeight(
+  readHeight: () => Promise<number>,
+  { active, pollMs }: { active: boolean; pollMs: number },
+): number | null {
+  const [height, setHeight] = useState<number | null>(null);
+  useEffect(() => {
+    if (!active) return;
+    let live = true;
+    const read = () =>
+      readHeight().then((h) => live && setHeight(h), () => {/* the next poll tries again */});
+    read();
+    const timer = setInterval(read, pollMs);
+    return () => {
+      live = false;
+      clearInterval(timer);
+    };
+  }, [active]);
+  return height;
+}
+
+/** The lens over blocks 1..`height` (nothing while it is null), with `reveals` applied. */
 export function useAnonymityLens(
   source: LensSource,
-  { active, pollMs, reveals = [] }: { active: boolean; pollMs: number; reveals?: Reveal[] },
+  { height, reveals = [] }: { height: number | null; reveals?: readonly Reveal[] },
 ): LensState {
   const [state, setState] = useState<LensState>({
     height: null,
@@ -94,70 +112,41 @@ export function useAnonymityLens(
   });
   const rings = useRef<SealedRings>(new Map());
   const runner = useRef<Runner | null>(null);
-  const latest = useRef({ reveals, analysed: "" });
-  latest.current.reveals = reveals;
   const revealKey = JSON.stringify(reveals);
 
   useEffect(() => {
-    if (!active) return;
+    if (height === null) return;
     runner.current ??= createRunner();
     let live = true;
-    let busy = false;
-    async function refresh() {
-      if (busy) return;
-      busy = true;
+    const update = (change: Partial<LensState>) => live && setState((s) => ({ ...s, ...change }));
+    (async () => {
       try {
-        const height = await source.height();
-        const wanted = `${height}:${JSON.stringify(latest.current.reveals)}`;
-        if (!live || wanted === latest.current.analysed) return;
         rings.current = await readSealedRings(source.readBlock, {
           height,
           known: rings.current,
           onProgress(done, total) {
-            if (live && total > 0 && done < total) {
-              setState((s) => ({
-                ...s,
-                progress: `Reading sealed ballots: block ${done + 1} of ${total}`,
-              }));
+            if (done < total) {
+              update({ progress: `Reading sealed ballots: block ${done + 1} of ${total}` });
             }
           },
         });
         const ballots = allBallots(rings.current);
         const keyCount = await source.keyCount();
         if (!live) return;
-        setState((s) => ({ ...s, progress: `Analysing ${ballots.length} sealed ballots…` }));
-        const answer = await runner.current!.run({
-          ballots,
-          reveals: latest.current.reveals,
-          keyCount,
-        });
+        update({ progress: `Analysing ${ballots.length} sealed ballots…` });
+        const answer = await runner.current!.run({ ballots, reveals: [...reveals], keyCount });
         if (!live || answer === null) return;
-        if ("error" in answer) {
-          setState((s) => ({ ...s, progress: null, problem: answer.error }));
-          return;
-        }
-        latest.current.analysed = wanted;
+        if ("error" in answer) return update({ progress: null, problem: answer.error });
         const { ms, ...result } = answer;
-        setState({ height, result, ms, progress: null, problem: null });
+        update({ height, result, ms, progress: null, problem: null });
       } catch (error) {
-        if (live) {
-          setState((s) => ({
-            ...s,
-            progress: null,
-            problem: error instanceof Error ? error.message : String(error),
-          }));
-        }
-      } finally {
-        busy = false;
+        update({ progress: null, problem: messageOf(error) });
       }
-    }
-    refresh();
-    const timer = setInterval(refresh, pollMs);
+    })();
     return () => {
       live = false;
-      clearInterval(timer);
     };
-  }, [active, revealKey]);
+  }, [height, revealKey]);
 
   useEffect(() => () => runner.current?.stop(), []);
   return state;

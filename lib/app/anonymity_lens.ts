@@ -9,7 +9,7 @@ import {
   type Reveal,
   type RingBallot,
 } from "./anonymity.ts";
-import { decoyUse, type DecoyUse } from "./decoy_use.ts";
+import { type DecoyUse, decoyUse } from "./decoy_use.ts";
 
 /** What a page asks: `seq` lets it drop answers to requests it has since replaced. */
 export type LensRequest = {
@@ -40,9 +40,7 @@ export function runLens(request: LensRequest): LensResult {
   const { seq, ballots, reveals, keyCount } = request;
   const base = analyseAnonymity(ballots);
   const revealed = reveals.length === 0 ? null : analyseAnonymity(ballots, { reveals });
-  const changes = base.consistent && revealed?.consistent
-    ? anonymityChanges(base, revealed)
-    : [];
+  const changes = base.consistent && revealed?.consistent ? anonymityChanges(base, revealed) : [];
   const decoy = decoyUse(ballots.map((b) => b.ring), { keyCount });
   return { seq, base, revealed, changes, decoy };
 }

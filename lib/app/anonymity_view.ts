@@ -1,7 +1,8 @@
 // Browser-safe. The anonymity lens in words and numbers for the pages: the voting panel's ring line
 // and its warning, the board's histogram and lowest-first order, and where a ring's members sit on
 // its picture. Plain words for a non-cryptographer; the figures come from lib/app/anonymity.ts.
-import type { BallotAnonymity } from "./anonymity.ts";
+import type { AnonymityAnalysis, BallotAnonymity } from "./anonymity.ts";
+import { SignatureWire } from "../protocol/schemas.ts";
 import { parseVoterList, storageKey, VOTERS_KEY } from "./voters.ts";
 
 /** Below this effective anonymity a ballot is shown in red with a warning. */
@@ -97,4 +98,21 @@ export function voterKeyNames(storage: Pick<Storage, "getItem">): Map<string, st
     if (key !== null) names.set(key, namespace);
   }
   return names;
+}
+
+/** Vote id → effective anonymity of every ballot of a consistent analysis; empty otherwise. */
+export function anonymityByBallot(analysis: AnonymityAnalysis | null): Map<string, number> {
+  if (!analysis?.consistent) return new Map();
+  return new Map(analysis.ballots.map((b) => [b.id, b.effectiveAnonymity]));
+}
+
+/** The ring of a stored signature (its JSON wire form), or null when it is malformed. */
+export function ringOfSignature(signature: string | null): string[] | null {
+  if (signature === null) return null;
+  try {
+    const parsed = SignatureWire.safeParse(JSON.parse(signature));
+    return parsed.success ? parsed.data.ring : null;
+  } catch {
+    return null;
+  }
 }

@@ -1,8 +1,26 @@
 // Browser-safe. The sealed ballots' rings, block by block, for the anonymity lens: a sealed block
 // never changes (protocol §3), so blocks already read are kept and only new heights are fetched as
-// the chain grows. The reader of one block's votes is injected (the API client's paging).
+// the chain grows. The reader of one block's votes is injected; {@link lensSource} reads through
+// the API client.
 import type { RingBallot } from "./anonymity.ts";
+import { type ApiClient, readPages } from "./api_client.ts";
 import type { BlockVotes } from "../protocol/schemas.ts";
+
+/** Where the anonymity lens reads the public record. */
+export type LensSource = {
+  /** The ballots of one sealed block, every page of its votes. */
+  readBlock(height: number): Promise<RingBallot[]>;
+  /** Registered keys in the directory. */
+  keyCount(): Promise<number>;
+};
+
+/** The lens's reads through `api`: a block's votes page by page, the directory's size. */
+export function lensSource(api: ApiClient): LensSource {
+  return {
+    readBlock: async (height) => blockRings((await readPages(api.blockVotes(height))).items),
+    keyCount: async () => (await api.keys(0, 1)).total,
+  };
+}
 
 /** Each sealed block's ballots (vote id and ring), by height. */
 export type SealedRings = ReadonlyMap<number, RingBallot[]>;
