@@ -2,7 +2,7 @@ import { WEAK_ANONYMITY } from "../lib/app/anonymity_view.ts";
 
 /**
  * How many sealed ballots have each effective anonymity, as horizontal bars scaled to the largest
- * count; bars below the warning threshold are red.
+ * count; bars below the warning threshold that hold ballots are red.
  */
 export default function AnonymityHistogram(
   { bars }: { bars: readonly { anonymity: number; ballots: number }[] },
@@ -13,7 +13,9 @@ export default function AnonymityHistogram(
       {bars.map((bar) => (
         <li
           key={bar.anonymity}
-          class={`histogram-row${bar.anonymity < WEAK_ANONYMITY ? " histogram-weak" : ""}`}
+          class={`histogram-row${
+            bar.anonymity < WEAK_ANONYMITY && bar.ballots > 0 ? " histogram-weak" : ""
+          }`}
           data-anonymity={bar.anonymity}
           data-ballots={bar.ballots}
         >

@@ -13,13 +13,14 @@ export type RingPictureProps = {
   revealed: string | null;
 };
 
-const SIZE = 340;
-const RADIUS = 125;
+const SIZE = 320;
+const RADIUS = 118;
+const NODE = 25;
 
 /**
- * A ballot's ring drawn as a circle of its members: possible signers filled green, members the
- * record rules out grey and crossed out, each listed beside the picture with the reason and a
- * button to mark it as the ballot's revealed signer.
+ * A ballot's ring drawn as a circle of its members, numbered: possible signers green, members the
+ * record rules out grey with a red cross beside them. The numbered list next to the picture gives
+ * each member's key, the reason, and a button to mark a possible signer as the revealed one.
  */
 export default function RingPicture(
   { ballotId, members, names, onReveal, revealed }: RingPictureProps,
@@ -36,19 +37,24 @@ export default function RingPicture(
         aria-label={`Ring of ballot ${ballotId}: ${possible} of ${members.length} members could have cast it`}
       >
         <circle class="ring-orbit" r={RADIUS} />
-        <text class="ring-centre-count" y="-4" text-anchor="middle">
+        <text class="ring-centre-count" y="-2" text-anchor="middle">
           {possible} of {members.length}
         </text>
-        <text class="ring-centre-label" y="22" text-anchor="middle">could have cast it</text>
+        <text class="ring-centre-label" y="24" text-anchor="middle">could have cast it</text>
         {members.map((m, i) => (
           <g
             key={m.key}
             class={m.possible ? "ring-member member-possible" : "ring-member member-ruled-out"}
             transform={`translate(${points[i].x.toFixed(1)} ${points[i].y.toFixed(1)})`}
           >
-            <circle r="26" />
-            <text y="6" text-anchor="middle">{i + 1}</text>
-            {!m.possible && <path class="member-cross" d="M-18 -18 L18 18 M18 -18 L-18 18" />}
+            <circle r={NODE} />
+            <text y="7" text-anchor="middle">{i + 1}</text>
+            {!m.possible && (
+              <g class="member-cross" transform={`translate(${NODE - 4} ${-NODE + 4})`}>
+                <circle r="10" />
+                <path d="M-4.5 -4.5 L4.5 4.5 M4.5 -4.5 L-4.5 4.5" />
+              </g>
+            )}
           </g>
         ))}
       </svg>
@@ -62,7 +68,13 @@ export default function RingPicture(
           >
             <code class="hex" title={m.key}>{m.key.slice(0, 10)}…</code>
             {names.has(m.key) && <span class="member-name">{names.get(m.key)}</span>}
-            <span class="member-reason">{m.reason}</span>
+            <span
+              class="member-reason"
+              title={m.ballots.length > 1 ? m.ballots.join("\n") : undefined}
+            >
+              <span class="member-mark" aria-hidden="true">{m.possible ? "✓ " : "✗ "}</span>
+              {m.reason}
+            </span>
             {revealed === null && m.possible && (
               <button
                 type="button"

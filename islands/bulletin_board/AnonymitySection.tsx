@@ -115,7 +115,7 @@ export default function AnonymitySection({ bulletin }: SectionProps) {
                     data-effective-anonymity={b.effectiveAnonymity}
                     class={`anonymity-ballot${
                       b.effectiveAnonymity < WEAK_ANONYMITY ? " ballot-weak" : ""
-                    }${b.id === chosen ? " ballot-chosen" : ""}`}
+                    }${change ? " ballot-changed" : ""}${b.id === chosen ? " ballot-chosen" : ""}`}
                   >
                     <button type="button" onClick={() => setChosen(b.id)}>
                       <code class="hex">{b.id}</code>
@@ -223,13 +223,25 @@ function RevealList(
         class={others.length > 0 ? "summary-bad reveal-cost" : "reveal-cost"}
         data-lost={others.length}
       >
-        {others.length === 0
-          ? "No other ballot loses anonymity."
-          : `${others.length} other ${
-            others.length === 1 ? "ballot loses" : "ballots lose"
-          } anonymity: ` +
-            others.map((c) => `${c.id} (${c.before} → ${c.after})`).join(", ")}
+        {costOf(others)}
       </p>
     </div>
   );
+}
+
+/** "8 other ballots lose anonymity: 1 now has a single possible signer; 7 go from 8 to 7 …" */
+function costOf(changes: readonly AnonymityChange[]): string {
+  if (changes.length === 0) return "No other ballot loses anonymity.";
+  const groups = new Map<string, number>();
+  for (const c of changes) {
+    const key = c.after === 1 ? "single" : `${c.before}:${c.after}`;
+    groups.set(key, (groups.get(key) ?? 0) + 1);
+  }
+  const parts = [...groups].map(([key, n]) => {
+    if (key === "single") return `${n} now ${n === 1 ? "has" : "have"} a single possible signer`;
+    const [before, after] = key.split(":");
+    return `${n} ${n === 1 ? "goes" : "go"} from ${before} to ${after} possible signers`;
+  });
+  return `${changes.length} other ${changes.length === 1 ? "ballot loses" : "ballots lose"} ` +
+    `anonymity: ${parts.join("; ")}. They are marked in the list below.`;
 }

@@ -120,8 +120,11 @@ export function analyseAnonymity(
   };
 }
 
-/** Why a ring member is, or is not, a possible signer of a ballot, in plain words. */
-export type MemberStatus = { key: string; possible: boolean; reason: string };
+/**
+ * Why a ring member is, or is not, a possible signer of a ballot, in plain words; `ballots` are
+ * the other ballots a ruled-out member certainly cast one of (empty otherwise).
+ */
+export type MemberStatus = { key: string; possible: boolean; reason: string; ballots: string[] };
 
 /**
  * Each member of ballot `id`'s ring with the reason it is or is not a possible signer, given the
@@ -148,14 +151,20 @@ export function memberStatuses(
           : ballot.effectiveAnonymity === 1
           ? "the only member that can have cast it"
           : "could have cast it",
+        ballots: [],
       };
     }
     const elsewhere = revealedFor.get(key);
     if (elsewhere !== undefined) {
-      return { key, possible: false, reason: `revealed as the signer of ballot ${elsewhere}` };
+      return {
+        key,
+        possible: false,
+        reason: `revealed as the signer of ballot ${elsewhere}`,
+        ballots: [elsewhere],
+      };
     }
     if (ownReveal) {
-      return { key, possible: false, reason: "this ballot's signer was revealed" };
+      return { key, possible: false, reason: "this ballot's signer was revealed", ballots: [] };
     }
     const ballots = certain.get(key) ?? [];
     return {
@@ -163,7 +172,8 @@ export function memberStatuses(
       possible: false,
       reason: ballots.length === 1
         ? `certainly cast ballot ${ballots[0]}`
-        : `certainly cast one of the ${ballots.length} ballots ${ballots.join(", ")}`,
+        : `certainly cast one of ${ballots.length} other ballots`,
+      ballots,
     };
   });
 }

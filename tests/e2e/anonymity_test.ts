@@ -228,9 +228,11 @@ Deno.test({
         const possible = section.locator('.ring-members li[data-possible="true"]');
         assert.equal(await possible.count(), 1);
         assert.equal(await possible.getAttribute("data-key"), exposed.voter.key);
-        const ruledOut = section.locator('.ring-members li[data-possible="false"] .member-reason');
+        const ruledOut = section.locator(
+          '.ring-members li[data-possible="false"] .member-reason',
+        );
         for (const reason of await ruledOut.allTextContents()) {
-          assert.match(reason, /^certainly cast one of the 8 ballots /);
+          assert.equal(reason, "✗ certainly cast one of 8 other ballots");
         }
         // The voters of this browser are named beside their keys.
         assert.equal(
@@ -256,10 +258,14 @@ Deno.test({
         }
         const cost = section.locator(".reveal-cost");
         assert.equal(await cost.getAttribute("data-lost"), "8");
-        assert.match(
-          (await cost.textContent())!,
-          new RegExp(`${exposedByReveal.voteId} \\(8 → 1\\)`),
+        assert.equal(
+          await cost.textContent(),
+          "8 other ballots lose anonymity: 1 now has a single possible signer; " +
+            "7 go from 8 to 7 possible signers. They are marked in the list below.",
         );
+        const weakRow = row(exposedByReveal.voteId);
+        assert.match((await weakRow.getAttribute("class"))!, /ballot-weak/);
+        assert.equal(await colourOf(weakRow.locator(".ballot-anonymity")), "rgb(198, 40, 40)");
         await row(exposedByReveal.voteId).getByRole("button").click();
         const reasons = await section.locator(
           `.ring-picture[data-ballot="${exposedByReveal.voteId}"] li[data-possible="false"] .member-reason`,
