@@ -7,7 +7,7 @@
 //
 // Needs Debian's Chromium for the browser half (apt-get install -y chromium); without it, says so.
 import { runLens } from "../lib/app/anonymity_lens.ts";
-import { CHROMIUM_PATH, launchChromium } from "../tests/e2e/browser.ts";
+import { CHROMIUM_PATH, chromiumInstalled, launchChromium } from "../tests/e2e/browser.ts";
 import { benchRecord, timeAgainstParse } from "./anonymity_record.ts";
 
 const ROUNDS = Number(Deno.args[0] ?? 5);
@@ -28,12 +28,8 @@ const row = (where: string, parseMs: number, ms: number) =>
   );
 row("Deno", deno.parseMs, deno.analysisMs);
 
-try {
-  Deno.statSync(CHROMIUM_PATH);
-} catch {
-  console.log(
-    `Chromium half skipped: no Chromium at ${CHROMIUM_PATH} (apt-get install -y chromium)`,
-  );
+if (!chromiumInstalled()) {
+  console.log(`Chromium half skipped: no ${CHROMIUM_PATH} (apt-get install -y chromium)`);
   Deno.exit(0);
 }
 
