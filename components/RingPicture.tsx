@@ -1,5 +1,4 @@
-import type { MemberStatus } from "../lib/app/anonymity.ts";
-import { circlePositions } from "../lib/app/anonymity_view.ts";
+import { circlePositions, type MemberStatus } from "../lib/app/anonymity_view.ts";
 
 /** Props of {@link RingPicture}. */
 export type RingPictureProps = {

@@ -7,11 +7,11 @@ import Notice from "../components/Notice.tsx";
 import RingLine from "../components/RingLine.tsx";
 import StatusLine from "../components/StatusLine.tsx";
 import VoterCard from "../components/VoterCard.tsx";
-import { shownAnalysis } from "../lib/app/anonymity_lens.ts";
 import {
   anonymityByBallot,
   ringLine,
   ringOfSignature,
+  shownAnalysis,
   voterKeyNames,
 } from "../lib/app/anonymity_view.ts";
 import { createApiClient } from "../lib/app/api_client.ts";

@@ -5,12 +5,7 @@
 import { useEffect, useRef, useState } from "react";
 import { startWorker } from "../components/Island.ts";
 import type { Reveal } from "../lib/app/anonymity.ts";
-import {
-  type LensAnswer,
-  type LensRequest,
-  type LensResult,
-  runLens,
-} from "../lib/app/anonymity_lens.ts";
+import type { LensAnswer, LensRequest, LensResult } from "../lib/app/anonymity_lens.ts";
 import {
   allBallots,
   type LensSource,
@@ -33,42 +28,32 @@ export type LensState = {
 /** Runs lens jobs in the worker; answers null for a job a later one has replaced. */
 type Runner = { run(request: Omit<LensRequest, "seq">): Promise<LensAnswer | null>; stop(): void };
 
+/** Starts the worker; throws when the page's build carries none (see components/Island.ts). */
 function createRunner(): Runner {
   let seq = 0;
-  let worker: Worker | null = null;
-  try {
-    worker = startWorker("anonymity");
-  } catch {
-    // A build without the worker: the analysis runs on the page's thread instead.
-  }
+  const worker = startWorker("anonymity");
   const waiting = new Map<number, (answer: LensAnswer) => void>();
-  if (worker) {
-    worker.onmessage = (event: MessageEvent<LensAnswer>) => {
-      waiting.get(event.data.seq)?.(event.data);
-      waiting.delete(event.data.seq);
-    };
-  }
+  worker.onmessage = (event: MessageEvent<LensAnswer>) => {
+    waiting.get(event.data.seq)?.(event.data);
+    waiting.delete(event.data.seq);
+  };
+  worker.onerror = (event) => {
+    event.preventDefault();
+    const answer = { seq, error: `The anonymity worker failed: ${event.message}` };
+    for (const resolve of waiting.values()) resolve(answer);
+    waiting.clear();
+  };
   return {
     async run(request) {
       const mine = ++seq;
-      let answer: LensAnswer;
-      if (worker) {
-        answer = await new Promise<LensAnswer>((resolve) => {
-          waiting.set(mine, resolve);
-          worker!.postMessage({ ...request, seq: mine });
-        });
-      } else {
-        const started = performance.now();
-        try {
-          answer = { ...runLens({ ...request, seq: mine }), ms: performance.now() - started };
-        } catch (error) {
-          answer = { seq: mine, error: messageOf(error) };
-        }
-      }
+      const answer = await new Promise<LensAnswer>((resolve) => {
+        waiting.set(mine, resolve);
+        worker.postMessage({ ...request, seq: mine });
+      });
       return mine === seq ? answer : null;
     },
     stop() {
-      worker?.terminate();
+      worker.terminate();
     },
   };
 }
@@ -116,11 +101,11 @@ export function useAnonymityLens(
 
   useEffect(() => {
     if (height === null) return;
-    runner.current ??= createRunner();
     let live = true;
     const update = (change: Partial<LensState>) => live && setState((s) => ({ ...s, ...change }));
     (async () => {
       try {
+        runner.current ??= createRunner();
         rings.current = await readSealedRings(source.readBlock, {
           height,
           known: rings.current,

@@ -7,11 +7,12 @@ import AnonymityHistogram from "../../components/AnonymityHistogram.tsx";
 import DecoyUseTable from "../../components/DecoyUseTable.tsx";
 import Notice from "../../components/Notice.tsx";
 import RingPicture from "../../components/RingPicture.tsx";
-import { type AnonymityChange, memberStatuses, type Reveal } from "../../lib/app/anonymity.ts";
-import { shownAnalysis } from "../../lib/app/anonymity_lens.ts";
+import type { AnonymityChange, Reveal } from "../../lib/app/anonymity.ts";
 import {
   anonymityHistogram,
   lowestFirst,
+  memberStatuses,
+  shownAnalysis,
   voterKeyNames,
   WEAK_ANONYMITY,
 } from "../../lib/app/anonymity_view.ts";

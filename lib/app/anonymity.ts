@@ -120,64 +120,6 @@ export function analyseAnonymity(
   };
 }
 
-/**
- * Why a ring member is, or is not, a possible signer of a ballot, in plain words; `ballots` are
- * the other ballots a ruled-out member certainly cast one of (empty otherwise).
- */
-export type MemberStatus = { key: string; possible: boolean; reason: string; ballots: string[] };
-
-/**
- * Each member of ballot `id`'s ring with the reason it is or is not a possible signer, given the
- * `reveals` the analysis was made with. Throws RangeError when `id` is not in the analysis.
- */
-export function memberStatuses(
-  analysis: ConsistentAnalysis,
-  id: string,
-  { reveals = [] }: { reveals?: readonly Reveal[] } = {},
-): MemberStatus[] {
-  const ballot = analysis.ballots.find((b) => b.id === id);
-  if (!ballot) throw new RangeError(`Ballot "${id}" is not in the analysis`);
-  const possible = new Set(ballot.possibleSigners);
-  const certain = new Map(analysis.certainSigners.map((s) => [s.key, s.ballots]));
-  const revealedFor = new Map(reveals.map((r) => [r.key, r.ballot]));
-  const ownReveal = reveals.find((r) => r.ballot === id);
-  return ballot.ring.map((key) => {
-    if (possible.has(key)) {
-      return {
-        key,
-        possible: true,
-        reason: ownReveal
-          ? "revealed as this ballot's signer"
-          : ballot.effectiveAnonymity === 1
-          ? "the only member that can have cast it"
-          : "could have cast it",
-        ballots: [],
-      };
-    }
-    const elsewhere = revealedFor.get(key);
-    if (elsewhere !== undefined) {
-      return {
-        key,
-        possible: false,
-        reason: `revealed as the signer of ballot ${elsewhere}`,
-        ballots: [elsewhere],
-      };
-    }
-    if (ownReveal) {
-      return { key, possible: false, reason: "this ballot's signer was revealed", ballots: [] };
-    }
-    const ballots = certain.get(key) ?? [];
-    return {
-      key,
-      possible: false,
-      reason: ballots.length === 1
-        ? `certainly cast ballot ${ballots[0]}`
-        : `certainly cast one of ${ballots.length} other ballots`,
-      ballots,
-    };
-  });
-}
-
 /** A ballot whose effective anonymity differs between two analyses of the same record. */
 export type AnonymityChange = { id: string; before: number; after: number };
 

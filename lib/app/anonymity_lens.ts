@@ -44,8 +44,3 @@ export function runLens(request: LensRequest): LensResult {
   const decoy = decoyUse(ballots.map((b) => b.ring), { keyCount });
   return { seq, base, revealed, changes, decoy };
 }
-
-/** The analysis the page shows: with the reveals when there are any. */
-export function shownAnalysis(result: LensResult): AnonymityAnalysis {
-  return result.revealed ?? result.base;
-}

@@ -1,7 +1,15 @@
 // Browser-safe. The anonymity lens in words and numbers for the pages: the voting panel's ring line
-// and its warning, the board's histogram and lowest-first order, and where a ring's members sit on
-// its picture. Plain words for a non-cryptographer; the figures come from lib/app/anonymity.ts.
-import type { AnonymityAnalysis, BallotAnonymity } from "./anonymity.ts";
+// and its warning, why each ring member is or is not a possible signer, the board's histogram and
+// lowest-first order, and where a ring's members sit on its picture. Plain words for a
+// non-cryptographer; the figures come from lib/app/anonymity.ts, which runs in the worker, so the
+// pages import only this module and types.
+import type {
+  AnonymityAnalysis,
+  BallotAnonymity,
+  ConsistentAnalysis,
+  Reveal,
+} from "./anonymity.ts";
+import type { LensResult } from "./anonymity_lens.ts";
 import { SignatureWire } from "../protocol/schemas.ts";
 import { parseVoterList, storageKey, VOTERS_KEY } from "./voters.ts";
 
@@ -115,4 +123,67 @@ export function ringOfSignature(signature: string | null): string[] | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * Why a ring member is, or is not, a possible signer of a ballot, in plain words; `ballots` are
+ * the other ballots a ruled-out member certainly cast one of (empty otherwise).
+ */
+export type MemberStatus = { key: string; possible: boolean; reason: string; ballots: string[] };
+
+/**
+ * Each member of ballot `id`'s ring with the reason it is or is not a possible signer, given the
+ * `reveals` the analysis was made with. Throws RangeError when `id` is not in the analysis.
+ */
+export function memberStatuses(
+  analysis: ConsistentAnalysis,
+  id: string,
+  { reveals = [] }: { reveals?: readonly Reveal[] } = {},
+): MemberStatus[] {
+  const ballot = analysis.ballots.find((b) => b.id === id);
+  if (!ballot) throw new RangeError(`Ballot "${id}" is not in the analysis`);
+  const possible = new Set(ballot.possibleSigners);
+  const certain = new Map(analysis.certainSigners.map((s) => [s.key, s.ballots]));
+  const revealedFor = new Map(reveals.map((r) => [r.key, r.ballot]));
+  const ownReveal = reveals.find((r) => r.ballot === id);
+  return ballot.ring.map((key) => {
+    if (possible.has(key)) {
+      return {
+        key,
+        possible: true,
+        reason: ownReveal
+          ? "revealed as this ballot's signer"
+          : ballot.effectiveAnonymity === 1
+          ? "the only member that can have cast it"
+          : "could have cast it",
+        ballots: [],
+      };
+    }
+    const elsewhere = revealedFor.get(key);
+    if (elsewhere !== undefined) {
+      return {
+        key,
+        possible: false,
+        reason: `revealed as the signer of ballot ${elsewhere}`,
+        ballots: [elsewhere],
+      };
+    }
+    if (ownReveal) {
+      return { key, possible: false, reason: "this ballot's signer was revealed", ballots: [] };
+    }
+    const ballots = certain.get(key) ?? [];
+    return {
+      key,
+      possible: false,
+      reason: ballots.length === 1
+        ? `certainly cast ballot ${ballots[0]}`
+        : `certainly cast one of ${ballots.length} other ballots`,
+      ballots,
+    };
+  });
+}
+
+/** The analysis the page shows: with the reveals when there are any. */
+export function shownAnalysis(result: LensResult): AnonymityAnalysis {
+  return result.revealed ?? result.base;
 }
