@@ -1,12 +1,25 @@
 import type { DecoyUse } from "../lib/app/decoy_use.ts";
 
-/** How many of the most used keys the table lists. */
-const SHOWN_KEYS = 8;
+/** Props of {@link DecoyUseTable}. */
+export type DecoyUseTableProps = {
+  use: DecoyUse;
+  /** How many keys the table lists, most used first. */
+  shown: number;
+  /** Lists more keys. */
+  onMore(): void;
+  /** Names of keys the page knows (voters of this browser). */
+  names: ReadonlyMap<string, string>;
+};
 
-/** The decoy-use test in words: chi-square against a uniform choice, and the most used keys. */
-export default function DecoyUseTable({ use }: { use: DecoyUse }) {
+/**
+ * The decoy-use test in words — chi-square against a uniform choice — then every key's use, most
+ * used first, a page at a time, each against the uniform expectation.
+ */
+export default function DecoyUseTable({ use, shown, onMore, names }: DecoyUseTableProps) {
   const biased = use.pValue < 0.01;
-  const max = Math.max(1, ...use.uses.slice(0, SHOWN_KEYS).map((u) => u.count));
+  const listed = use.uses.slice(0, shown);
+  const max = Math.max(1, ...listed.map((u) => u.count));
+  const unused = use.keyCount - use.uses.length;
   return (
     <div class="decoy-use" data-p-value={use.pValue.toPrecision(4)}>
       <p>
@@ -30,28 +43,42 @@ export default function DecoyUseTable({ use }: { use: DecoyUse }) {
       <table class="decoy-table">
         <thead>
           <tr>
-            <th>Most used keys</th>
+            <th>Key, most used first</th>
             <th>In rings</th>
-            <th>Expected</th>
+            <th>Against {use.expected.toFixed(1)} expected</th>
           </tr>
         </thead>
         <tbody>
-          {use.uses.slice(0, SHOWN_KEYS).map((u) => (
+          {listed.map((u) => (
             <tr key={u.key} data-key={u.key} data-count={u.count}>
               <td>
                 <code class="hex" title={u.key}>{u.key.slice(0, 12)}…</code>
+                {names.has(u.key) && <span class="member-name">{names.get(u.key)}</span>}
               </td>
               <td>
                 <span class="decoy-bar" style={{ width: `${(6 * u.count) / max}rem` }} />
                 {u.count}
               </td>
-              <td>{use.expected.toFixed(1)}</td>
+              <td>{signed(u.count - use.expected)}</td>
             </tr>
           ))}
         </tbody>
       </table>
+      <p class="decoy-more">
+        {listed.length} of {use.uses.length} keys seen in rings listed
+        {unused > 0 && `; ${unused} registered ${unused === 1 ? "key is" : "keys are"} in no ring`}
+        .{" "}
+        {listed.length < use.uses.length && (
+          <button type="button" onClick={onMore}>Show more keys</button>
+        )}
+      </p>
     </div>
   );
+}
+
+/** "+3.2" or "−1.0": a difference with its sign. */
+function signed(x: number): string {
+  return `${x >= 0 ? "+" : "−"}${Math.abs(x).toFixed(1)}`;
 }
 
 /** A p-value for reading: "< 0.0001" below that, else 2 significant digits. */

@@ -23,6 +23,10 @@ import type { SectionProps } from "./section.ts";
 
 /** Ballots listed per page of the section's list. */
 const PAGE_SIZE = 200;
+/** Keys the decoy-use table lists at first… */
+const DECOY_FIRST = 8;
+/** …and adds with each "Show more keys". */
+const DECOY_MORE = 100;
 
 /** The anonymity section of the bulletin board (see the module comment). */
 export default function AnonymitySection({ bulletin }: SectionProps) {
@@ -30,6 +34,7 @@ export default function AnonymitySection({ bulletin }: SectionProps) {
   const [reveals, setReveals] = useState<Reveal[]>([]);
   const [chosen, setChosen] = useState<string | null>(null);
   const [page, setPage] = useState(0);
+  const [decoyShown, setDecoyShown] = useState(DECOY_FIRST);
   // One analysis per chain height the board reaches, and again when the reveals change.
   const lens = useAnonymityLens(source, { height: bulletin.height.value, reveals });
   const names = useMemo(
@@ -175,7 +180,12 @@ export default function AnonymitySection({ bulletin }: SectionProps) {
       {lens.result !== null && (
         <>
           <h3>Decoy use: are ring members chosen fairly?</h3>
-          <DecoyUseTable use={lens.result.decoy} />
+          <DecoyUseTable
+            use={lens.result.decoy}
+            shown={decoyShown}
+            onMore={() => setDecoyShown(decoyShown + DECOY_MORE)}
+            names={names}
+          />
         </>
       )}
     </section>

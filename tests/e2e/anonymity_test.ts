@@ -217,6 +217,21 @@ Deno.test({
         assert.deepEqual(bars[7], ["8", String(ballots - 1)]);
         const p = Number(await section.locator(".decoy-use").getAttribute("data-p-value"));
         assert.ok(p >= 0 && p <= 1);
+        // Every key seen in a ring, most used first: 8 at first, then the rest on request. The
+        // closed sets use their keys far more often than a uniform choice would.
+        const decoyRows = section.locator(".decoy-table tbody tr");
+        assert.equal(await decoyRows.count(), 8);
+        await section.getByRole("button", { name: "Show more keys" }).click();
+        assert.equal(await decoyRows.count(), 25);
+        const counts = await decoyRows.evaluateAll((els) =>
+          els.map((el) => Number(el.getAttribute("data-count")))
+        );
+        assert.deepEqual(counts, [...counts].sort((x, y) => y - x));
+        assert.equal(counts.reduce((x, y) => x + y, 0), 8 * ballots);
+        assert.ok(p < 0.01, `the test ledger's rings are far from uniform, p = ${p}`);
+        await screenshots(page, "anonymity-board-decoy", async () => {
+          await section.locator(".decoy-use").scrollIntoViewIfNeeded();
+        });
       });
 
       await t.step("the ring picture says why each member is ruled out", async () => {
