@@ -72,10 +72,12 @@ export default function VotingPage({ ringSize }: VotingPageProps) {
     pollMs: LENS_POLL_MS,
   });
   const lens = useAnonymityLens(source, { height });
-  const panelLens = useMemo<PanelLens>(() => ({
-    anonymity: anonymityByBallot(lens.result && shownAnalysis(lens.result)),
-    problem: lens.problem,
-  }), [lens.result, lens.problem]);
+  const panelLens = useMemo<PanelLens>(() => {
+    const analysis = lens.result && shownAnalysis(lens.result);
+    // A record no assignment fits has no figures: the panels say why instead of waiting.
+    const inconsistent = analysis && !analysis.consistent ? analysis.problem : null;
+    return { anonymity: anonymityByBallot(analysis), problem: lens.problem ?? inconsistent };
+  }, [lens.result, lens.problem]);
 
   function onVerified(namespace: string, isVerified: boolean) {
     if (verified.value.has(namespace) === isVerified) return;
