@@ -8,6 +8,7 @@ import type { ComponentType } from "preact";
 import { useEffect, useMemo } from "react";
 import { createApiClient } from "../lib/app/api_client.ts";
 import { createBulletinState } from "../lib/app/bulletin_state.ts";
+import AnonymitySection from "./bulletin_board/AnonymitySection.tsx";
 import BlockSection from "./bulletin_board/BlockSection.tsx";
 import ChainSection from "./bulletin_board/ChainSection.tsx";
 import LiveStatus from "./bulletin_board/LiveStatus.tsx";
@@ -25,6 +26,7 @@ const SECTIONS: ComponentType<SectionProps>[] = [
   TallySection,
   BlockSection,
   ProofSection,
+  AnonymitySection,
 ];
 
 /** The board: every section over one state, which follows the chain while the page is open. */

@@ -1,15 +1,23 @@
 // The voting page's interactive part (page §2): the 'Generate A new Voter' button and one panel
 // per voter, restored from browser storage. All cryptography runs here, in the browser, through
 // lib/; faker is imported on the first click only.
-import { useEffect, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import { useSignal } from "@preact/signals";
+import { anonymityByBallot, shownAnalysis } from "../lib/app/anonymity_view.ts";
+import { createApiClient } from "../lib/app/api_client.ts";
+import { lensSource } from "../lib/app/sealed_rings.ts";
 import {
   parseVoterList,
   serializeVoterList,
   uniqueNamespace,
   VOTERS_KEY,
 } from "../lib/app/voters.ts";
+import { useAnonymityLens, useChainHeight } from "./use_anonymity_lens.ts";
+import type { PanelLens } from "./voting_page/PanelRing.tsx";
 import VoterPanel from "./voting_page/VoterPanel.tsx";
+
+/** How often the page follows the chain while some panel shows its ballot's anonymity. */
+const LENS_POLL_MS = 3000;
 
 /** Props the server renders the voting page with. */
 export type VotingPageProps = { ringSize: number };
@@ -19,6 +27,30 @@ export default function VotingPage({ ringSize }: VotingPageProps) {
   const voters = useSignal<string[]>([]);
   const [ready, setReady] = useState(false);
   const [adding, setAdding] = useState(false);
+  // Panels whose vote is verified, by namespace: while there are any, the page follows the chain
+  // and keeps one anonymity analysis per height for all of them.
+  const verified = useSignal<ReadonlySet<string>>(new Set());
+  const api = useMemo(() => createApiClient({ fetch }), []);
+  const source = useMemo(() => lensSource(api), []);
+  const height = useChainHeight(async () => (await api.blockStatus()).height, {
+    active: verified.value.size > 0,
+    pollMs: LENS_POLL_MS,
+  });
+  const lens = useAnonymityLens(source, { height });
+  const panelLens = useMemo<PanelLens>(() => {
+    const analysis = lens.result && shownAnalysis(lens.result);
+    // A record no assignment fits has no figures: the panels say why instead of waiting.
+    const inconsistent = analysis && !analysis.consistent ? analysis.problem : null;
+    return { anonymity: anonymityByBallot(analysis), problem: lens.problem ?? inconsistent };
+  }, [lens.result, lens.problem]);
+
+  function onVerified(namespace: string, isVerified: boolean) {
+    if (verified.value.has(namespace) === isVerified) return;
+    const next = new Set(verified.value);
+    if (isVerified) next.add(namespace);
+    else next.delete(namespace);
+    verified.value = next;
+  }
 
   useEffect(() => {
     voters.value = parseVoterList(localStorage.getItem(VOTERS_KEY));
@@ -51,7 +83,13 @@ export default function VotingPage({ ringSize }: VotingPageProps) {
       </button>
       <div class="voters">
         {voters.value.map((namespace) => (
-          <VoterPanel key={namespace} namespace={namespace} ringSize={ringSize} />
+          <VoterPanel
+            key={namespace}
+            namespace={namespace}
+            ringSize={ringSize}
+            lens={panelLens}
+            onVerified={onVerified}
+          />
         ))}
       </div>
     </div>

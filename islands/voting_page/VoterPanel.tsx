@@ -15,6 +15,7 @@ import {
   type VoteLine,
   voteStage,
 } from "../../lib/app/status.ts";
+import PanelRing, { type PanelLens } from "./PanelRing.tsx";
 import VoteSection from "./VoteSection.tsx";
 
 /** How often a pending vote asks whether its block is sealed. */
@@ -31,10 +32,21 @@ function browserIO(): actions.ClientIO {
   };
 }
 
-/** One voter: key management, and vote management once a key id exists (page §2). */
-export default function VoterPanel(
-  { namespace, ringSize }: { namespace: string; ringSize: number },
-) {
+/** Props of {@link VoterPanel}. */
+type VoterPanelProps = {
+  namespace: string;
+  ringSize: number;
+  /** The page's one anonymity analysis, read by a verified vote's ring line. */
+  lens: PanelLens;
+  /** Tells the page whether this panel's vote is verified (and so shows its ring). */
+  onVerified(namespace: string, verified: boolean): void;
+};
+
+/**
+ * One voter: key management, and vote management once a key id exists (page §2); a verified
+ * vote also shows its ring and its effective anonymity.
+ */
+export default function VoterPanel({ namespace, ringSize, lens, onVerified }: VoterPanelProps) {
   const io = useMemo(browserIO, []);
   const [keyLine, setKeyLine] = useState<KeyLine>(KEY_UNLOADED);
   const [voteLine, setVoteLine] = useState<VoteLine>(VOTE_UNLOADED);
@@ -85,6 +97,8 @@ export default function VoterPanel(
     }, PENDING_POLL_MS);
     return () => clearInterval(timer);
   }, [voteLine]);
+
+  useEffect(() => onVerified(namespace, voteLine.status === "voted"), [voteLine]);
 
   // A verified vote asks the bulletin board which vote holds its tag: another one means its key
   // signed a vote it did not cast.
@@ -163,6 +177,9 @@ export default function VoterPanel(
           onSubmit={onSubmit}
           working={working !== null}
         />
+      )}
+      {voteLine.status === "voted" && (
+        <PanelRing namespace={namespace} storage={io.storage} lens={lens} />
       )}
       {working !== null && <Notice tone="working" text={working} />}
       {problem !== null && <Notice tone="problem" text={problem} />}
