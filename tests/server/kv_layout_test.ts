@@ -8,6 +8,18 @@ import {
   kvKeys,
 } from "../../server/kv_layout.ts";
 
+/** Runs `test` over a fresh in-memory database. */
+function withKv(test: (kv: Deno.Kv) => Promise<void>): () => Promise<void> {
+  return async () => {
+    const kv = await Deno.openKv(":memory:");
+    try {
+      await test(kv);
+    } finally {
+      kv.close();
+    }
+  };
+}
+
 Deno.test("kvKeys: the keys of protocol §5, collection name first", () => {
   const voteId = "AAAAAAAAAAAAAAAAAAAAAA";
   const tag = "ab".repeat(32);
@@ -25,9 +37,9 @@ Deno.test("kvKeys: the keys of protocol §5, collection name first", () => {
   assert.deepEqual(kvKeys.keyId(tag), ["keyid", tag]);
 });
 
-Deno.test("getManyChunked reads more than one getMany's worth, in the order asked", async () => {
-  const kv = await Deno.openKv(":memory:");
-  try {
+Deno.test(
+  "getManyChunked reads more than one getMany's worth, in the order asked",
+  withKv(async (kv) => {
     const n = 3 * GET_MANY_LIMIT + 4;
     for (let i = 0; i < n; i += 2) await kv.set(["n", i], i);
     const keys = Array.from({ length: n }, (_, i) => ["n", n - 1 - i]);
@@ -37,14 +49,12 @@ Deno.test("getManyChunked reads more than one getMany's worth, in the order aske
       keys.map(([, i]) => ((i as number) % 2 === 0 ? i : null)),
     );
     assert.deepEqual(await getManyChunked(kv, []), []);
-  } finally {
-    kv.close();
-  }
-});
+  }),
+);
 
-Deno.test("commitInBatches keeps each group in one commit within the limits", async () => {
-  const kv = await Deno.openKv(":memory:");
-  try {
+Deno.test(
+  "commitInBatches keeps each group in one commit within the limits",
+  withKv(async (kv) => {
     const groups = Array.from({ length: 9 }, (_, i) => ({
       entries: [[["a", i], i], [["b", i], -i]] as [Deno.KvKey, unknown][],
       bytes: 100,
@@ -70,14 +80,12 @@ Deno.test("commitInBatches keeps each group in one commit within the limits", as
     const byBytes: number[] = [];
     await commitInBatches(kv, groups, { maxBytes: 250, afterCommit: (k) => void byBytes.push(k) });
     assert.equal(byBytes.length, 5, "two groups of 100 bytes per commit of at most 250");
-  } finally {
-    kv.close();
-  }
-});
+  }),
+);
 
-Deno.test("commitInBatches stops where afterCommit throws, leaving later groups unwritten", async () => {
-  const kv = await Deno.openKv(":memory:");
-  try {
+Deno.test(
+  "commitInBatches stops where afterCommit throws, leaving later groups unwritten",
+  withKv(async (kv) => {
     const groups = Array.from({ length: 6 }, (_, i) => ({
       entries: [[["g", i], i]] as [Deno.KvKey, unknown][],
       bytes: 10,
@@ -94,20 +102,16 @@ Deno.test("commitInBatches stops where afterCommit throws, leaving later groups 
     const stored: number[] = [];
     for await (const e of kv.list<number>({ prefix: ["g"] })) stored.push(e.value);
     assert.deepEqual(stored, [0, 1, 2, 3]);
-  } finally {
-    kv.close();
-  }
-});
+  }),
+);
 
-Deno.test("absent() is the check that a key holds nothing yet", async () => {
-  const kv = await Deno.openKv(":memory:");
-  try {
+Deno.test(
+  "absent() is the check that a key holds nothing yet",
+  withKv(async (kv) => {
     const first = await kv.atomic().check(absent(["x"])).set(["x"], 1).commit();
     assert.equal(first.ok, true);
     const second = await kv.atomic().check(absent(["x"])).set(["x"], 2).commit();
     assert.equal(second.ok, false);
     assert.equal((await kv.get(["x"])).value, 1);
-  } finally {
-    kv.close();
-  }
-});
+  }),
+);
