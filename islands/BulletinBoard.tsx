@@ -15,10 +15,10 @@ import {
   tagOfSignature,
   tallyRows,
 } from "../lib/app/record_checks.ts";
+import type { BlockRecord } from "../lib/protocol/schemas.ts";
 import { tallyOf } from "../lib/protocol/tally.ts";
 import {
   BlockList,
-  type BlockRecord,
   BlockStatus,
   BlockVotes,
   ErrorBody,
