@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { build, staticImports } from "../../scripts/build.ts";
 import { createPageApp, readManifest, ringSizeFromEnv } from "../../server/pages.ts";
-import { serializeProps } from "../../components/Island.ts";
+import { Island, serializeProps } from "../../components/Island.ts";
+import { renderPage } from "../../server/render.tsx";
 import { bytesToHex } from "../../lib/protocol/bytes.ts";
 
 /** A fresh build in a temporary directory, so tests never race the served static/build/. */
@@ -121,4 +122,46 @@ Deno.test("staticImports lists static chunk imports, not dynamic ones", () => {
   const code = `import{a as b}from"./chunk-AB12.js";import"./side-CD34.js";` +
     `const m=()=>import("./lazy-EF56.js");`;
   assert.deepEqual(staticImports(code), ["chunk-AB12.js", "side-CD34.js"]);
+});
+
+Deno.test("a file of islands/workers/ becomes a module worker the page can start by name", async () => {
+  // A project root with the real build inputs and one island plus one worker of its own.
+  const root = await Deno.makeTempDir({ prefix: "ringvote-worker-build-" });
+  const project = new URL("../../", import.meta.url).pathname;
+  try {
+    for (const entry of ["deno.json", "deno.lock", "components", "lib", "static", "scripts"]) {
+      await Deno.symlink(`${project}${entry}`, `${root}/${entry}`);
+    }
+    await Deno.mkdir(`${root}/islands/workers`, { recursive: true });
+    await Deno.writeTextFile(
+      `${root}/islands/Probe.tsx`,
+      `export default function Probe() { return <p>probe</p>; }\n`,
+    );
+    await Deno.writeTextFile(
+      `${root}/islands/workers/echo.ts`,
+      `import { bytesToHex } from "../../lib/protocol/bytes.ts";\n` +
+        `self.onmessage = (e) => self.postMessage(bytesToHex(new Uint8Array(e.data)));\n`,
+    );
+    const outDir = new URL(`file://${root}/out/`);
+    const { manifest, files } = await build({ root: new URL(`file://${root}/`), outDir });
+
+    assert.deepEqual(Object.keys(manifest.workers), ["echo"]);
+    assert.match(manifest.workers.echo, /^\/static\/build\/worker-echo-[0-9a-f]{12}\.js$/);
+    assert.ok(files.some((f) => manifest.workers.echo.endsWith(f.name)), "the worker is built");
+    const code = await Deno.readTextFile(
+      new URL(manifest.workers.echo.slice("/static/build/".length), outDir),
+    );
+    assert.match(code, /onmessage/);
+    assert.ok(!("worker-echo" in manifest.islands), "a worker is not an island");
+
+    const html = renderPage(<Island name="Probe" component={() => <p>probe</p>} props={{}} />, {
+      title: "t",
+      manifest: { ...manifest, islands: { Probe: "/static/build/Probe.js" } },
+    });
+    const map = html.match(/<script type="application\/json" id="island-workers">(.*?)<\/script>/);
+    assert.ok(map, "the page carries the worker map");
+    assert.deepEqual(JSON.parse(map[1]), manifest.workers);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
 });
