@@ -1,13 +1,19 @@
 // The public bulletin board (/board): the chain as a picture, a block's votes, a vote's inclusion
-// proof step by step, and the tally, kept live by polling the chain height. Nothing the server
-// says is taken on trust: block hashes, links, proofs and (when small enough) the tally are
-// recomputed here with lib/, and every disagreement is shown in red.
+// proof step by step, its ring signature verified step by step, the tally, and a one-click audit of
+// everything, kept live by polling the chain height. Nothing the server says is taken on trust:
+// block hashes, links, proofs, every listed vote's signature and the tally are recomputed here
+// with lib/, and every disagreement is shown in red.
 import { useEffect, useMemo, useRef, useState } from "react";
 import ChainStrip from "../components/ChainStrip.tsx";
+import SignatureBadge from "../components/SignatureBadge.tsx";
 import Hex from "../components/Hex.tsx";
 import Notice from "../components/Notice.tsx";
 import ProofSteps from "../components/ProofSteps.tsx";
 import TallyBars from "../components/TallyBars.tsx";
+import type { Get } from "../lib/app/audit.ts";
+import AuditSection from "./board/AuditSection.tsx";
+import RingWalkthrough from "./board/RingWalkthrough.tsx";
+import { useSignatureStatus } from "./board/signature_status.ts";
 import {
   checkBlocks,
   type ProofStep,
@@ -28,13 +34,9 @@ import {
   VoteProof,
 } from "../lib/protocol/schemas.ts";
 
-/** Props the server renders the board with. */
-export type BulletinBoardProps = { pollMs: number };
+/** Props the server renders the board with: the polling interval, and the vote to open, if any. */
+export type BulletinBoardProps = { pollMs: number; vote?: string | null };
 
-/** The tally is recounted in the browser up to this many sealed votes… */
-const RECOUNT_MAX_VOTES = 2000;
-/** …in at most this many blocks (one request per block and page of votes). */
-const RECOUNT_MAX_BLOCKS = 200;
 const VOTES_LIST_ID = "payload-votes";
 
 type Entry = { voteId: string; index: number; vote: Vote };
@@ -42,6 +44,8 @@ type BlockVotesLoaded = { entries: Entry[]; total: number };
 type OpenVote = {
   height: number;
   voteId: string;
+  /** The vote as the block's listing serves it, and its leaf index there, once read. */
+  listed: { vote: Vote; index: number } | null;
   steps: ProofStep[] | null;
   problem: string | null;
 };
@@ -101,12 +105,30 @@ async function fetchVotes(
   return { entries, total };
 }
 
+/** The audit's reader: any API path, its JSON validated by the audit itself. */
+const apiGet: Get = (path) =>
+  getJson(path, { safeParse: (data: unknown) => ({ success: true as const, data }) });
+
+/** The height of the block holding `voteId`, searched from the head down; null when none does. */
+async function locateVote(voteId: string, head: number): Promise<number | null> {
+  const path = (h: number) => `/api/block/id/${h}/vote/${encodeURIComponent(voteId)}`;
+  for (let top = head; top >= 1; top -= 4) {
+    const heights = [top, top - 1, top - 2, top - 3].filter((h) => h >= 1);
+    const found = await Promise.all(
+      heights.map((h) => getJson(path(h), VoteProof).then(() => h, () => null)),
+    );
+    const hit = found.find((h) => h !== null);
+    if (hit != null) return hit;
+  }
+  return null;
+}
+
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
 /** The board: chain, tally, the open block's votes and the open vote's proof. */
-export default function BulletinBoard({ pollMs }: BulletinBoardProps) {
+export default function BulletinBoard({ pollMs, vote: sharedVote = null }: BulletinBoardProps) {
   const [blocks, setBlocks] = useState<Block[]>([]);
   const [height, setHeight] = useState<number | null>(null);
   const [tally, setTally] = useState<Tally | null>(null);
@@ -126,9 +148,8 @@ export default function BulletinBoard({ pollMs }: BulletinBoardProps) {
     setVotes(next);
   }
 
-  /** Loads every vote of blocks 1..head when the tally is small enough to recount here. */
-  async function recount(head: number, served: Tally) {
-    if (served.total > RECOUNT_MAX_VOTES || head > RECOUNT_MAX_BLOCKS) return;
+  /** Loads every vote of blocks 1..head, page by page, so the tally is recounted here. */
+  async function recount(head: number) {
     for (let h = 1; h <= head; h++) {
       const known = state.current.votes.get(h);
       if (known && known.entries.length >= known.total) continue;
@@ -149,7 +170,7 @@ export default function BulletinBoard({ pollMs }: BulletinBoardProps) {
     setHeight(head);
     const served = await getJson("/api/tally", Tally);
     setTally(served);
-    await recount(head, served);
+    await recount(head);
   }
 
   useEffect(() => {
@@ -174,7 +195,9 @@ export default function BulletinBoard({ pollMs }: BulletinBoardProps) {
         }
       }
     }
-    poll(true);
+    poll(true).then(() => {
+      if (live && sharedVote !== null) openShared(sharedVote);
+    });
     const timer = setInterval(() => poll(false), pollMs);
     return () => {
       live = false;
@@ -216,9 +239,25 @@ export default function BulletinBoard({ pollMs }: BulletinBoardProps) {
     }
   }
 
+  /** Opens the vote named in the page's address, wherever it is in the chain. */
+  async function openShared(voteId: string) {
+    const head = state.current.height ?? 0;
+    setOpenVote({ height: 0, voteId, listed: null, steps: null, problem: null });
+    const h = await locateVote(voteId, head);
+    if (h === null) {
+      const problem = `Vote ${voteId} is in none of the ${head} sealed blocks`;
+      setOpenVote({ height: 0, voteId, listed: null, steps: null, problem });
+      return;
+    }
+    await openProof(h, voteId);
+    document.getElementById("walk-title")?.scrollIntoView({ block: "start" });
+  }
+
   async function openProof(h: number, voteId: string) {
     setSelected(h);
-    setOpenVote({ height: h, voteId, steps: null, problem: null });
+    setOpenVote({ height: h, voteId, listed: null, steps: null, problem: null });
+    const address = `?vote=${encodeURIComponent(voteId)}`;
+    if (location.search !== address) history.replaceState(null, "", address);
     try {
       const known = state.current.votes.get(h);
       const loaded = known && known.entries.length >= known.total
@@ -248,9 +287,10 @@ export default function BulletinBoard({ pollMs }: BulletinBoardProps) {
         index,
         served,
       });
-      setOpenVote({ height: h, voteId, steps, problem: servedProblem });
+      const listed = { vote: loaded.entries[index].vote, index };
+      setOpenVote({ height: h, voteId, listed, steps, problem: servedProblem });
     } catch (error) {
-      setOpenVote({ height: h, voteId, steps: null, problem: messageOf(error) });
+      setOpenVote({ height: h, voteId, listed: null, steps: null, problem: messageOf(error) });
     }
   }
 
@@ -274,6 +314,7 @@ export default function BulletinBoard({ pollMs }: BulletinBoardProps) {
     : [...votes].flatMap(([h, loaded]) =>
       loaded.entries.filter((e) => e.vote.payload === filter).map((e) => ({ height: h, ...e }))
     );
+  const signatureOf = useSignatureStatus([...(blockVotes?.entries ?? []), ...filtered]);
 
   return (
     <div class="bulletin" data-ready={ready ? "true" : "false"}>
@@ -284,6 +325,8 @@ export default function BulletinBoard({ pollMs }: BulletinBoardProps) {
             `refreshed every ${pollMs / 1000} s`}
       </p>
       {problem !== null && <Notice tone="problem" text={problem} />}
+
+      <AuditSection get={apiGet} onOpenVote={openProof} />
 
       <section class="bulletin-section" aria-labelledby="chain-title">
         <h2 id="chain-title">Chain</h2>
@@ -305,7 +348,7 @@ export default function BulletinBoard({ pollMs }: BulletinBoardProps) {
           <>
             <p>
               {tally.total} sealed {tally.total === 1 ? "vote" : "votes"}. {recounted === null
-                ? "Counts as served (too many votes to recount here)."
+                ? "Counts as served; recounting every sealed vote in this browser…"
                 : rows.every((r) => r.ok)
                 ? "Recounted in this browser from every sealed vote: the counts agree."
                 : "Recounted in this browser: red rows differ from the served counts."}
@@ -327,7 +370,8 @@ export default function BulletinBoard({ pollMs }: BulletinBoardProps) {
                   <li key={e.voteId}>
                     <button type="button" onClick={() => openProof(e.height, e.voteId)}>
                       Block {e.height}, leaf {e.index}: {e.voteId}
-                    </button>
+                    </button>{" "}
+                    <SignatureBadge finding={signatureOf(e)} />
                   </li>
                 ))}
               </ul>
@@ -368,6 +412,7 @@ export default function BulletinBoard({ pollMs }: BulletinBoardProps) {
                     <th>Payload</th>
                     <th>Tag</th>
                     <th>Ring</th>
+                    <th>Signature</th>
                     <th>Proof</th>
                   </tr>
                 </thead>
@@ -385,6 +430,9 @@ export default function BulletinBoard({ pollMs }: BulletinBoardProps) {
                       </td>
                       <td class="vote-ring">
                         {e.vote.publicKeys.map((key) => <Hex key={key} value={key} />)}
+                      </td>
+                      <td>
+                        <SignatureBadge finding={signatureOf(e)} />
                       </td>
                       <td>
                         <button
@@ -409,6 +457,16 @@ export default function BulletinBoard({ pollMs }: BulletinBoardProps) {
             </>
           )}
         </section>
+      )}
+
+      {openVote?.listed && (
+        <RingWalkthrough
+          key={openVote.voteId}
+          voteId={openVote.voteId}
+          height={openVote.height}
+          index={openVote.listed.index}
+          vote={openVote.listed.vote}
+        />
       )}
 
       {openVote !== null && (
