@@ -139,7 +139,8 @@ function FailingVote(
         }}
       >
         Block {height}, leaf {index}: vote {voteId}
-      </a>{" "}
+      </a>
+      {" — "}
       <span class="audit-reason">{reasons.join("; ")}</span>
     </li>
   );

@@ -63,7 +63,7 @@ function Verdict({ trace }: { trace: RingTrace }) {
   return trace.verdict.ok
     ? (
       <p class="walk-verdict walk-verdict-ok">
-        ✓ The ring closes: c_n equals c₀, the signature is valid.
+        ✓ The ring closes: c{sub(trace.n)} equals c₀, the signature is valid.
       </p>
     )
     : (
@@ -121,7 +121,7 @@ function LinkStep({ trace, i }: { trace: RingTrace; i: number }) {
   return (
     <ol class={`walk-values ${ok ? "walk-values-ok" : "walk-values-bad"}`} data-walk-link={i}>
       <li>
-        <span class="walk-math">c{sub(i)}</span> = <Hex value={step.c} />
+        <span class="walk-math">c{sub(i)}</span> = <Value hex={step.c} />
         <span class="walk-note">
           {i === 0
             ? "the starting number, read from the signature"
@@ -129,30 +129,35 @@ function LinkStep({ trace, i }: { trace: RingTrace; i: number }) {
         </span>
       </li>
       <li>
-        <span class="walk-math">r{sub(i)}</span> = <Hex value={step.r} />
+        <span class="walk-math">r{sub(i)}</span> = <Value hex={step.r} />
         <span class="walk-note">member {i}'s response, read from the signature</span>
       </li>
       <li>
         <span class="walk-math">L{sub(i)} = r{sub(i)}·G + c{sub(i)}·P{sub(i)}</span> ={" "}
-        <Hex value={step.L} />
+        <Value hex={step.L} />
         <span class="walk-note">a curve point from the response and member {i}'s public key</span>
       </li>
       <li>
         <span class="walk-math">R{sub(i)} = r{sub(i)}·Hp(P{sub(i)}) + c{sub(i)}·I</span> ={" "}
-        <Hex value={step.R} />
+        <Value hex={step.R} />
         <span class="walk-note">
           the same with the key's hash point and the tag I, which ties the vote to one key
         </span>
       </li>
       <li>
         <span class="walk-math">c{sub(j)} = Hs(T ‖ L{sub(i)} ‖ R{sub(i)})</span> ={" "}
-        <Hex value={step.next} />
+        <Value hex={step.next} />
         <span class="walk-note">
           hashing the ring, tag and payload (T) with both points gives the next number
         </span>
       </li>
     </ol>
   );
+}
+
+/** A value in full (the walkthrough compares whole numbers, so nothing is cut). */
+function Value({ hex }: { hex: string }) {
+  return <code class="hex walk-hex">{hex}</code>;
 }
 
 function ClosingStep({ trace }: { trace: RingTrace }) {
@@ -164,10 +169,10 @@ function ClosingStep({ trace }: { trace: RingTrace }) {
       data-walk-closing={String(closing.closes)}
     >
       <p>
-        <span class="walk-math">c{sub(n)}</span> = <Hex value={closing.cn} />
+        <span class="walk-math">c{sub(n)}</span> = <Value hex={closing.cn} />
       </p>
       <p>
-        <span class="walk-math">c₀</span> = <Hex value={closing.c0} />
+        <span class="walk-math">c₀</span> = <Value hex={closing.c0} />
       </p>
       <p class="walk-closing-verdict">
         {closing.closes
@@ -232,7 +237,7 @@ function RingCircle({ trace, at }: { trace: RingTrace; at: number }) {
         );
       })}
       <text x={CENTRE} y={CENTRE - 4} text-anchor="middle" font-size="20" font-weight="700">
-        {at === n ? (trace.closing?.closes ? "c_n = c₀ ✓" : "c_n ≠ c₀ ✗") : `step ${at + 1}`}
+        {at === n ? `c${sub(n)} ${trace.closing?.closes ? "= c₀ ✓" : "≠ c₀ ✗"}` : `step ${at + 1}`}
       </text>
       <text x={CENTRE} y={CENTRE + 22} text-anchor="middle" font-size="15" fill="#555">
         {at === n ? "the ring closes?" : `member ${at} → ${(at + 1) % n}`}

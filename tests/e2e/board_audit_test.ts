@@ -138,6 +138,7 @@ withBrowser("honest ledger: the audit passes and a shared walkthrough closes", a
     // Every link then the closing comparison, one at a time.
     for (let i = 0; i < 8; i++) {
       await page.locator(`[data-walk-link="${i}"]`).waitFor();
+      if (i === 2) await screenshots(page, "walkthrough-step");
       await page.locator('[data-action="next-step"]').click();
     }
     assert.equal(
