@@ -166,12 +166,15 @@ async function filesIn(dir: URL, suffix: string): Promise<string[]> {
   return names.sort();
 }
 
-/** Paths, relative to `root`, of every file below `dir` (a relative folder ending in "/"). */
+/** Paths of the files under `dir` and its subdirectories, except the build's own output. */
 async function filesUnder(root: URL, dir: string): Promise<string[]> {
   const paths: string[] = [];
   for await (const item of Deno.readDir(new URL(dir, root))) {
-    if (item.isFile) paths.push(dir + item.name);
-    else if (item.isDirectory) paths.push(...await filesUnder(root, `${dir}${item.name}/`));
+    const path = dir + item.name;
+    if (item.isFile) paths.push(path);
+    else if (item.isDirectory && `${path}/` !== "static/build/") {
+      paths.push(...await filesUnder(root, `${path}/`));
+    }
   }
   return paths;
 }

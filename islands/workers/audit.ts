@@ -3,7 +3,7 @@
 // its whole life, so each key is decoded, checked and tabled once per worker.
 import { checkVotes } from "../../lib/app/vote_checks.ts";
 import { createMemberCache } from "../../lib/protocol/member_cache.ts";
-import type { VoteCheckRequest, VoteCheckResponse } from "../board/vote_check_pool.ts";
+import type { VoteCheckRequest, VoteCheckResponse } from "../bulletin_board/vote_check_pool.ts";
 
 const members = createMemberCache();
 const scope = globalThis as unknown as {

@@ -3,29 +3,22 @@
 // server claims. It runs in phases, each a function of what the earlier ones read: keys, blocks
 // (hashes and links), signatures (every vote's leaf and ring signature, in chunks that a pool of
 // workers may check in parallel), Merkle roots, ring membership, tag uniqueness, sizes and the
-// tally. The caller supplies `get` (an HTTP GET returning parsed JSON) and may supply the
-// checker of vote chunks, so this module stays pure; `deno task audit` and the board's one-click
+// tally. The caller supplies the API client (its transport injected) and may supply the checker
+// of vote chunks, so this module stays pure; `deno task audit` and the board's one-click
 // audit run this same code and print the same report.
-import * as z from "zod/mini";
 import { bytesToHex, hexToBytes } from "../protocol/bytes.ts";
 import { type Block, checkLink, GENESIS_PREV_HASH, verifyBlockHash } from "../protocol/chain.ts";
 import { emptyRoot, merkleRoot } from "../protocol/merkle.ts";
 import {
-  BlockList,
-  BlockStatus,
-  BlockVotes,
+  type BlockStatus,
   codePointLength,
-  KeyPage,
   MAX_PAGE_LIMIT,
   MAX_PAYLOAD_CODE_POINTS,
-  Tally,
   type Vote,
 } from "../protocol/schemas.ts";
 import { tallyOf } from "../protocol/tally.ts";
+import { type ApiClient, pagesOf } from "./api_client.ts";
 import { inThreadChecker, type VoteChecker, type VoteFinding } from "./vote_checks.ts";
-
-/** Reads one API path (e.g. `/api/tally`) and returns its parsed JSON body; throws on failure. */
-export type Get = (path: string) => Promise<unknown>;
 
 /** The audit's phases, in the order they run. */
 export const AUDIT_PHASES = [
@@ -116,22 +109,12 @@ type PhaseContext = {
 
 class TooManyFailures extends Error {}
 
-async function read<T>(get: Get, path: string, schema: z.ZodMiniType<T>): Promise<T> {
-  const body = await get(path);
-  const parsed = schema.safeParse(body);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new Error(`${path} answered a malformed body: ${issue.path.join(".")} ${issue.message}`);
-  }
-  return parsed.data;
-}
-
 /**
- * Audits the whole public record reachable through `get`. Never throws for an inconsistent
+ * Audits the whole public record reachable through `api`. Never throws for an inconsistent
  * record: every inconsistency becomes a failure line; an unreachable or malformed answer is one
  * too, and ends the audit.
  */
-export async function auditLedger(get: Get, opts: AuditOptions = {}): Promise<AuditReport> {
+export async function auditLedger(api: ApiClient, opts: AuditOptions = {}): Promise<AuditReport> {
   const failures: string[] = [];
   const byVote = new Map<string, VoteFailure>();
   const maxFailures = opts.maxFailures ?? 50;
@@ -162,13 +145,14 @@ export async function auditLedger(get: Get, opts: AuditOptions = {}): Promise<Au
   });
 
   try {
-    const status = await read(get, "/api/block/status", BlockStatus);
+    const status = await api.blockStatus();
     report.height = status.height;
-    const registered = await readKeys(get, context("keys"));
+    const registered = await readKeys(api, context("keys"));
     report.keys = registered.size;
-    const blocks = await readBlocks(get, { status, ctx: context("blocks") });
+    const blocks = await readBlocks(api, { status, ctx: context("blocks") });
     report.blocks = blocks.length;
-    const ledger = await readVotes(get, {
+    if (blocks.length === 0) throw new Error("the server lists no block, not even genesis");
+    const ledger = await readVotes(api, {
       ctx: context("signatures"),
       registered,
       blocks,
@@ -177,7 +161,7 @@ export async function auditLedger(get: Get, opts: AuditOptions = {}): Promise<Au
     });
     report.votes = ledger.votes.length;
     for (const [phase, check] of CROSS_CHECKS) check(ledger, context(phase));
-    report.tally = await checkTally(get, { ledger, ctx: context("tally") });
+    report.tally = await checkTally(api, { ledger, ctx: context("tally") });
   } catch (e) {
     if (!(e instanceof TooManyFailures)) failures.push(`audit stopped: ${(e as Error).message}`);
   }
@@ -189,47 +173,39 @@ export async function auditLedger(get: Get, opts: AuditOptions = {}): Promise<Au
 }
 
 /** Keys phase: the key directory, ids contiguous from 1, keys distinct. */
-async function readKeys(get: Get, ctx: PhaseContext): Promise<Set<string>> {
+async function readKeys(api: ApiClient, ctx: PhaseContext): Promise<Set<string>> {
   const registered = new Set<string>();
-  for (let offset = 0;;) {
-    const page = await read(get, `/api/pki/key/offset/${offset}/limit/${MAX_PAGE_LIMIT}`, KeyPage);
-    page.keys.forEach((k, i) => {
-      if (k.id !== offset + i + 1) {
-        ctx.fail(`key directory: expected id ${offset + i + 1}, got ${k.id}`);
-      }
+  let listed = 0;
+  let directorySize = 0;
+  for await (const page of pagesOf(api.keys)) {
+    for (const k of page.items) {
+      if (k.id !== ++listed) ctx.fail(`key directory: expected id ${listed}, got ${k.id}`);
       if (registered.has(k.key)) ctx.fail(`key directory: key ${k.key} is listed twice`);
       registered.add(k.key);
-    });
-    offset += page.keys.length;
-    ctx.progress(offset, page.total);
-    if (page.keys.length === 0 || offset >= page.total) {
-      if (offset !== page.total) ctx.fail(`key directory: total ${page.total}, listed ${offset}`);
-      return registered;
     }
+    directorySize = page.total;
+    ctx.progress(listed, page.total);
   }
+  if (listed !== directorySize) ctx.fail(`key directory: total ${directorySize}, listed ${listed}`);
+  return registered;
 }
 
 /** Blocks phase: every header in height order, genesis, each hash from its fields, each link. */
 async function readBlocks(
-  get: Get,
+  api: ApiClient,
   { status, ctx }: { status: BlockStatus; ctx: PhaseContext },
 ): Promise<Block[]> {
   const blocks: Block[] = [];
-  while (blocks.length <= status.height) {
-    const page = await read(
-      get,
-      `/api/blocks?from=${blocks.length}&limit=${MAX_PAGE_LIMIT}`,
-      BlockList,
-    );
-    if (page.blocks.length === 0) {
-      ctx.fail(
-        `blocks: the chain stops at height ${blocks.length - 1}, status says ${status.height}`,
-      );
-      break;
-    }
-    blocks.push(...page.blocks);
+  for await (const page of pagesOf(api.blocks, { count: status.height + 1 })) {
+    blocks.push(...page.items);
     ctx.progress(blocks.length, status.height + 1);
   }
+  if (blocks.length <= status.height) {
+    ctx.fail(
+      `blocks: the chain stops at height ${blocks.length - 1}, status says ${status.height}`,
+    );
+  }
+  if (blocks.length === 0) return blocks;
   const genesis = blocks[0];
   if (
     genesis.height !== 0 || genesis.size !== 0 || genesis.prev_hash !== GENESIS_PREV_HASH ||
@@ -259,7 +235,7 @@ type PageRequest = { height: number; offset: number };
  * results are taken in chain order, so the report does not depend on the parallelism.
  */
 async function readVotes(
-  get: Get,
+  api: ApiClient,
   { ctx, registered, blocks, checker, parallel }: {
     ctx: PhaseContext;
     registered: Set<string>;
@@ -277,15 +253,14 @@ async function readVotes(
   const total = blocks.reduce((sum, b) => sum + b.size, 0);
   const ledger: Ledger = { registered, blocks, votes: [], servedTotals: new Map() };
   const work = async ({ height, offset }: PageRequest) => {
-    const path = `/api/block/id/${height}/votes?offset=${offset}&limit=${MAX_PAGE_LIMIT}`;
-    const page = await read(get, path, BlockVotes);
-    const findings = await checker(page.votes.map((v) => v.vote));
+    const page = await api.blockVotes(height)(offset, MAX_PAGE_LIMIT);
+    const findings = await checker(page.items.map((v) => v.vote));
     return { page, findings };
   };
   ctx.progress(0, total);
   await inOrder(requests, { parallel, work }, ({ page, findings }, { height, offset }) => {
     if (offset === 0) ledger.servedTotals.set(height, page.total);
-    page.votes.forEach(({ voteId, index, vote }, k) => {
+    page.items.forEach(({ voteId, index, vote }, k) => {
       const audited = { height, index, position: offset + k, voteId, vote, finding: findings[k] };
       ledger.votes.push(audited);
       for (const problem of audited.finding.problems) ctx.failVote(audited, problem);
@@ -387,12 +362,12 @@ const CROSS_CHECKS: [AuditPhase, (ledger: Ledger, ctx: PhaseContext) => void][] 
 
 /** Tally phase: recount from every vote and compare with the served tally, row by row. */
 async function checkTally(
-  get: Get,
+  api: ApiClient,
   { ledger, ctx }: { ledger: Ledger; ctx: PhaseContext },
 ): Promise<AuditReport["tally"]> {
   ctx.progress(0, 1);
   const mine = tallyOf(ledger.votes.map((v) => v.vote.payload));
-  const served = await read(get, "/api/tally", Tally);
+  const served = await api.tally();
   if (served.total !== ledger.votes.length) {
     ctx.fail(`tally: total ${served.total}, but the chain holds ${ledger.votes.length} votes`);
   }

@@ -8,22 +8,19 @@ import {
   type AuditProgress,
   type AuditReport,
   formatReport,
-  type Get,
   PHASE_LABELS,
   type VoteFailure,
 } from "../../lib/app/audit.ts";
+import type { SectionProps } from "./section.ts";
 import { boardPool } from "./vote_check_pool.ts";
 
-/** Props: how to read the API, and what to do when a failing vote is chosen. */
-export type AuditSectionProps = {
-  get: Get;
-  onOpenVote: (height: number, voteId: string) => void;
-};
+/** What to do when a failing vote is chosen: open its walkthrough and proof. */
+type OpenVote = (height: number, voteId: string) => void;
 
 type Finished = { report: AuditReport; ms: number; workers: number };
 
 /** The audit control, its progress and its result. */
-export default function AuditSection({ get, onOpenVote }: AuditSectionProps) {
+export default function AuditSection({ bulletin }: SectionProps) {
   const [progress, setProgress] = useState<AuditProgress | null>(null);
   const [finished, setFinished] = useState<Finished | null>(null);
   const running = progress !== null && finished === null;
@@ -33,7 +30,7 @@ export default function AuditSection({ get, onOpenVote }: AuditSectionProps) {
     setProgress({ phase: AUDIT_PHASES[0], done: 0, total: 0 });
     const started = performance.now();
     const pool = boardPool();
-    const report = await auditLedger(get, {
+    const report = await auditLedger(bulletin.api, {
       checker: pool.check,
       parallel: pool.size * 2,
       onProgress: setProgress,
@@ -54,7 +51,7 @@ export default function AuditSection({ get, onOpenVote }: AuditSectionProps) {
         {running ? "Auditing…" : finished ? "Audit again" : "Audit the whole record"}
       </button>
       {progress !== null && <AuditProgressBar progress={progress} done={finished !== null} />}
-      {finished !== null && <AuditResult {...finished} onOpenVote={onOpenVote} />}
+      {finished !== null && <AuditResult {...finished} onOpenVote={bulletin.openProof} />}
     </section>
   );
 }
@@ -78,7 +75,7 @@ function AuditProgressBar({ progress, done }: { progress: AuditProgress; done: b
 
 function AuditResult(
   { report, ms, workers, onOpenVote }: Finished & {
-    onOpenVote: AuditSectionProps["onOpenVote"];
+    onOpenVote: OpenVote;
   },
 ) {
   const ok = report.ok;
@@ -126,7 +123,7 @@ function AuditResult(
 }
 
 function FailingVote(
-  { failure, onOpenVote }: { failure: VoteFailure; onOpenVote: AuditSectionProps["onOpenVote"] },
+  { failure, onOpenVote }: { failure: VoteFailure; onOpenVote: OpenVote },
 ) {
   const { voteId, height, index, reasons } = failure;
   return (

@@ -2,7 +2,7 @@
 // drawn as a circle of its members, each link c_i, r_i → L_i, R_i → c_{i+1} shown one at a time,
 // the closing comparison of c_n with c_0, and every member and tag check, green or red, with
 // plain words beside the math. The values come from traceRing, the verifier's own step.
-import { useMemo, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import Hex from "../../components/Hex.tsx";
 import {
   type CheckOutcome,
@@ -11,9 +11,10 @@ import {
   traceRing,
 } from "../../lib/protocol/ring_signature.ts";
 import type { Vote } from "../../lib/protocol/schemas.ts";
+import type { SectionProps } from "./section.ts";
 
-/** Props: the vote as the block's listing served it, and where it is. */
-export type RingWalkthroughProps = { voteId: string; height: number; index: number; vote: Vote };
+/** The vote as the block's listing served it, and where it is. */
+type ListedVote = { voteId: string; height: number; index: number; vote: Vote };
 
 type Traced = { trace: RingTrace; problem: null } | { trace: null; problem: string };
 
@@ -25,8 +26,28 @@ function traceOf(vote: Vote): Traced {
   }
 }
 
+/**
+ * Nothing until a vote is opened and its block's listing read; then its ring walkthrough. The
+ * page's address becomes the vote's shareable link, `/board?vote={voteId}`.
+ */
+export default function WalkthroughSection({ bulletin }: SectionProps) {
+  const open = bulletin.openVote.value;
+  const voteId = open?.voteId;
+  useEffect(() => {
+    if (voteId === undefined) return;
+    const address = `?vote=${encodeURIComponent(voteId)}`;
+    if (location.search !== address) history.replaceState(null, "", address);
+  }, [voteId]);
+  if (open === null) return null;
+  const index =
+    bulletin.votes.value.get(open.height)?.entries.findIndex((e) => e.voteId === open.voteId) ?? -1;
+  if (index < 0) return null;
+  const { vote } = bulletin.votes.value.get(open.height)!.entries[index];
+  return <RingWalkthrough key={open.voteId} {...open} index={index} vote={vote} />;
+}
+
 /** The walkthrough of one vote's ring signature. */
-export default function RingWalkthrough({ voteId, height, index, vote }: RingWalkthroughProps) {
+function RingWalkthrough({ voteId, height, index, vote }: ListedVote) {
   const { trace, problem } = useMemo(() => traceOf(vote), [vote]);
   const closes = trace?.verdict.ok === true;
   return (
