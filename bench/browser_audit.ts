@@ -12,7 +12,7 @@
 import type { Browser } from "playwright-core";
 import { build } from "../scripts/build.ts";
 import { createStore } from "../server/store.ts";
-import { CHROMIUM_PATH, launchChromium } from "../tests/e2e/browser.ts";
+import { launchChromium, skipWithoutChromium } from "../tests/e2e/browser.ts";
 import { buildLedger } from "../tests/helpers/ledger_builder.ts";
 import { startServer } from "../tests/helpers/server_process.ts";
 
@@ -20,14 +20,8 @@ const SIZES = Deno.args.length > 0 ? Deno.args.map(Number) : [400, 10_000];
 /** Rounds per size: the small ledger is measured three times each way, the large one once. */
 const roundsFor = (votes: number) => (votes <= 1000 ? 3 : 1);
 
-try {
-  Deno.statSync(CHROMIUM_PATH);
-} catch {
-  console.log(
-    `Browser audit skipped: no Chromium at ${CHROMIUM_PATH} (apt-get install -y chromium)`,
-  );
-  Deno.exit(0);
-}
+// Without Chromium the bench says so (skipWithoutChromium) and ends.
+if (skipWithoutChromium()) Deno.exit(0);
 
 /** Wall time of `deno task audit url`, which must pass. */
 async function cliAuditMs(url: string): Promise<number> {

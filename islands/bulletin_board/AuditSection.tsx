@@ -2,6 +2,7 @@
 // page with its vote chunks checked by the pool of audit workers, a progress bar naming the phase,
 // and at the end the verdict, one line per failing vote and the report the command line prints.
 import { useState } from "react";
+import Notice from "../../components/Notice.tsx";
 import {
   AUDIT_PHASES,
   auditLedger,
@@ -23,13 +24,22 @@ type Finished = { report: AuditReport; ms: number; workers: number };
 export default function AuditSection({ bulletin }: SectionProps) {
   const [progress, setProgress] = useState<AuditProgress | null>(null);
   const [finished, setFinished] = useState<Finished | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
   const running = progress !== null && finished === null;
 
   async function run() {
     setFinished(null);
     setProgress({ phase: AUDIT_PHASES[0], done: 0, total: 0 });
     const started = performance.now();
-    const pool = boardPool();
+    let pool;
+    try {
+      pool = boardPool();
+    } catch (error) {
+      setProgress(null);
+      setProblem(`The audit workers could not start: ${(error as Error).message}`);
+      return;
+    }
+    setProblem(null);
     const report = await auditLedger(bulletin.api, {
       checker: pool.check,
       parallel: pool.size * 2,
@@ -50,6 +60,7 @@ export default function AuditSection({ bulletin }: SectionProps) {
       <button type="button" class="audit-run" data-action="audit" disabled={running} onClick={run}>
         {running ? "Auditing…" : finished ? "Audit again" : "Audit the whole record"}
       </button>
+      {problem !== null && <Notice tone="problem" text={problem} />}
       {progress !== null && <AuditProgressBar progress={progress} done={finished !== null} />}
       {finished !== null && <AuditResult {...finished} onOpenVote={bulletin.openProof} />}
     </section>

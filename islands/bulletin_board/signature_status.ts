@@ -25,7 +25,8 @@ export function useSignatureStatus(
   useEffect(() => {
     if (missing.length === 0) return;
     let live = true;
-    boardPool().check(missing.map((v) => v.vote)).then((findings) => {
+    // Through a promise, so a pool that cannot start (no worker in the build) is a rejection.
+    Promise.resolve().then(() => boardPool().check(missing.map((v) => v.vote))).then((findings) => {
       findings.forEach((finding, i) => known.set(keyOf(missing[i]), finding));
       if (live) setVersion((n) => n + 1);
     }).catch(() => {
