@@ -43,7 +43,9 @@ async function browserAuditMs(browser: Browser, url: string, votes: number) {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   try {
     await page.goto(new URL("board", url).href);
-    await page.locator('.bulletin[data-ready="true"]').waitFor();
+    // The board's first read includes its recount of every vote; let it finish so that it does
+    // not compete with the audit.
+    await page.locator('.bulletin[data-ready="true"]').waitFor({ timeout: 600_000 });
     // The board recounts the tally by reading every vote; let it finish so it does not compete.
     await page.getByText(/the counts agree/).waitFor({ timeout: 600_000 });
     await page.locator('[data-action="audit"]').click();

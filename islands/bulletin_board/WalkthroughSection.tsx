@@ -2,14 +2,9 @@
 // drawn as a circle of its members, each link c_i, r_i → L_i, R_i → c_{i+1} shown one at a time,
 // the closing comparison of c_n with c_0, and every member and tag check, green or red, with
 // plain words beside the math. The values come from traceRing, the verifier's own step.
-import { useEffect, useMemo, useState } from "react";
+import { useEffect, useState } from "react";
 import Hex from "../../components/Hex.tsx";
-import {
-  type CheckOutcome,
-  decodeSignature,
-  type RingTrace,
-  traceRing,
-} from "../../lib/protocol/ring_signature.ts";
+import type { CheckOutcome, RingTrace } from "../../lib/protocol/ring_signature.ts";
 import type { Vote } from "../../lib/protocol/schemas.ts";
 import type { SectionProps } from "./section.ts";
 
@@ -18,7 +13,12 @@ type ListedVote = { voteId: string; height: number; index: number; vote: Vote };
 
 type Traced = { trace: RingTrace; problem: null } | { trace: null; problem: string };
 
-function traceOf(vote: Vote): Traced {
+/**
+ * The trace of `vote`'s signature. The verifier's code is loaded on demand: the curve arithmetic
+ * stays out of the board's first load, which does not need it.
+ */
+async function traceOf(vote: Vote): Promise<Traced> {
+  const { decodeSignature, traceRing } = await import("../../lib/protocol/ring_signature.ts");
   try {
     return { trace: traceRing(decodeSignature(vote.signature), vote.payload), problem: null };
   } catch (error) {
@@ -48,7 +48,22 @@ export default function WalkthroughSection({ bulletin }: SectionProps) {
 
 /** The walkthrough of one vote's ring signature. */
 function RingWalkthrough({ voteId, height, index, vote }: ListedVote) {
-  const { trace, problem } = useMemo(() => traceOf(vote), [vote]);
+  const [traced, setTraced] = useState<Traced | null>(null);
+  useEffect(() => {
+    let live = true;
+    traceOf(vote).then((t) => live && setTraced(t));
+    return () => {
+      live = false;
+    };
+  }, [vote]);
+  if (traced === null) {
+    return (
+      <section class="bulletin-section walkthrough" aria-labelledby="walk-title">
+        <h2 id="walk-title">Checking the signature of vote {voteId}…</h2>
+      </section>
+    );
+  }
+  const { trace, problem } = traced;
   const closes = trace?.verdict.ok === true;
   return (
     <section

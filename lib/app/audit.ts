@@ -18,7 +18,7 @@ import {
 } from "../protocol/schemas.ts";
 import { tallyOf } from "../protocol/tally.ts";
 import { type ApiClient, pagesOf } from "./api_client.ts";
-import { inThreadChecker, type VoteChecker, type VoteFinding } from "./vote_checks.ts";
+import type { VoteChecker, VoteFinding } from "./vote_checks.ts";
 
 /** The audit's phases, in the order they run. */
 export const AUDIT_PHASES = [
@@ -156,7 +156,8 @@ export async function auditLedger(api: ApiClient, opts: AuditOptions = {}): Prom
       ctx: context("signatures"),
       registered,
       blocks,
-      checker: opts.checker ?? inThreadChecker(),
+      // Loaded on demand: a page that checks in workers keeps the verifier out of its first load.
+      checker: opts.checker ?? (await import("./vote_checks.ts")).inThreadChecker(),
       parallel: opts.parallel ?? 4,
     });
     report.votes = ledger.votes.length;
