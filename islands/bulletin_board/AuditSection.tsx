@@ -67,10 +67,23 @@ export default function AuditSection({ bulletin }: SectionProps) {
   );
 }
 
+/** Rough share of an audit's time each phase takes (of 100), so the bar moves evenly. */
+const PHASE_WEIGHTS: Record<AuditProgress["phase"], number> = {
+  keys: 4,
+  blocks: 4,
+  signatures: 80,
+  merkle: 4,
+  membership: 2,
+  tags: 2,
+  sizes: 1,
+  tally: 3,
+};
+
 function AuditProgressBar({ progress, done }: { progress: AuditProgress; done: boolean }) {
   const step = AUDIT_PHASES.indexOf(progress.phase) + 1;
   const share = progress.total > 0 ? progress.done / progress.total : 0;
-  const overall = done ? 1 : (step - 1 + share) / AUDIT_PHASES.length;
+  const before = AUDIT_PHASES.slice(0, step - 1).reduce((sum, p) => sum + PHASE_WEIGHTS[p], 0);
+  const overall = done ? 1 : (before + share * PHASE_WEIGHTS[progress.phase]) / 100;
   return (
     <div class="audit-progress" role="status" aria-live="polite" data-audit-phase={progress.phase}>
       <progress max={1} value={overall} />

@@ -314,26 +314,36 @@ function checkMerkleRoots(ledger: Ledger, ctx: PhaseContext) {
   });
 }
 
+/** Votes between two progress reports of a phase that walks every vote. */
+const PROGRESS_EVERY = 256;
+
+/** Runs `check` on every vote in chain order, reporting progress now and then. */
+function eachVote(ledger: Ledger, ctx: PhaseContext, check: (v: AuditedVote) => void) {
+  const total = ledger.votes.length;
+  ledger.votes.forEach((v, i) => {
+    check(v);
+    if ((i + 1) % PROGRESS_EVERY === 0 || i + 1 === total) ctx.progress(i + 1, total);
+  });
+}
+
 /** Membership phase: every ring member of every vote is in the key directory. */
 function checkMembership(ledger: Ledger, ctx: PhaseContext) {
-  ledger.votes.forEach((v, i) => {
+  eachVote(ledger, ctx, (v) => {
     for (const key of v.vote.publicKeys) {
       if (!ledger.registered.has(key)) ctx.failVote(v, `ring member ${key} is not registered`);
     }
-    ctx.progress(i + 1, ledger.votes.length);
   });
 }
 
 /** Tags phase: no tag appears twice in the chain (one key, one vote). */
 function checkTags(ledger: Ledger, ctx: PhaseContext) {
   const seen = new Map<string, number>();
-  ledger.votes.forEach((v, i) => {
+  eachVote(ledger, ctx, (v) => {
     const tag = v.finding.tag;
     if (tag === null) return;
     const earlier = seen.get(tag);
     if (earlier !== undefined) ctx.failVote(v, `tag ${tag} already voted in block ${earlier}`);
     else seen.set(tag, v.height);
-    ctx.progress(i + 1, ledger.votes.length);
   });
 }
 
@@ -345,11 +355,10 @@ function checkSizes(ledger: Ledger, ctx: PhaseContext) {
       ctx.fail(`block ${block.height}: size ${block.size}, but ${served} votes served`);
     }
   }
-  ledger.votes.forEach((v, i) => {
+  eachVote(ledger, ctx, (v) => {
     if (codePointLength(v.vote.payload) > MAX_PAYLOAD_CODE_POINTS) {
       ctx.failVote(v, `payload longer than ${MAX_PAYLOAD_CODE_POINTS} characters`);
     }
-    ctx.progress(i + 1, ledger.votes.length);
   });
 }
 
