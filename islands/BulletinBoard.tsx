@@ -39,11 +39,7 @@ export default function BulletinBoard({ pollMs, vote = null }: BulletinBoardProp
     bulletin.follow(() => {
       performance.mark("ringvote:board-ready");
       // A shared link opens straight to its vote.
-      if (vote !== null) {
-        bulletin.openShared(vote).then(() =>
-          document.getElementById("walk-title")?.scrollIntoView({ block: "start" })
-        );
-      }
+      if (vote !== null) bulletin.openShared(vote);
     }), []);
   return (
     <div class="bulletin" data-ready={bulletin.ready.value ? "true" : "false"}>

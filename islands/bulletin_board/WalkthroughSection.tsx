@@ -2,7 +2,7 @@
 // drawn as a circle of its members, each link c_i, r_i → L_i, R_i → c_{i+1} shown one at a time,
 // the closing comparison of c_n with c_0, and every member and tag check, green or red, with
 // plain words beside the math. The values come from traceRing, the verifier's own step.
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import Hex from "../../components/Hex.tsx";
 import type { CheckOutcome, RingTrace } from "../../lib/protocol/ring_signature.ts";
 import type { Vote } from "../../lib/protocol/schemas.ts";
@@ -49,6 +49,7 @@ export default function WalkthroughSection({ bulletin }: SectionProps) {
 /** The walkthrough of one vote's ring signature. */
 function RingWalkthrough({ voteId, height, index, vote }: ListedVote) {
   const [traced, setTraced] = useState<Traced | null>(null);
+  const section = useRef<HTMLElement>(null);
   useEffect(() => {
     let live = true;
     traceOf(vote).then((t) => live && setTraced(t));
@@ -56,6 +57,10 @@ function RingWalkthrough({ voteId, height, index, vote }: ListedVote) {
       live = false;
     };
   }, [vote]);
+  // Opened by a link or a click: bring the walkthrough into view once it is computed.
+  useEffect(() => {
+    if (traced !== null) section.current?.scrollIntoView({ block: "start" });
+  }, [traced !== null]);
   if (traced === null) {
     return (
       <section class="bulletin-section walkthrough" aria-labelledby="walk-title">
@@ -67,6 +72,7 @@ function RingWalkthrough({ voteId, height, index, vote }: ListedVote) {
   const closes = trace?.verdict.ok === true;
   return (
     <section
+      ref={section}
       class={`bulletin-section walkthrough ${closes ? "walk-ok" : "walk-bad"}`}
       aria-labelledby="walk-title"
       data-walkthrough={voteId}

@@ -236,6 +236,14 @@ withBrowser("tampering proxy: one rewritten response r_i turns that vote red", a
     );
     assert.equal(await rows.nth(1).getAttribute("data-vote"), victim);
     assert.ok(votes.some((v) => v.voteId === victim));
+
+    // The board's audit names that vote alone, with the command line's own failure lines.
+    const audit = await runAudit(page, proxy.url);
+    assert.equal(audit.verdict, "fail");
+    assert.deepEqual(audit.failures.map((f) => f.voteId), [victim]);
+    const cli = await cliAudit(proxy.url);
+    assert.equal(cli.code, 1);
+    assert.deepEqual(failureLines(audit.report), failureLines(cli.stdout));
   } finally {
     await proxy.close();
     await ledger.close();
