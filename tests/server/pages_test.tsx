@@ -184,6 +184,10 @@ Deno.test("GET /board renders the board shell, linked both ways with the voting 
     assert.ok(!html.includes(manifest.islands.VotingPage), "only the board's own island");
     for (const href of manifest.preload.BulletinBoard) assert.ok(html.includes(`href="${href}"`));
 
+    // A shared walkthrough link hands its vote id to the island, escaped like every prop.
+    const shared = await (await app.request("/board?vote=Ab-_9%3Cx")).text();
+    assert.match(shared, /\{"pollMs":2000,"vote":"Ab-_9\\u003cx"\}<\/script>/);
+
     const index = await (await app.request("/")).text();
     assert.match(index, /<a href="\/board">Public bulletin board<\/a>/);
 
