@@ -1,10 +1,10 @@
-// The public bulletin board (/board): the chain as a picture, the tally, a block's votes and a
-// vote's ring signature and inclusion proof step by step, and a one-click audit of everything,
-// kept live by polling the chain height. Nothing the server says is taken on trust: block hashes,
-// links, proofs, every listed vote's signature and the tally are recomputed in the browser, and
-// every disagreement is shown in red. The state lives once, in
-// lib/app/bulletin_state.ts; each section is a file of islands/bulletin_board/ (files in that
-// folder are parts of this island, not islands of their own).
+// The public bulletin board (/board): the chain as a picture, the tally, a block's votes, a vote's
+// ring signature and inclusion proof step by step, and a one-click audit of everything, kept live
+// by polling the chain height. Nothing the server says is taken on trust: block hashes, links,
+// proofs, every listed vote's signature and the tally are recomputed in the browser, and every
+// disagreement is shown in red. The state lives once, in lib/app/bulletin_state.ts; each section
+// is a file of islands/bulletin_board/ (files in that folder are parts of this island, not islands
+// of their own).
 import type { ComponentType } from "preact";
 import { useEffect, useMemo } from "react";
 import { createApiClient } from "../lib/app/api_client.ts";
