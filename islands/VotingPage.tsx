@@ -38,7 +38,7 @@ import {
 /** How often a pending vote asks whether its block is sealed. */
 const PENDING_POLL_MS = 1500;
 
-/** Props the server renders the board with. */
+/** Props the server renders the voting page with. */
 export type VotingPageProps = { ringSize: number };
 
 /** The button and the wrapping row of voter panels. */
@@ -69,8 +69,8 @@ export default function VotingPage({ ringSize }: VotingPageProps) {
   }
 
   return (
-    <div class="board" data-ready={ready ? "true" : "false"}>
-      <p class="board-link">
+    <div class="voting-page" data-ready={ready ? "true" : "false"}>
+      <p class="page-link">
         <a href="/board">Public bulletin board</a>
       </p>
       <button type="button" class="add-voter" onClick={addVoter} disabled={!ready || adding}>
@@ -149,7 +149,7 @@ function VoterPanel({ namespace, ringSize }: { namespace: string; ringSize: numb
     return () => clearInterval(timer);
   }, [voteLine]);
 
-  // A verified vote asks the public board which vote holds its tag: another one means its key
+  // A verified vote asks the bulletin board which vote holds its tag: another one means its key
   // signed a vote it did not cast.
   useEffect(() => {
     if (voteLine.status !== "voted") {

@@ -5,25 +5,25 @@ import BulletinBoard from "../islands/BulletinBoard.tsx";
 import { Island } from "../components/Island.ts";
 
 /** What the page is rendered from: the polling interval and the vote `?vote=` opens, if any. */
-export type BoardData = { pollMs: number; vote: string | null };
+export type BulletinBoardData = { pollMs: number; vote: string | null };
 
 /** How often the page asks for the chain height, so that new blocks appear by themselves. */
-export const BOARD_POLL_MS = 2000;
+export const BULLETIN_POLL_MS = 2000;
 
 /**
  * The route's data handler: the polling interval, and the vote id of a shared link
  * (`/board?vote={voteId}`), which opens straight to that vote's walkthrough.
  */
-export function handler(req: Request): BoardData {
+export function handler(req: Request): BulletinBoardData {
   const vote = new URL(req.url).searchParams.get("vote");
-  return { pollMs: BOARD_POLL_MS, vote: vote === null || vote === "" ? null : vote };
+  return { pollMs: BULLETIN_POLL_MS, vote: vote === null || vote === "" ? null : vote };
 }
 
-/** The page: heading, link back, and the board island. */
-export default function BoardPage({ data }: { data: BoardData }) {
+/** The page: heading, link back, and the BulletinBoard island. */
+export default function BulletinBoardPage({ data }: { data: BulletinBoardData }) {
   return (
     <main class="page">
-      <nav class="board-link">
+      <nav class="page-link">
         <a href="/">Back to the voting page</a>
       </nav>
       <h1 class="bulletin-title">Public bulletin board</h1>

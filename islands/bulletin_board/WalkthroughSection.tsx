@@ -5,11 +5,11 @@
 import { useEffect, useRef, useState } from "react";
 import Hex from "../../components/Hex.tsx";
 import type { CheckOutcome, RingTrace } from "../../lib/protocol/ring_signature.ts";
-import type { Vote } from "../../lib/protocol/schemas.ts";
+import type { VoteRecord } from "../../lib/protocol/schemas.ts";
 import type { SectionProps } from "./section.ts";
 
 /** The vote as the block's listing served it, and where it is. */
-type ListedVote = { voteId: string; height: number; index: number; vote: Vote };
+type ListedVote = { voteId: string; height: number; index: number; vote: VoteRecord };
 
 type Traced = { trace: RingTrace; problem: null } | { trace: null; problem: string };
 
@@ -17,7 +17,7 @@ type Traced = { trace: RingTrace; problem: null } | { trace: null; problem: stri
  * The trace of `vote`'s signature. The verifier's code is loaded on demand: the curve arithmetic
  * stays out of the board's first load, which does not need it.
  */
-async function traceOf(vote: Vote): Promise<Traced> {
+async function traceOf(vote: VoteRecord): Promise<Traced> {
   const { decodeSignature, traceRing } = await import("../../lib/protocol/ring_signature.ts");
   try {
     return { trace: traceRing(decodeSignature(vote.signature), vote.payload), problem: null };

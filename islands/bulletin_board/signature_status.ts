@@ -3,11 +3,11 @@
 // id and signature, so each listed vote is verified once however often it is shown.
 import { useEffect, useState } from "react";
 import type { VoteFinding } from "../../lib/app/vote_checks.ts";
-import type { Vote } from "../../lib/protocol/schemas.ts";
+import type { VoteRecord } from "../../lib/protocol/schemas.ts";
 import { boardPool } from "./vote_check_pool.ts";
 
 /** A listed vote: its id and the vote as served. */
-export type ListedVote = { voteId: string; vote: Vote };
+export type ListedVote = { voteId: string; vote: VoteRecord };
 
 const known = new Map<string, VoteFinding>();
 const keyOf = ({ voteId, vote }: ListedVote) => `${voteId}\n${vote.payload}\n${vote.signature}`;

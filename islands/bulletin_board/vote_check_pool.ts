@@ -2,11 +2,11 @@
 // audit's VoteChecker interface: a chunk of votes is cut into slices, each slice goes to the
 // worker with the least work queued, and the findings come back in the chunk's order.
 import type { VoteChecker, VoteFinding } from "../../lib/app/vote_checks.ts";
-import type { Vote } from "../../lib/protocol/schemas.ts";
+import type { VoteRecord } from "../../lib/protocol/schemas.ts";
 import { startWorker } from "../../components/Island.ts";
 
 /** What the page sends a worker: a numbered slice of votes. */
-export type VoteCheckRequest = { id: number; votes: Vote[] };
+export type VoteCheckRequest = { id: number; votes: VoteRecord[] };
 /** What a worker answers: the slice's findings in order, or why it could not check them. */
 export type VoteCheckResponse =
   | { id: number; findings: VoteFinding[]; error?: undefined }
@@ -50,7 +50,7 @@ export function createVoteCheckPool(size: number, start: () => Worker): VoteChec
     return state;
   });
 
-  function send(votes: Vote[]): Promise<VoteFinding[]> {
+  function send(votes: VoteRecord[]): Promise<VoteFinding[]> {
     const target = workers.reduce((a, b) => (b.queued < a.queued ? b : a));
     const id = nextId++;
     target.queued += votes.length;

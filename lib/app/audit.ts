@@ -7,14 +7,15 @@
 // of vote chunks, so this module stays pure; `deno task audit` and the board's one-click
 // audit run this same code and print the same report.
 import { bytesToHex, hexToBytes } from "../protocol/bytes.ts";
-import { type Block, checkLink, GENESIS_PREV_HASH, verifyBlockHash } from "../protocol/chain.ts";
-import { emptyRoot, merkleRoot } from "../protocol/merkle.ts";
+import { checkLink, isGenesis, verifyBlockHash } from "../protocol/chain.ts";
+import { merkleRoot } from "../protocol/merkle.ts";
 import {
+  type BlockRecord,
   type BlockStatus,
   codePointLength,
   MAX_PAGE_LIMIT,
   MAX_PAYLOAD_CODE_POINTS,
-  type Vote,
+  type VoteRecord,
 } from "../protocol/schemas.ts";
 import { tallyOf } from "../protocol/tally.ts";
 import { type ApiClient, pagesOf } from "./api_client.ts";
@@ -87,14 +88,14 @@ type AuditedVote = {
   /** Position in the block's listing: the leaf index it must have. */
   position: number;
   voteId: string;
-  vote: Vote;
+  vote: VoteRecord;
   finding: VoteFinding;
 };
 
 /** Everything the reading phases gathered, for the phases that compare. */
 type Ledger = {
   registered: Set<string>;
-  blocks: Block[];
+  blocks: BlockRecord[];
   votes: AuditedVote[];
   /** Per height: the number of votes the votes listing says the block holds. */
   servedTotals: Map<number, number>;
@@ -195,8 +196,8 @@ async function readKeys(api: ApiClient, ctx: PhaseContext): Promise<Set<string>>
 async function readBlocks(
   api: ApiClient,
   { status, ctx }: { status: BlockStatus; ctx: PhaseContext },
-): Promise<Block[]> {
-  const blocks: Block[] = [];
+): Promise<BlockRecord[]> {
+  const blocks: BlockRecord[] = [];
   for await (const page of pagesOf(api.blocks, { count: status.height + 1 })) {
     blocks.push(...page.items);
     ctx.progress(blocks.length, status.height + 1);
@@ -208,10 +209,9 @@ async function readBlocks(
   }
   if (blocks.length === 0) return blocks;
   const genesis = blocks[0];
-  if (
-    genesis.height !== 0 || genesis.size !== 0 || genesis.prev_hash !== GENESIS_PREV_HASH ||
-    genesis.merkle_root !== bytesToHex(emptyRoot())
-  ) ctx.fail("block 0: not a genesis block (height 0, size 0, empty root, zero prev_hash)");
+  if (!isGenesis(genesis)) {
+    ctx.fail("block 0: not a genesis block (height 0, size 0, empty root, zero prev_hash)");
+  }
   if (!verifyBlockHash(genesis)) ctx.fail("block 0: hash does not match its fields");
   blocks.forEach((b, i) => {
     if (b.height !== i) ctx.fail(`block ${i}: served with height ${b.height}`);
@@ -240,7 +240,7 @@ async function readVotes(
   { ctx, registered, blocks, checker, parallel }: {
     ctx: PhaseContext;
     registered: Set<string>;
-    blocks: Block[];
+    blocks: BlockRecord[];
     checker: VoteChecker;
     parallel: number;
   },

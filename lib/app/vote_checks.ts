@@ -6,20 +6,20 @@ import { bytesToHex } from "../protocol/bytes.ts";
 import { voteLeaf } from "../protocol/merkle.ts";
 import { createMemberCache } from "../protocol/member_cache.ts";
 import { checkRing, decodeSignature, type MemberCache } from "../protocol/ring_signature.ts";
-import type { Vote } from "../protocol/schemas.ts";
+import type { VoteRecord } from "../protocol/schemas.ts";
 
 /** What one vote showed on its own: its leaf hash, its tag (null when unreadable), its problems. */
 export type VoteFinding = { leaf: string; tag: string | null; problems: string[] };
 
 /** Checks a chunk of votes, in order, wherever it runs: this thread or a pool of workers. */
-export type VoteChecker = (votes: Vote[]) => Promise<VoteFinding[]>;
+export type VoteChecker = (votes: VoteRecord[]) => Promise<VoteFinding[]>;
 
 /**
  * Leaf hash and signature of `vote`: the signature decodes to its one canonical wire form, its
  * ring is the vote's `publicKeys`, and checkRing accepts it. `members` is the verifier's cache of
  * checked ring members, so each key is decoded, checked and tabled once per thread. Never throws.
  */
-export function checkVote(vote: Vote, members: MemberCache): VoteFinding {
+export function checkVote(vote: VoteRecord, members: MemberCache): VoteFinding {
   const problems: string[] = [];
   let leaf = "";
   try {
@@ -45,7 +45,7 @@ export function checkVote(vote: Vote, members: MemberCache): VoteFinding {
 }
 
 /** {@link checkVote} over `votes`, in order. */
-export function checkVotes(votes: readonly Vote[], members: MemberCache): VoteFinding[] {
+export function checkVotes(votes: readonly VoteRecord[], members: MemberCache): VoteFinding[] {
   return votes.map((vote) => checkVote(vote, members));
 }
 

@@ -6,7 +6,8 @@ import { inThreadChecker, type VoteChecker } from "../../lib/app/vote_checks.ts"
 import { tallyOf } from "../../lib/protocol/tally.ts";
 import { createApp } from "../../server/app.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
-import { createStore, kvKeys, type OpenRecord } from "../../server/store.ts";
+import { kvKeys, type OpenRecord } from "../../server/kv_layout.ts";
+import { createStore } from "../../server/store.ts";
 import { forgeBallot } from "../helpers/forged_ballot.ts";
 import { call, makeVoters, ringFor, signedVote } from "../helpers/ledger_fixtures.ts";
 import { tamperingTransport } from "../helpers/tampering_proxy.ts";

@@ -41,7 +41,10 @@ async function serveLedger() {
 }
 
 /** A new voter casts one more vote through the store; its payload is rewritten in KV, then sealed. */
-async function castForged(store: Store, voters: BuiltVote[]): Promise<string> {
+async function castForged(
+  { store, kv }: { store: Store; kv: Deno.Kv },
+  voters: BuiltVote[],
+): Promise<string> {
   const [signer] = makeVoters(1);
   await store.registerKey(signer.key);
   const ring = ringFor(signer, voters.map((v) => v.voter), 8, 3);
@@ -50,7 +53,7 @@ async function castForged(store: Store, voters: BuiltVote[]): Promise<string> {
     { payload: vote.payload, signature: vote.signature, publicKeys: vote.publicKeys },
     vote.tag,
   );
-  await forgeBallot(store.kv, voteId, "Choice B");
+  await forgeBallot(kv, voteId, "Choice B");
   await sealNextBlock(store, 1_800_000_000_000);
   return voteId;
 }
@@ -174,7 +177,7 @@ withBrowser(
     const ledger = await serveLedger();
     try {
       const votes = await buildLedger(ledger.store, { votes: 10, perBlock: 4 });
-      const forged = await castForged(ledger.store, votes);
+      const forged = await castForged(ledger, votes);
       const page = await browser.newPage({ viewport: VIEWPORTS[0] });
       const audit = await runAudit(page, ledger.url);
       assert.equal(audit.verdict, "fail");
