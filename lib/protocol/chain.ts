@@ -12,6 +12,8 @@ export type Block = {
   prev_hash: string;
   hash: string;
   size: number;
+  /** The server's signature over the head (protocol §4 "Signed heads"); not part of `hash`. */
+  head_signature?: string;
 };
 
 /** The fields a block hash commits to. */
