@@ -23,11 +23,15 @@ export type VoteIndex = { index: number; path: string[] };
 /** Which vote sits at a leaf index of a sealed block. */
 export type LeafRecord = { voteId: string };
 
+/** The server's Ed25519 head-signing key (protocol §4 "Signed heads"): its 32-byte seed. */
+export type ServerKeyRecord = { seed: Uint8Array };
+
 /** Keys are arrays, collection name first (protocol §5). */
 export const kvKeys = {
   open: (): Deno.KvKey => ["cfg", "open"],
   head: (): Deno.KvKey => ["cfg", "head"],
   keyCount: (): Deno.KvKey => ["cfg", "keys"],
+  serverKey: (): Deno.KvKey => ["cfg", "server-key"],
   key: (id: number): Deno.KvKey => ["key", id],
   keyId: (key: string): Deno.KvKey => ["keyid", key],
   vote: (height: number, voteId: string): Deno.KvKey => ["vote", height, voteId],

@@ -1,11 +1,13 @@
 // Browser-safe. The independent audit of the public record (protocol §3–§4): it downloads the key
 // directory, every block and every vote through the read-only API and re-derives everything the
 // server claims — genesis, block hashes and links, Merkle roots from all votes, every signature
-// with every verifier check, ring membership, tag uniqueness, sizes and the tally.
+// with every verifier check, ring membership, tag uniqueness, sizes and the tally — and every
+// head signature against the server key (protocol §4 "Signed heads").
 // The caller supplies `get` (an HTTP GET returning parsed JSON), so this module stays pure.
 import * as z from "zod/mini";
 import { bytesToHex } from "../protocol/bytes.ts";
 import { type Block, checkLink, GENESIS_PREV_HASH, verifyBlockHash } from "../protocol/chain.ts";
+import { verifyHead } from "../protocol/head.ts";
 import { emptyRoot, merkleRoot, voteLeaf } from "../protocol/merkle.ts";
 import { createMemberCache } from "../protocol/member_cache.ts";
 import { checkRing, decodeSignature, type MemberCache } from "../protocol/ring_signature.ts";
@@ -17,6 +19,7 @@ import {
   KeyPage,
   MAX_PAGE_LIMIT,
   MAX_PAYLOAD_CODE_POINTS,
+  ServerKey,
   Tally,
 } from "../protocol/schemas.ts";
 import { tallyOf } from "../protocol/tally.ts";
@@ -92,6 +95,18 @@ export async function auditLedger(get: Get, opts: AuditOptions = {}): Promise<Au
   try {
     const status = await read(get, "/api/block/status", BlockStatus);
     report.height = status.height;
+    const { key: serverKey } = await read(get, "/api/server-key", ServerKey);
+    const checkHead = (
+      where: string,
+      head: { height: number; hash: string; head_signature?: string },
+    ) => {
+      const { height, hash, head_signature } = head;
+      if (head_signature === undefined) fail(`${where}: no head signature`);
+      else if (!verifyHead(serverKey, { height, hash, head_signature })) {
+        fail(`${where}: head signature is not the server key's (${serverKey})`);
+      }
+    };
+    checkHead("status", status);
 
     // The key directory: ids contiguous from 1, keys distinct.
     const registered = new Set<string>();
@@ -144,6 +159,7 @@ export async function auditLedger(get: Get, opts: AuditOptions = {}): Promise<Au
     if (!verifyBlockHash(genesis)) fail("block 0: hash does not match its fields");
     blocks.forEach((b, i) => {
       if (b.height !== i) fail(`block ${i}: served with height ${b.height}`);
+      checkHead(`block ${i}`, b);
       if (i === 0) return;
       if (b.size === 0) fail(`block ${i}: sealed with no votes`);
       if (!verifyBlockHash(b)) fail(`block ${i}: hash does not match its fields`);

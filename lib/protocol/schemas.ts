@@ -88,6 +88,8 @@ export const BlockStatus = z.object({
   hash: Hex32,
   timestamp: Count,
   openBlock: Id,
+  /** The server's signature over the head block (protocol §4 "Signed heads"). */
+  head_signature: z.optional(Hex64),
 });
 /** Answer of `GET /api/block/hash/id/{height}`. */
 export const BlockHash = z.object({ height: Count, hash: Hex32 });
