@@ -1,22 +1,10 @@
 // `deno task audit [URL]`: re-verifies the whole public record of a Ringvote server through its
 // read-only API (protocol §4) with the same lib/ the server uses, and exits 0 only when every
 // check holds. Default URL: http://localhost:8000.
+import { createApiClient } from "./lib/app/api_client.ts";
 import { auditLedger, type AuditProgress, type AuditReport } from "./lib/app/audit.ts";
 
 const BAR_WIDTH = 30;
-
-/** A GET of `base + path` returning parsed JSON; a non-2xx answer throws with its status. */
-export function httpGet(base: string): (path: string) => Promise<unknown> {
-  const root = base.replace(/\/+$/, "");
-  return async (path) => {
-    const res = await fetch(root + path, { headers: { accept: "application/json" } });
-    if (!res.ok) {
-      await res.body?.cancel();
-      throw new Error(`GET ${path} answered ${res.status}`);
-    }
-    return await res.json();
-  };
-}
 
 function progressLine({ phase, done, total }: AuditProgress): string {
   const filled = total > 0 ? Math.round((done / total) * BAR_WIDTH) : BAR_WIDTH;
@@ -48,7 +36,7 @@ if (import.meta.main) {
   const encoder = new TextEncoder();
   const tty = Deno.stderr.isTerminal();
   let last = 0;
-  const report = await auditLedger(httpGet(url), {
+  const report = await auditLedger(createApiClient({ fetch, baseUrl: url }), {
     onProgress: (p) => {
       const now = Date.now();
       if (!tty && now - last < 1000 && p.done !== p.total) return;

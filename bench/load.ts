@@ -11,6 +11,7 @@
 //   deno run -A bench/load.ts [votes per phase=800]
 //
 // Rings follow protocol §2: the signer plus members drawn uniformly from every registered key.
+import { createApiClient } from "../lib/app/api_client.ts";
 import { decodeSignature } from "../lib/protocol/ring_signature.ts";
 import type { VoteSubmission } from "../lib/protocol/schemas.ts";
 import { makeVoters, signedVote, type TestVoter } from "../tests/helpers/ledger_fixtures.ts";
@@ -36,16 +37,15 @@ function percentile(sorted: number[], p: number): number {
 
 /** Posts every body with `inFlight` clients; returns each request's latency in ms. */
 async function drive(url: string, bodies: VoteSubmission[], inFlight: number): Promise<number[]> {
+  const api = createApiClient({ fetch, baseUrl: url });
   const latencies: number[] = [];
   let at = 0;
   const client = async () => {
     while (at < bodies.length) {
-      const body = JSON.stringify(bodies[at++]);
+      const body = bodies[at++];
       const started = performance.now();
-      const res = await fetch(new URL("/api/vote", url), { method: "POST", body });
-      const text = await res.text();
+      await api.submitVote(body);
       latencies.push(performance.now() - started);
-      if (res.status !== 202) throw new Error(`Vote refused with ${res.status}: ${text}`);
     }
   };
   await Promise.all(Array.from({ length: inFlight }, client));
@@ -82,16 +82,10 @@ let server = await startServer({ env });
 const phases: Phase[] = [];
 try {
   console.error(`Registering ${voters.length} keys…`);
+  const api = createApiClient({ fetch, baseUrl: server.url });
   for (let i = 0; i < voters.length; i += 50) {
     await Promise.all(
-      voters.slice(i, i + 50).map(async (v) => {
-        const res = await fetch(new URL("/api/pki/key", server.url), {
-          method: "POST",
-          body: JSON.stringify({ key: v.key, name: "Voter" }),
-        });
-        await res.body?.cancel();
-        if (!res.ok) throw new Error(`Registration refused with ${res.status}`);
-      }),
+      voters.slice(i, i + 50).map((v) => api.registerKey({ key: v.key, name: "Voter" })),
     );
   }
   // Warm-up: connections open, workers compiled. The workers build each key's tables while

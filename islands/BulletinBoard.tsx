@@ -8,25 +8,12 @@ import Hex from "../components/Hex.tsx";
 import Notice from "../components/Notice.tsx";
 import ProofSteps from "../components/ProofSteps.tsx";
 import TallyBars from "../components/TallyBars.tsx";
-import {
-  checkBlocks,
-  type ProofStep,
-  proofSteps,
-  tagOfSignature,
-  tallyRows,
-} from "../lib/app/record_checks.ts";
+import { createApiClient, readPages } from "../lib/app/api_client.ts";
+import { checkBlocks, type ProofStep, proofSteps, tallyRows } from "../lib/app/record_checks.ts";
+import { tagOfSignature } from "../lib/app/status.ts";
 import type { Block } from "../lib/protocol/chain.ts";
 import { tallyOf } from "../lib/protocol/tally.ts";
-import {
-  BlockList,
-  BlockStatus,
-  BlockVotes,
-  ErrorBody,
-  MAX_PAGE_LIMIT,
-  Tally,
-  type Vote,
-  VoteProof,
-} from "../lib/protocol/schemas.ts";
+import { MAX_PAGE_LIMIT, type Tally, type Vote } from "../lib/protocol/schemas.ts";
 
 /** Props the server renders the board with. */
 export type BulletinBoardProps = { pollMs: number };
@@ -45,60 +32,21 @@ type OpenVote = {
   steps: ProofStep[] | null;
   problem: string | null;
 };
-type Schema<T> = { safeParse(v: unknown): { success: true; data: T } | { success: false } };
+const api = createApiClient({ fetch });
 
-/** GET `path` as JSON validated by `schema`; throws with the server's reason otherwise. */
-async function getJson<T>(path: string, schema: Schema<T>): Promise<T> {
-  const response = await fetch(path, { headers: { accept: "application/json" } });
-  let body: unknown = null;
-  try {
-    body = await response.json();
-  } catch {
-    // Not JSON: the status alone explains the failure.
-  }
-  if (!response.ok) {
-    const error = ErrorBody.safeParse(body);
-    throw new Error(
-      `${path} answered ${response.status}: ${
-        error.success ? error.data.error.message : "no reason given"
-      }`,
-    );
-  }
-  const parsed = schema.safeParse(body);
-  if (!parsed.success) throw new Error(`${path} answered an unexpected body`);
-  return parsed.data;
-}
-
-/** Blocks of heights `from..to` (inclusive), in pages of {@link MAX_PAGE_LIMIT}. */
+/** Blocks of heights `from..to` (inclusive). */
 async function fetchBlocks(from: number, to: number): Promise<Block[]> {
-  const out: Block[] = [];
-  for (let at = from; at <= to;) {
-    const limit = Math.min(MAX_PAGE_LIMIT, to - at + 1);
-    const page = await getJson(`/api/blocks?from=${at}&limit=${limit}`, BlockList);
-    if (page.blocks.length === 0) break;
-    out.push(...page.blocks);
-    at += page.blocks.length;
-  }
-  return out;
+  return (await readPages(api.blocks, { offset: from, count: to - from + 1 })).items;
 }
 
-/** Every vote of block `height`, or only its first page, in leaf order. */
+/** Every vote of block `height`, or only its next page, in leaf order. */
 async function fetchVotes(
   height: number,
   { from = [] as Entry[], all }: { from?: Entry[]; all: boolean },
 ): Promise<BlockVotesLoaded> {
-  const entries = [...from];
-  let total = Infinity;
-  do {
-    const page = await getJson(
-      `/api/block/id/${height}/votes?offset=${entries.length}&limit=${MAX_PAGE_LIMIT}`,
-      BlockVotes,
-    );
-    total = page.total;
-    entries.push(...page.votes);
-    if (page.votes.length === 0) break;
-  } while (all && entries.length < total);
-  return { entries, total };
+  const range = { offset: from.length, count: all ? Infinity : MAX_PAGE_LIMIT };
+  const page = await readPages(api.blockVotes(height), range);
+  return { entries: [...from, ...page.items], total: page.total };
 }
 
 function messageOf(error: unknown): string {
@@ -147,7 +95,7 @@ export default function BulletinBoard({ pollMs }: BulletinBoardProps) {
     setBlocks(merged);
     state.current.height = head;
     setHeight(head);
-    const served = await getJson("/api/tally", Tally);
+    const served = await api.tally();
     setTally(served);
     await recount(head, served);
   }
@@ -159,7 +107,7 @@ export default function BulletinBoard({ pollMs }: BulletinBoardProps) {
       if (busy) return;
       busy = true;
       try {
-        const status = await getJson("/api/block/status", BlockStatus);
+        const status = await api.blockStatus();
         if (live && (initial || status.height !== state.current.height)) {
           await refresh(status.height);
         }
@@ -234,10 +182,7 @@ export default function BulletinBoard({ pollMs }: BulletinBoardProps) {
       let served = null;
       let servedProblem: string | null = null;
       try {
-        served = await getJson(
-          `/api/block/id/${h}/vote/${encodeURIComponent(voteId)}`,
-          VoteProof,
-        );
+        served = await api.voteProof(h, voteId);
       } catch (error) {
         servedProblem = `The server's proof could not be read: ${messageOf(error)}`;
       }

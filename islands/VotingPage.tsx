@@ -6,6 +6,7 @@ import { useSignal } from "@preact/signals";
 import Notice from "../components/Notice.tsx";
 import StatusLine from "../components/StatusLine.tsx";
 import VoterCard from "../components/VoterCard.tsx";
+import { createApiClient } from "../lib/app/api_client.ts";
 import {
   chainHeight,
   checkOwnTag,
@@ -22,11 +23,11 @@ import {
   KEY_UNLOADED,
   type KeyStatus,
   type StatusLine as Line,
+  type TagCheck,
   VOTE_UNLOADED,
   voteStage,
   type VoteStatus,
 } from "../lib/app/status.ts";
-import type { TagCheck } from "../lib/app/record_checks.ts";
 import {
   parseVoterList,
   serializeVoterList,
@@ -84,24 +85,11 @@ export default function VotingPage({ ringSize }: VotingPageProps) {
   );
 }
 
-/** The I/O the panel's actions use: this tab's localStorage, same-origin fetch, the console. */
+/** The I/O the panel's actions use: this tab's localStorage, the same-origin API, the console. */
 function browserIO(): ClientIO {
   return {
     storage: localStorage,
-    async request(method, path, body) {
-      const response = await fetch(path, {
-        method,
-        headers: body === undefined ? undefined : { "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      let parsed: unknown = null;
-      try {
-        parsed = await response.json();
-      } catch {
-        // A body that is not JSON: the status alone decides.
-      }
-      return { ok: response.ok, status: response.status, body: parsed };
-    },
+    api: createApiClient({ fetch }),
     log(message) {
       console.error(message);
     },

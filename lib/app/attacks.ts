@@ -209,7 +209,7 @@ export const ATTACKS: readonly Attack[] = [
     explanation: "Someone who never registered a key signs a vote with their own key and hides " +
       "it among registered voters. The signature itself is valid; but one member of the group " +
       "is not in the key directory.",
-    section: "protocol §4 POST /api/vote",
+    section: "protocol §4 Vote submission",
     check: "Every ring member must be in the key directory",
     status: 403,
     code: "unregistered_key",

@@ -3,29 +3,16 @@
 // server claims — genesis, block hashes and links, Merkle roots from all votes, every signature
 // with every verifier check, ring membership, tag uniqueness, sizes and the tally — and every
 // head signature against the server key (protocol §4 "Signed heads").
-// The caller supplies `get` (an HTTP GET returning parsed JSON), so this module stays pure.
-import * as z from "zod/mini";
+// The caller supplies the API client (its transport injected), so this module stays pure.
 import { bytesToHex } from "../protocol/bytes.ts";
 import { type Block, checkLink, GENESIS_PREV_HASH, verifyBlockHash } from "../protocol/chain.ts";
 import { verifyHead } from "../protocol/head.ts";
 import { emptyRoot, merkleRoot, voteLeaf } from "../protocol/merkle.ts";
 import { createMemberCache } from "../protocol/member_cache.ts";
 import { checkRing, decodeSignature, type MemberCache } from "../protocol/ring_signature.ts";
-import {
-  BlockList,
-  BlockStatus,
-  BlockVotes,
-  codePointLength,
-  KeyPage,
-  MAX_PAGE_LIMIT,
-  MAX_PAYLOAD_CODE_POINTS,
-  ServerKey,
-  Tally,
-} from "../protocol/schemas.ts";
+import { codePointLength, MAX_PAYLOAD_CODE_POINTS } from "../protocol/schemas.ts";
 import { tallyOf } from "../protocol/tally.ts";
-
-/** Reads one API path (e.g. `/api/tally`) and returns its parsed JSON body; throws on failure. */
-export type Get = (path: string) => Promise<unknown>;
+import { type ApiClient, pagesOf } from "./api_client.ts";
 
 /** Where the audit is: what it is reading and how far through the votes it has come. */
 export type AuditProgress = {
@@ -58,22 +45,12 @@ export type AuditOptions = {
 
 class TooManyFailures extends Error {}
 
-async function read<T>(get: Get, path: string, schema: z.ZodMiniType<T>): Promise<T> {
-  const body = await get(path);
-  const parsed = schema.safeParse(body);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new Error(`${path} answered a malformed body: ${issue.path.join(".")} ${issue.message}`);
-  }
-  return parsed.data;
-}
-
 /**
- * Audits the whole public record reachable through `get`. Never throws for an inconsistent
+ * Audits the whole public record reachable through `api`. Never throws for an inconsistent
  * record: every inconsistency becomes a failure line; an unreachable or malformed answer is one
  * too, and ends the audit.
  */
-export async function auditLedger(get: Get, opts: AuditOptions = {}): Promise<AuditReport> {
+export async function auditLedger(api: ApiClient, opts: AuditOptions = {}): Promise<AuditReport> {
   const failures: string[] = [];
   const maxFailures = opts.maxFailures ?? 50;
   const progress = opts.onProgress ?? (() => {});
@@ -93,9 +70,9 @@ export async function auditLedger(get: Get, opts: AuditOptions = {}): Promise<Au
   };
 
   try {
-    const status = await read(get, "/api/block/status", BlockStatus);
+    const status = await api.blockStatus();
     report.height = status.height;
-    const { key: serverKey } = await read(get, "/api/server-key", ServerKey);
+    const { key: serverKey } = await api.serverKey();
     const checkHead = (
       where: string,
       head: { height: number; hash: string; head_signature?: string },
@@ -110,46 +87,31 @@ export async function auditLedger(get: Get, opts: AuditOptions = {}): Promise<Au
 
     // The key directory: ids contiguous from 1, keys distinct.
     const registered = new Set<string>();
-    for (let offset = 0;;) {
-      const page = await read(
-        get,
-        `/api/pki/key/offset/${offset}/limit/${MAX_PAGE_LIMIT}`,
-        KeyPage,
-      );
-      page.keys.forEach((k, i) => {
-        if (k.id !== offset + i + 1) {
-          fail(`key directory: expected id ${offset + i + 1}, got ${k.id}`);
-        }
+    let listed = 0;
+    let directorySize = 0;
+    for await (const page of pagesOf(api.keys)) {
+      for (const k of page.items) {
+        if (k.id !== ++listed) fail(`key directory: expected id ${listed}, got ${k.id}`);
         if (registered.has(k.key)) fail(`key directory: key ${k.key} is listed twice`);
         registered.add(k.key);
-      });
-      offset += page.keys.length;
-      progress({ phase: "keys", done: offset, total: page.total });
-      if (page.keys.length === 0 || offset >= page.total) {
-        if (offset !== page.total) fail(`key directory: total ${page.total}, listed ${offset}`);
-        break;
       }
+      directorySize = page.total;
+      progress({ phase: "keys", done: listed, total: page.total });
     }
+    if (listed !== directorySize) fail(`key directory: total ${directorySize}, listed ${listed}`);
     report.keys = registered.size;
 
     // Every block header, in height order.
     const blocks: Block[] = [];
-    while (blocks.length <= status.height) {
-      const page = await read(
-        get,
-        `/api/blocks?from=${blocks.length}&limit=${MAX_PAGE_LIMIT}`,
-        BlockList,
-      );
-      if (page.blocks.length === 0) {
-        fail(
-          `blocks: the chain stops at height ${blocks.length - 1}, status says ${status.height}`,
-        );
-        break;
-      }
-      blocks.push(...page.blocks);
+    for await (const page of pagesOf(api.blocks, { count: status.height + 1 })) {
+      blocks.push(...page.items);
       progress({ phase: "blocks", done: blocks.length, total: status.height + 1 });
     }
+    if (blocks.length <= status.height) {
+      fail(`blocks: the chain stops at height ${blocks.length - 1}, status says ${status.height}`);
+    }
     report.blocks = blocks.length;
+    if (blocks.length === 0) return report;
 
     const genesis = blocks[0];
     if (
@@ -176,19 +138,13 @@ export async function auditLedger(get: Get, opts: AuditOptions = {}): Promise<Au
     const payloads: string[] = [];
     for (const block of blocks.slice(1)) {
       const leaves: Uint8Array[] = [];
-      for (let offset = 0;;) {
-        const page = await read(
-          get,
-          `/api/block/id/${block.height}/votes?offset=${offset}&limit=${MAX_PAGE_LIMIT}`,
-          BlockVotes,
-        );
+      for await (const page of pagesOf(api.blockVotes(block.height))) {
         if (page.total !== block.size) {
           fail(`block ${block.height}: size ${block.size}, but ${page.total} votes served`);
         }
-        for (const { index, vote, voteId } of page.votes) {
+        for (const { index, vote, voteId } of page.items) {
           const where = `block ${block.height} vote ${index} (${voteId})`;
-          if (index !== offset) fail(`${where}: expected leaf index ${offset}`);
-          offset++;
+          if (index !== leaves.length) fail(`${where}: expected leaf index ${leaves.length}`);
           leaves.push(voteLeaf(vote));
           payloads.push(vote.payload);
           if (codePointLength(vote.payload) > MAX_PAYLOAD_CODE_POINTS) {
@@ -201,7 +157,6 @@ export async function auditLedger(get: Get, opts: AuditOptions = {}): Promise<Au
           report.votes++;
           progress({ phase: "votes", done: report.votes, total: totalVotes });
         }
-        if (page.votes.length === 0 || offset >= page.total) break;
       }
       if (bytesToHex(merkleRoot(leaves)) !== block.merkle_root) {
         fail(`block ${block.height}: Merkle root does not match its ${leaves.length} votes`);
@@ -210,7 +165,7 @@ export async function auditLedger(get: Get, opts: AuditOptions = {}): Promise<Au
 
     report.tally = tallyOf(payloads);
     progress({ phase: "tally", done: 0, total: 1 });
-    const served = await read(get, "/api/tally", Tally);
+    const served = await api.tally();
     if (served.total !== payloads.length) {
       fail(`tally: total ${served.total}, but the chain holds ${payloads.length} votes`);
     }

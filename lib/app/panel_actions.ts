@@ -1,22 +1,11 @@
 // Browser-safe. The voter panel's actions (page §4, calls of page §7, ring of protocol §2) over an
-// injected storage and HTTP client, so that the page and its tests drive the same code. Answers
-// are validated with the wire schemas before use; nothing here touches the DOM or globals.
-import { type TagCheck, tagCheckLine, tagOfSignature } from "./record_checks.ts";
+// injected storage and API client, so that the page and its tests drive the same code; the client
+// validates every answer. Nothing here touches the DOM or globals.
 import { base64ToBytes, bytesToHex, hexToBytes } from "../protocol/bytes.ts";
 import { generateSeed, storedKeysFromSeed } from "../protocol/keys.ts";
 import { encodeSignature, signRing } from "../protocol/ring_signature.ts";
-import {
-  BlockHash,
-  BlockStatus,
-  describeIssues,
-  ErrorBody,
-  KeyPage,
-  KeyRecord,
-  TagRecord,
-  VoteAccepted,
-  VoteProof,
-  VoteSubmission,
-} from "../protocol/schemas.ts";
+import { describeIssues, type VoteAccepted, VoteSubmission } from "../protocol/schemas.ts";
+import { type ApiClient, ApiError } from "./api_client.ts";
 import {
   decideKeyStatus,
   decideVoteStatus,
@@ -27,6 +16,9 @@ import {
   storedBlockId,
   type StoredKeys,
   type StoredVote,
+  type TagCheck,
+  tagCheckLine,
+  tagOfSignature,
   voteStage,
   type VoteStatus,
 } from "./status.ts";
@@ -43,13 +35,10 @@ import {
 /** The part of the Web Storage API the page uses. */
 export type VoterStorage = Pick<Storage, "getItem" | "setItem" | "removeItem">;
 
-/** An HTTP answer: status and parsed JSON body (null when the body is not JSON). */
-export type Answer = { ok: boolean; status: number; body: unknown };
-
-/** What the actions need from the outside world. `request` rejects on a network failure. */
+/** What the actions need from the outside world: storage, the API client and a console. */
 export type ClientIO = {
   storage: VoterStorage;
-  request(method: "GET" | "POST", path: string, body?: unknown): Promise<Answer>;
+  api: ApiClient;
   log(message: string): void;
 };
 
@@ -72,36 +61,14 @@ export function readStoredVote(storage: VoterStorage, namespace: string): Stored
   };
 }
 
-/** A wire schema: anything with zod's `safeParse`. */
-type Schema<T> = { safeParse(v: unknown): { success: true; data: T } | { success: false } };
-
-/** GET `path`; null (logged) when the request itself fails. */
-async function getAnswer(io: ClientIO, path: string): Promise<Answer | null> {
+/** The answer of `call`, or null when it failed: the failure is logged (page §8). */
+async function orLogged<T>(io: ClientIO, call: Promise<T>): Promise<T | null> {
   try {
-    return await io.request("GET", path);
+    return await call;
   } catch (error) {
-    io.log(`GET ${path} failed: ${messageOf(error)}`);
+    io.log(messageOf(error));
     return null;
   }
-}
-
-/** GET `path` and parse the answer with `schema`; null (logged) on any failure. */
-async function getParsed<T>(
-  io: ClientIO,
-  { path, schema }: { path: string; schema: Schema<T> },
-): Promise<T | null> {
-  const answer = await getAnswer(io, path);
-  if (answer === null) return null;
-  if (!answer.ok) {
-    io.log(`GET ${path} answered ${answer.status}: ${reasonOf(answer)}`);
-    return null;
-  }
-  const parsed = schema.safeParse(answer.body);
-  if (!parsed.success) {
-    io.log(`GET ${path} answered an unexpected body`);
-    return null;
-  }
-  return parsed.data;
 }
 
 /** Key status on load (page §4), reading the server's key for the stored id when it matters. */
@@ -112,8 +79,7 @@ export async function loadKeyStatus(
   const stored = readStoredKeys(io.storage, namespace);
   let serverKey: string | null = null;
   if (keyStatusNeedsServer(stored)) {
-    const path = `/api/pki/key/id/${encodeURIComponent(stored.keyId!)}`;
-    serverKey = (await getParsed(io, { path, schema: KeyRecord }))?.key ?? null;
+    serverKey = (await orLogged(io, io.api.keyById(stored.keyId!)))?.key ?? null;
   }
   return decideKeyStatus(stored, serverKey);
 }
@@ -145,18 +111,10 @@ export async function registerKey(
 ): Promise<StatusLine<KeyStatus>> {
   const stored = readStoredKeys(io.storage, namespace);
   if (stored.publicKey === null) return keyStatusLine("unregistered");
-  let record: KeyRecord | null = null;
-  try {
-    const answer = await io.request("POST", "/api/pki/key", {
-      key: stored.publicKey,
-      name: REGISTRATION_NAME,
-    });
-    const parsed = KeyRecord.safeParse(answer.body);
-    if (answer.ok && parsed.success) record = parsed.data;
-    else io.log(`Key registration answered ${answer.status}: ${reasonOf(answer)}`);
-  } catch (error) {
-    io.log(`Key registration failed: ${messageOf(error)}`);
-  }
+  const record = await orLogged(
+    io,
+    io.api.registerKey({ key: stored.publicKey, name: REGISTRATION_NAME }),
+  );
   if (record === null) {
     io.storage.removeItem(storageKey(namespace, "keyId"));
     return decideKeyStatus({ ...stored, keyId: null }, null);
@@ -167,7 +125,7 @@ export async function registerKey(
 
 /** Height of the chain's last sealed block, or null (logged) when it cannot be read. */
 export async function chainHeight(io: ClientIO): Promise<number | null> {
-  return (await getParsed(io, { path: "/api/block/status", schema: BlockStatus }))?.height ?? null;
+  return (await orLogged(io, io.api.blockStatus()))?.height ?? null;
 }
 
 /**
@@ -185,11 +143,8 @@ export async function loadVoteStatus(
     return decideVoteStatus({ stored, height }).line;
   }
   const [proof, previous] = await Promise.all([
-    getParsed(io, {
-      path: `/api/block/id/${blockId}/vote/${encodeURIComponent(stored.voteId!)}`,
-      schema: VoteProof,
-    }),
-    getParsed(io, { path: `/api/block/hash/id/${blockId! - 1}`, schema: BlockHash }),
+    orLogged(io, io.api.voteProof(blockId!, stored.voteId!)),
+    orLogged(io, io.api.blockHash(blockId! - 1)),
   ]);
   const decision = decideVoteStatus({
     stored,
@@ -202,8 +157,8 @@ export async function loadVoteStatus(
 }
 
 /**
- * Asks the public board which vote holds this voter's tag (GET /api/tag/{tag}, the tag being `I`
- * of the stored signature) and compares it with the stored vote id: the key voted once (green),
+ * Asks the bulletin board which vote holds this voter's tag (the tag lookup of protocol §4, the
+ * tag being `I` of the stored signature) and compares it with the stored vote id: the key voted once (green),
  * or someone else cast a vote with it (red). Null, logged, when there is no stored vote or the
  * board could not be read.
  */
@@ -214,19 +169,15 @@ export async function checkOwnTag(
   const stored = readStoredVote(io.storage, namespace);
   const tag = tagOfSignature(stored.voteSignature);
   if (stored.voteId === null || tag === null) return null;
-  const path = `/api/tag/${tag}`;
-  const answer = await getAnswer(io, path);
-  if (answer === null) return null;
-  const refusal = ErrorBody.safeParse(answer.body);
-  if (answer.status === 404 && refusal.success && refusal.data.error.code === "unknown_tag") {
-    return tagCheckLine(stored.voteId, null);
-  }
-  const parsed = TagRecord.safeParse(answer.body);
-  if (!answer.ok || !parsed.success) {
-    io.log(`GET ${path} answered ${answer.status}: ${reasonOf(answer)}`);
+  try {
+    return tagCheckLine(stored.voteId, await io.api.voteOfTag(tag));
+  } catch (error) {
+    if (error instanceof ApiError && error.code === "unknown_tag") {
+      return tagCheckLine(stored.voteId, null);
+    }
+    io.log(messageOf(error));
     return null;
   }
-  return tagCheckLine(stored.voteId, parsed.data);
 }
 
 /** Outcome of a vote: accepted with its ids and the signing time, or refused with a reason. */
@@ -252,7 +203,7 @@ export async function submitVote(
   if (stored.privateKey === null || stored.keyId === null || !Number.isSafeInteger(ownId)) {
     return { ok: false, reason: "This voter has no registered key" };
   }
-  const page = await getParsed(io, { path: "/api/pki/key/offset/0/limit/1", schema: KeyPage });
+  const page = await orLogged(io, io.api.keys(0, 1));
   if (page === null) return { ok: false, reason: "The key directory could not be read" };
 
   let ids: number[];
@@ -268,9 +219,7 @@ export async function submitVote(
     }
     return { ok: false, reason: messageOf(error) };
   }
-  const records = await Promise.all(
-    ids.map((id) => getParsed(io, { path: `/api/pki/key/id/${id}`, schema: KeyRecord })),
-  );
+  const records = await Promise.all(ids.map((id) => orLogged(io, io.api.keyById(id))));
   const missing = ids.filter((_, i) => records[i] === null);
   if (missing.length > 0) {
     return { ok: false, reason: `The keys with ids ${missing.join(", ")} could not be read` };
@@ -302,28 +251,24 @@ export async function submitVote(
   const checked = VoteSubmission.safeParse(body);
   if (!checked.success) return { ok: false, reason: describeIssues(checked.error) };
 
-  let answer: Answer;
+  let accepted: VoteAccepted;
   try {
-    answer = await io.request("POST", "/api/vote", checked.data);
+    accepted = await io.api.submitVote(checked.data);
   } catch (error) {
-    return { ok: false, reason: `The vote could not be sent: ${messageOf(error)}` };
+    const refused = error instanceof ApiError && error.status !== 0;
+    return {
+      ok: false,
+      reason: refused
+        ? `Vote refused: ${error.reason}`
+        : `The vote could not be sent: ${messageOf(error)}`,
+    };
   }
-  const accepted = VoteAccepted.safeParse(answer.body);
-  if (!answer.ok || !accepted.success) {
-    return { ok: false, reason: `Vote refused: ${reasonOf(answer)}` };
-  }
-  const { voteId, blockId } = accepted.data;
+  const { voteId, blockId } = accepted;
   io.storage.setItem(storageKey(namespace, "voteId"), voteId);
   io.storage.setItem(storageKey(namespace, "blockId"), String(blockId));
   io.storage.setItem(storageKey(namespace, "voteContent"), content);
   io.storage.setItem(storageKey(namespace, "voteSignature"), body.signature);
   return { ok: true, voteId, blockId, signMs };
-}
-
-/** The server's reason from an error answer, else its status. */
-function reasonOf(answer: Answer): string {
-  const parsed = ErrorBody.safeParse(answer.body);
-  return parsed.success ? parsed.data.error.message : `status ${answer.status}`;
 }
 
 function messageOf(error: unknown): string {

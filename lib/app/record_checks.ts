@@ -1,8 +1,8 @@
 // Browser-safe. What the public bulletin board re-derives in the browser instead of trusting the
 // server (protocol §3–§4): every block's hash from its fields and its link to the previous block; a
 // vote's inclusion proof as a walk of steps (leaf → each sibling → root → block hash → previous
-// block), each compared with an independently obtained value; the tally recounted from the votes;
-// and the voting page's decision about what the board says of its own tag.
+// block), each compared with an independently obtained value; and the tally recounted from the
+// votes.
 import { bytesToHex } from "../protocol/bytes.ts";
 import { type Block, blockHash, GENESIS_PREV_HASH } from "../protocol/chain.ts";
 import {
@@ -12,7 +12,6 @@ import {
   type Vote,
   voteLeaf,
 } from "../protocol/merkle.ts";
-import type { StatusLine } from "./status.ts";
 
 /** What the browser found about one block: its own hash, and its link to the block before it. */
 export type BlockCheck = {
@@ -324,45 +323,4 @@ export function tallyRows(
     }
   }
   return rows;
-}
-
-/** The tag (`I`, hex) of a stored wire signature, or null when it is absent or malformed. */
-export function tagOfSignature(signature: string | null): string | null {
-  if (signature === null) return null;
-  try {
-    const I = (JSON.parse(signature) as { I?: unknown })?.I;
-    return typeof I === "string" && /^[0-9a-f]{64}$/.test(I) ? I : null;
-  } catch {
-    return null;
-  }
-}
-
-/** Statuses of the voting page's tag check. */
-export type TagCheck = "once" | "reused" | "missing";
-
-/**
- * What the board's answer for a voter's own tag means (GET /api/tag/{tag}): the vote under the
- * tag is the voter's stored vote → green "once"; another vote → red "reused" (the key signed a
- * vote this voter did not cast); no vote at all → red "missing". `answer` is the answer's
- * `voteId`, or null for 404 `unknown_tag`.
- */
-export function tagCheckLine(
-  storedVoteId: string,
-  answer: { voteId: string } | null,
-): StatusLine<TagCheck> {
-  if (answer === null) {
-    return {
-      status: "missing",
-      text: "Tag not found on the board: the server lists no vote under this key",
-      colour: "red",
-    };
-  }
-  if (answer.voteId !== storedVoteId) {
-    return {
-      status: "reused",
-      text: `Your key was used for another vote: ${answer.voteId}`,
-      colour: "red",
-    };
-  }
-  return { status: "once", text: "Tag checked: this key voted once", colour: "green" };
 }

@@ -1,5 +1,6 @@
 // Browser-safe. The key-status and vote-status decisions of page §4, with the client integrity
-// checks of page §5, as pure functions over facts the page has gathered (storage and answers).
+// checks of page §5, and the panel's check of its own tag on the bulletin board, as pure functions
+// over facts the page has gathered (storage and answers).
 import { bytesToHex, hexToBytes } from "../protocol/bytes.ts";
 import { blockHash } from "../protocol/chain.ts";
 import { publicKeyFromPrivate } from "../protocol/keys.ts";
@@ -227,4 +228,45 @@ function blockHashOf(proof: VoteProof, prevHash: string): string {
   } catch (error) {
     return `(${error instanceof Error ? error.message : String(error)})`;
   }
+}
+
+/** The tag (`I`, hex) of a stored wire signature, or null when it is absent or malformed. */
+export function tagOfSignature(signature: string | null): string | null {
+  if (signature === null) return null;
+  try {
+    const I = (JSON.parse(signature) as { I?: unknown })?.I;
+    return typeof I === "string" && /^[0-9a-f]{64}$/.test(I) ? I : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Statuses of the voting page's tag check. */
+export type TagCheck = "once" | "reused" | "missing";
+
+/**
+ * What the bulletin board's answer for a voter's own tag means (the tag lookup of protocol §4):
+ * the vote under the tag is the voter's stored vote → green "once"; another vote → red "reused"
+ * (the key signed a vote this voter did not cast); no vote at all → red "missing". `answer` is
+ * the answer's `voteId`, or null for 404 `unknown_tag`.
+ */
+export function tagCheckLine(
+  storedVoteId: string,
+  answer: { voteId: string } | null,
+): StatusLine<TagCheck> {
+  if (answer === null) {
+    return {
+      status: "missing",
+      text: "Tag not found on the board: the server lists no vote under this key",
+      colour: "red",
+    };
+  }
+  if (answer.voteId !== storedVoteId) {
+    return {
+      status: "reused",
+      text: `Your key was used for another vote: ${answer.voteId}`,
+      colour: "red",
+    };
+  }
+  return { status: "once", text: "Tag checked: this key voted once", colour: "green" };
 }

@@ -1,12 +1,14 @@
 import assert from "node:assert/strict";
 import { blockHash } from "../../lib/protocol/chain.ts";
-import { auditLedger, type Get } from "../../lib/app/audit.ts";
+import { type ApiClient, createApiClient } from "../../lib/app/api_client.ts";
+import { auditLedger } from "../../lib/app/audit.ts";
 import { tallyOf } from "../../lib/protocol/tally.ts";
 import { createApp } from "../../server/app.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
 import { kvKeys, type OpenRecord } from "../../server/kv_layout.ts";
 import { createStore } from "../../server/store.ts";
 import { call, makeVoters, ringFor, signedVote } from "../helpers/ledger_fixtures.ts";
+import { tamperingTransport } from "../helpers/tampering_proxy.ts";
 
 /** A ledger of three sealed blocks (3, 2 and 2 votes) behind the real app, in-memory KV. */
 async function honestLedger() {
@@ -32,28 +34,20 @@ async function honestLedger() {
     }
     assert.equal((await sealNextBlock(store, 1_700_000_000_000 + b * 60_000)).length, 1);
   }
-  const get: Get = async (path) => {
-    const res = await call(app, "GET", path);
-    if (res.status !== 200) throw new Error(`GET ${path} answered ${res.status}`);
-    return res.body;
-  };
-  return { kv, store, app, get, voters };
-}
-
-/** `get` with the JSON answers of paths matching `pattern` rewritten by `edit`. */
-// deno-lint-ignore no-explicit-any
-function tampered(get: Get, pattern: RegExp, edit: (body: any) => void): Get {
-  return async (path) => {
-    const body = await get(path);
-    if (pattern.test(path)) edit(body);
-    return body;
-  };
+  const api = createApiClient({ fetch: app.request });
+  /** The client of a server that rewrites the answers of paths matching `pattern` by `edit`. */
+  // deno-lint-ignore no-explicit-any
+  const tampered = (pattern: RegExp, edit: (body: any) => void): ApiClient =>
+    createApiClient({
+      fetch: tamperingTransport(app.request, (path, body) => pattern.test(path) && edit(body)),
+    });
+  return { kv, store, app, api, tampered, voters };
 }
 
 Deno.test("the auditor passes an honest ledger and recomputes its tally", async () => {
-  const { kv, get } = await honestLedger();
+  const { kv, api } = await honestLedger();
   const progress: string[] = [];
-  const report = await auditLedger(get, { onProgress: (p) => progress.push(p.phase) });
+  const report = await auditLedger(api, { onProgress: (p) => progress.push(p.phase) });
   assert.deepEqual(report.failures, []);
   assert.equal(report.ok, true);
   assert.deepEqual([report.height, report.blocks, report.keys, report.votes], [3, 4, 8, 7]);
@@ -67,33 +61,33 @@ Deno.test("the auditor passes an honest ledger and recomputes its tally", async 
 });
 
 Deno.test("the auditor catches every kind of tampering", async (t) => {
-  const { kv, get } = await honestLedger();
-  const cases: { desc: string; get: Get; expect: RegExp }[] = [
+  const { kv, tampered } = await honestLedger();
+  const cases: { desc: string; api: ApiClient; expect: RegExp }[] = [
     {
       desc: "a rewritten payload",
-      get: tampered(get, /\/block\/id\/2\/votes/, (b) => (b.votes[0].vote.payload = "no")),
+      api: tampered(/\/block\/id\/2\/votes/, (b) => (b.votes[0].vote.payload = "no")),
       expect: /block 2: Merkle root does not match|invalid signature/,
     },
     {
       desc: "a dropped vote",
-      get: tampered(get, /\/block\/id\/1\/votes/, (b) => b.votes.splice(1, 1)),
+      api: tampered(/\/block\/id\/1\/votes/, (b) => b.votes.splice(1, 1)),
       expect: /block 1 vote 2 .*expected leaf index 1|block 1: Merkle root does not match/,
     },
     {
       desc: "a reordered block",
-      get: tampered(get, /\/block\/id\/1\/votes/, (b) => {
+      api: tampered(/\/block\/id\/1\/votes/, (b) => {
         [b.votes[0].vote, b.votes[1].vote] = [b.votes[1].vote, b.votes[0].vote];
       }),
       expect: /block 1: Merkle root does not match its 3 votes/,
     },
     {
       desc: "a broken link",
-      get: tampered(get, /\/api\/blocks/, (b) => (b.blocks[2].prev_hash = "ab".repeat(32))),
+      api: tampered(/\/api\/blocks/, (b) => (b.blocks[2].prev_hash = "ab".repeat(32))),
       expect: /block 2: hash does not match its fields/,
     },
     {
       desc: "a block with a recomputed hash but a wrong link",
-      get: tampered(get, /\/api\/blocks/, (b) => {
+      api: tampered(/\/api\/blocks/, (b) => {
         b.blocks[3].prev_hash = b.blocks[1].hash;
         b.blocks[3].hash = blockHash(b.blocks[3]);
       }),
@@ -101,12 +95,12 @@ Deno.test("the auditor catches every kind of tampering", async (t) => {
     },
     {
       desc: "a skewed tally",
-      get: tampered(get, /\/api\/tally/, (b) => (b.results[0].count += 1)),
+      api: tampered(/\/api\/tally/, (b) => (b.results[0].count += 1)),
       expect: /tally: "yes" has 4 votes, served 5/,
     },
     {
       desc: "a ring member missing from the directory",
-      get: tampered(get, /\/api\/pki\/key\/offset/, (b) => {
+      api: tampered(/\/api\/pki\/key\/offset/, (b) => {
         b.keys.pop();
         b.total -= 1;
       }),
@@ -114,25 +108,25 @@ Deno.test("the auditor catches every kind of tampering", async (t) => {
     },
     {
       desc: "a head signature from another block",
-      get: tampered(get, /\/api\/blocks/, (b) => {
+      api: tampered(/\/api\/blocks/, (b) => {
         b.blocks[2].head_signature = b.blocks[1].head_signature;
       }),
       expect: /block 2: head signature is not the server key's/,
     },
     {
       desc: "a block served without its head signature",
-      get: tampered(get, /\/api\/blocks/, (b) => delete b.blocks[0].head_signature),
+      api: tampered(/\/api\/blocks/, (b) => delete b.blocks[0].head_signature),
       expect: /block 0: no head signature/,
     },
     {
       desc: "another server key",
-      get: tampered(get, /\/api\/server-key/, (b) => (b.key = b.key.replace(/^../, "00"))),
+      api: tampered(/\/api\/server-key/, (b) => (b.key = b.key.replace(/^../, "00"))),
       expect: /status: head signature is not the server key's/,
     },
   ];
   for (const c of cases) {
     await t.step(c.desc, async () => {
-      const report = await auditLedger(c.get);
+      const report = await auditLedger(c.api);
       assert.equal(report.ok, false);
       assert.ok(report.failures.some((f) => c.expect.test(f)), report.failures.join("\n"));
     });
@@ -141,13 +135,13 @@ Deno.test("the auditor catches every kind of tampering", async (t) => {
 });
 
 Deno.test("the auditor catches a tag used twice, written straight into KV", async () => {
-  const { kv, store, get } = await honestLedger();
+  const { kv, store, api } = await honestLedger();
   // Replay block 1's first vote into the open block, bypassing the API's tag check.
   const first = (await store.blockVotes(1, 0, 1)).votes[0];
   const open = (await kv.get<OpenRecord>(kvKeys.open())).value!;
   await kv.set(kvKeys.vote(open.height, "AAAAAAAAAAAAAAAAAAAAAA"), first.vote);
   assert.equal((await sealNextBlock(store, 1_700_001_000_000)).length, 1);
-  const report = await auditLedger(get);
+  const report = await auditLedger(api);
   assert.equal(report.ok, false);
   assert.ok(
     report.failures.some((f) => /tag [0-9a-f]{64} already voted in block 1/.test(f)),
@@ -159,9 +153,12 @@ Deno.test("the auditor catches a tag used twice, written straight into KV", asyn
 });
 
 Deno.test("the auditor reports an unreachable server instead of throwing", async () => {
-  const report = await auditLedger(() => Promise.reject(new Error("connection refused")));
+  const refused = () => Promise.reject(new Error("connection refused"));
+  const report = await auditLedger(createApiClient({ fetch: refused }));
   assert.equal(report.ok, false);
-  assert.match(report.failures[0], /audit stopped: connection refused/);
+  assert.deepEqual(report.failures, [
+    "audit stopped: GET /api/block/status failed: connection refused",
+  ]);
 });
 
 Deno.test("tallyOf counts descending, ties by payload", () => {

@@ -1,28 +1,17 @@
-// The bulletin board's own checks (lib/app/record_checks.ts): block hashes and links, the inclusion walk and
-// the proof steps with every kind of tampering, the tally rows, the tag decision; the voting
-// panel's tag check against the real API over in-memory KV; and the /board page shell.
+// The bulletin board's own checks (lib/app/record_checks.ts): block hashes and links, the
+// inclusion walk and the proof steps with every kind of tampering, and the tally rows.
 import assert from "node:assert/strict";
-import { MapStorage } from "../helpers/map_storage.ts";
 import fc from "fast-check";
 import {
   checkBlocks,
   inclusionWalk,
   type ProofStep,
   proofSteps,
-  tagCheckLine,
-  tagOfSignature,
   tallyRows,
 } from "../../lib/app/record_checks.ts";
 import { tallyOf } from "../../lib/protocol/tally.ts";
 import { bytesToHex } from "../../lib/protocol/bytes.ts";
 import { type Block, blockHash, genesisBlock } from "../../lib/protocol/chain.ts";
-import {
-  checkOwnTag,
-  type ClientIO,
-  generateKeys,
-  registerKey,
-  submitVote,
-} from "../../lib/app/panel_actions.ts";
 import {
   inclusionProof,
   merkleRoot,
@@ -30,13 +19,6 @@ import {
   type Vote,
   voteLeaf,
 } from "../../lib/protocol/merkle.ts";
-import { storageKey } from "../../lib/app/voters.ts";
-import { build } from "../../scripts/build.ts";
-import { createApp } from "../../server/app.ts";
-import { createPageApp } from "../../server/pages.ts";
-import { sealNextBlock } from "../../server/sealer.ts";
-import { kvKeys } from "../../server/kv_layout.ts";
-import { createStore } from "../../server/store.ts";
 
 /** A vote whose ring keys are derived from `n`, so every vote differs. */
 function sampleVote(n: number, payload = `Choice ${"ABC"[n % 3]}`): Vote {
@@ -335,156 +317,4 @@ Deno.test("tally rows: served order, recount agreement, recount-only payloads", 
     { payload: "C", served: 0, counted: 1, ok: false },
   ]);
   assert.deepEqual(tallyOf([]), []);
-});
-
-Deno.test("the tag decision", async (t) => {
-  const voteId = "a".repeat(22);
-  await t.step("the voter's own vote under its tag: green, voted once", () => {
-    assert.deepEqual(tagCheckLine(voteId, { voteId }), {
-      status: "once",
-      text: "Tag checked: this key voted once",
-      colour: "green",
-    });
-  });
-  await t.step("another vote under its tag: red, with that vote's id", () => {
-    assert.deepEqual(tagCheckLine(voteId, { voteId: "b".repeat(22) }), {
-      status: "reused",
-      text: `Your key was used for another vote: ${"b".repeat(22)}`,
-      colour: "red",
-    });
-  });
-  await t.step("no vote under its tag: red", () => {
-    const line = tagCheckLine(voteId, null);
-    assert.equal(line.status, "missing");
-    assert.equal(line.colour, "red");
-  });
-  await t.step("the tag is I of the stored signature, or nothing when malformed", () => {
-    const I = "0f".repeat(32);
-    assert.equal(tagOfSignature(JSON.stringify({ c0: "", r: [], I, ring: [] })), I);
-    assert.equal(tagOfSignature(null), null);
-    assert.equal(tagOfSignature("not json"), null);
-    assert.equal(tagOfSignature(JSON.stringify({ I: "ABC" })), null);
-    assert.equal(tagOfSignature("null"), null);
-  });
-});
-
-Deno.test("a voting panel checks its own tag on the board (real API, in-memory KV)", async (t) => {
-  const kv = await Deno.openKv(":memory:");
-  try {
-    const store = await createStore(kv);
-    const app = createApp({ store });
-    const storage = new MapStorage();
-    const logs: string[] = [];
-    const io: ClientIO = {
-      storage,
-      async request(method, path, body) {
-        const res = await app.request(path, {
-          method,
-          headers: body === undefined ? undefined : { "content-type": "application/json" },
-          body: body === undefined ? undefined : JSON.stringify(body),
-        });
-        return { ok: res.ok, status: res.status, body: await res.json() };
-      },
-      log: (message) => logs.push(message),
-    };
-    const names = ["Ada Byron King", "Alan Mathison Turing", "Grace Brewster Hopper"];
-    for (const [i, name] of names.entries()) {
-      generateKeys(io, name, { seed: new Uint8Array(32).fill(i + 1) });
-      assert.equal((await registerKey(io, name)).status, "registered");
-    }
-    for (const name of names.slice(0, 2)) {
-      const outcome = await submitVote(io, name, { content: `from ${name}`, ringSize: 3 });
-      assert.ok(outcome.ok);
-    }
-    await sealNextBlock(store, Date.now());
-    const [ada, alan, grace] = names;
-    const voteIdOf = (name: string) => storage.getItem(storageKey(name, "voteId"))!;
-    const tagOf = (name: string) =>
-      tagOfSignature(storage.getItem(storageKey(name, "voteSignature")))!;
-
-    await t.step("its own vote under its tag: voted once", async () => {
-      assert.deepEqual(
-        await checkOwnTag(io, ada),
-        tagCheckLine(voteIdOf(ada), { voteId: voteIdOf(ada) }),
-      );
-      assert.equal((await checkOwnTag(io, ada))?.colour, "green");
-    });
-
-    await t.step("no stored vote: nothing to check", async () => {
-      assert.equal(await checkOwnTag(io, grace), null);
-    });
-
-    await t.step("a second vote recorded under its tag (written into KV): red", async () => {
-      const entry = await kv.get<{ voteId: string; height: number }>(kvKeys.tag(tagOf(ada)));
-      assert.equal(entry.value?.voteId, voteIdOf(ada));
-      // The ledger now says Ada's key cast Alan's vote: a vote this panel did not cast.
-      await kv.set(kvKeys.tag(tagOf(ada)), { ...entry.value!, voteId: voteIdOf(alan) });
-      const line = await checkOwnTag(io, ada);
-      assert.deepEqual(line, {
-        status: "reused",
-        text: `Your key was used for another vote: ${voteIdOf(alan)}`,
-        colour: "red",
-      });
-      await kv.set(kvKeys.tag(tagOf(ada)), entry.value);
-    });
-
-    await t.step("a stored vote id the board does not hold under the tag: red", async () => {
-      const real = voteIdOf(alan);
-      storage.setItem(storageKey(alan, "voteId"), "Z".repeat(22));
-      assert.deepEqual(await checkOwnTag(io, alan), tagCheckLine("Z".repeat(22), { voteId: real }));
-      storage.setItem(storageKey(alan, "voteId"), real);
-      assert.equal((await checkOwnTag(io, alan))?.status, "once");
-    });
-
-    await t.step("a tag the board does not know: red, missing", async () => {
-      await kv.delete(kvKeys.tag(tagOf(alan)));
-      assert.equal((await checkOwnTag(io, alan))?.status, "missing");
-    });
-
-    await t.step("an unreadable board: no line, the failure logged", async () => {
-      const failing: ClientIO = {
-        ...io,
-        request: () => Promise.reject(new TypeError("network down")),
-      };
-      assert.equal(await checkOwnTag(failing, ada), null);
-      assert.match(logs.at(-1)!, /network down/);
-    });
-  } finally {
-    kv.close();
-  }
-});
-
-Deno.test("GET /board renders the board shell, linked both ways with the voting page", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "ringvote-board-test-" });
-  try {
-    const outDir = new URL(`file://${dir}/`);
-    const { manifest } = await build({ outDir });
-    const app = createPageApp({ ringSize: 8, buildDir: outDir });
-    const res = await app.request("/board");
-    assert.equal(res.status, 200);
-    assert.match(res.headers.get("content-type") ?? "", /^text\/html/);
-    assert.equal(res.headers.get("cache-control"), "no-cache");
-    const html = await res.text();
-    assert.match(html, /<title>Ringvote: public bulletin board<\/title>/);
-    assert.match(html, /<h1[^>]*>Public bulletin board<\/h1>/);
-    assert.match(html, /<a href="\/">Back to the voting page<\/a>/);
-    assert.match(html, /<div data-island="BulletinBoard" data-island-props="island-props-0">/);
-    assert.match(html, /\{"pollMs":2000\}<\/script>/);
-    assert.ok(html.includes(`<script type="module" src="${manifest.islands.BulletinBoard}">`));
-    assert.ok(!html.includes(manifest.islands.VotingPage), "only the board's own island");
-    for (const href of manifest.preload.BulletinBoard) assert.ok(html.includes(`href="${href}"`));
-
-    const index = await (await app.request("/")).text();
-    assert.match(index, /<a href="\/board">Public bulletin board<\/a>/);
-
-    // The board's first load: its module and the chunks it imports, without faker.
-    const files = [manifest.islands.BulletinBoard, ...manifest.preload.BulletinBoard];
-    assert.ok(!files.some((f) => f.includes("voter_names")));
-    for (const file of files) {
-      const code = await Deno.readTextFile(new URL(file.slice("/static/build/".length), outDir));
-      assert.ok(!code.includes("faker"), file);
-    }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
 });

@@ -12,6 +12,8 @@ import {
   keyStatusLine,
   keyStatusNeedsServer,
   type StoredVote,
+  tagCheckLine,
+  tagOfSignature,
   voteStage,
   voteStatusLine,
 } from "../../lib/app/status.ts";
@@ -321,5 +323,36 @@ Deno.test("decideVoteStatus follows page §4 with the checks of page §5", async
         `${c.desc}: ${decision.mismatches}`,
       );
     }
+  });
+});
+
+Deno.test("the tag decision", async (t) => {
+  const voteId = "a".repeat(22);
+  await t.step("the voter's own vote under its tag: green, voted once", () => {
+    assert.deepEqual(tagCheckLine(voteId, { voteId }), {
+      status: "once",
+      text: "Tag checked: this key voted once",
+      colour: "green",
+    });
+  });
+  await t.step("another vote under its tag: red, with that vote's id", () => {
+    assert.deepEqual(tagCheckLine(voteId, { voteId: "b".repeat(22) }), {
+      status: "reused",
+      text: `Your key was used for another vote: ${"b".repeat(22)}`,
+      colour: "red",
+    });
+  });
+  await t.step("no vote under its tag: red", () => {
+    const line = tagCheckLine(voteId, null);
+    assert.equal(line.status, "missing");
+    assert.equal(line.colour, "red");
+  });
+  await t.step("the tag is I of the stored signature, or nothing when malformed", () => {
+    const I = "0f".repeat(32);
+    assert.equal(tagOfSignature(JSON.stringify({ c0: "", r: [], I, ring: [] })), I);
+    assert.equal(tagOfSignature(null), null);
+    assert.equal(tagOfSignature("not json"), null);
+    assert.equal(tagOfSignature(JSON.stringify({ I: "ABC" })), null);
+    assert.equal(tagOfSignature("null"), null);
   });
 });

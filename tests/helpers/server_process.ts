@@ -1,5 +1,6 @@
 // Starts the real server (main.ts) as a separate deno process on a free port, for tests that
 // need real HTTP, several processes on one database, or a browser.
+import { createApiClient } from "../../lib/app/api_client.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 const MAIN = new URL("main.ts", ROOT);
@@ -36,7 +37,7 @@ export function freePort(): number {
   return port;
 }
 
-/** Spawns `deno run -A main.ts` and resolves once `GET /api/block/status` answers 200. */
+/** Spawns `deno run -A main.ts` and resolves once the chain's status can be read. */
 export async function startServer(options: StartOptions = {}): Promise<ServerProcess> {
   const port = Number(options.env?.PORT ?? freePort());
   const env: Record<string, string> = {
@@ -73,6 +74,7 @@ export async function startServer(options: StartOptions = {}): Promise<ServerPro
   });
 
   const url = `http://127.0.0.1:${port}/`;
+  const api = createApiClient({ fetch, baseUrl: url });
   const stop = async () => {
     if (!exited) {
       try {
@@ -92,9 +94,8 @@ export async function startServer(options: StartOptions = {}): Promise<ServerPro
       throw new Error(`Server exited before answering:\n${log}`);
     }
     try {
-      const res = await fetch(`${url}api/block/status`);
-      await res.body?.cancel();
-      if (res.ok) break;
+      await api.blockStatus();
+      break;
     } catch {
       // Not listening yet.
     }

@@ -1,5 +1,7 @@
 // A lying server for browser tests: an HTTP proxy in front of the real one that passes every
-// request through and lets a test rewrite the JSON answers, one lie at a time.
+// request through and lets a test rewrite the JSON answers, one lie at a time; and the same lie
+// told in-process, as an API client's transport.
+import type { Transport } from "../../lib/app/api_client.ts";
 
 /** Changes a parsed JSON answer in place; `path` is the request's pathname. */
 // deno-lint-ignore no-explicit-any
@@ -38,5 +40,19 @@ export function startTamperingProxy(target: string, rewrite: Rewrite | null = nu
       lie = next;
     },
     close: () => server.shutdown(),
+  };
+}
+
+/**
+ * The in-process lying server: `transport` (a Hono app's `request`, or fetch) with its JSON
+ * answers rewritten by `rewrite`, for an API client in tests.
+ */
+export function tamperingTransport(transport: Transport, rewrite: Rewrite): Transport {
+  return async (url, init) => {
+    const res = await transport(url, init);
+    if (!(res.headers.get("content-type") ?? "").startsWith("application/json")) return res;
+    const body = await res.json();
+    rewrite(new URL(url, "http://localhost").pathname, body);
+    return Response.json(body, { status: res.status, headers: res.headers });
   };
 }

@@ -5,7 +5,8 @@
 // ledger afterwards, with every accepted vote sealed in the block it was promised.
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { auditLedger, type Get } from "../../lib/app/audit.ts";
+import { createApiClient } from "../../lib/app/api_client.ts";
+import { auditLedger } from "../../lib/app/audit.ts";
 import { ErrorBody } from "../../lib/protocol/schemas.ts";
 import { createApp } from "../../server/app.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
@@ -177,12 +178,7 @@ Deno.test("5,000 generated requests: no 5xx, the server answers, the auditor pas
       assert.equal(proof.status, 200, JSON.stringify(proof.body));
     }
     assert.equal(new Set(accepted.map((a) => JSON.parse(a.body).tag)).size, accepted.length);
-    const get: Get = async (path) => {
-      const res = await call(app, "GET", path);
-      if (res.status !== 200) throw new Error(`GET ${path} answered ${res.status}`);
-      return res.body;
-    };
-    const report = await auditLedger(get);
+    const report = await auditLedger(createApiClient({ fetch: app.request }));
     assert.deepEqual(report.failures, []);
     assert.equal(report.votes, accepted.length);
     const fiveXx = [...statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0);

@@ -122,3 +122,36 @@ Deno.test("staticImports lists static chunk imports, not dynamic ones", () => {
     `const m=()=>import("./lazy-EF56.js");`;
   assert.deepEqual(staticImports(code), ["chunk-AB12.js", "side-CD34.js"]);
 });
+
+Deno.test("GET /board renders the board shell, linked both ways with the voting page", async () => {
+  const { dir, outDir, manifest } = await freshBuild();
+  try {
+    const app = createPageApp({ ringSize: 8, buildDir: outDir });
+    const res = await app.request("/board");
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get("content-type") ?? "", /^text\/html/);
+    assert.equal(res.headers.get("cache-control"), "no-cache");
+    const html = await res.text();
+    assert.match(html, /<title>Ringvote: public bulletin board<\/title>/);
+    assert.match(html, /<h1[^>]*>Public bulletin board<\/h1>/);
+    assert.match(html, /<a href="\/">Back to the voting page<\/a>/);
+    assert.match(html, /<div data-island="BulletinBoard" data-island-props="island-props-0">/);
+    assert.match(html, /\{"pollMs":2000\}<\/script>/);
+    assert.ok(html.includes(`<script type="module" src="${manifest.islands.BulletinBoard}">`));
+    assert.ok(!html.includes(manifest.islands.VotingPage), "only the board's own island");
+    for (const href of manifest.preload.BulletinBoard) assert.ok(html.includes(`href="${href}"`));
+
+    const index = await (await app.request("/")).text();
+    assert.match(index, /<a href="\/board">Public bulletin board<\/a>/);
+
+    // The board's first load: its module and the chunks it imports, without faker.
+    const files = [manifest.islands.BulletinBoard, ...manifest.preload.BulletinBoard];
+    assert.ok(!files.some((f) => f.includes("voter_names")));
+    for (const file of files) {
+      const code = await Deno.readTextFile(new URL(file.slice("/static/build/".length), outDir));
+      assert.ok(!code.includes("faker"), file);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -6,7 +6,8 @@
 // The servers' logs never hold a public key, tag, vote id or private key.
 // `deno task test` runs 300 votes; `deno task soak` runs 2,000 (SOAK_VOTES).
 import assert from "node:assert/strict";
-import { auditLedger, type Get } from "../../lib/app/audit.ts";
+import { createApiClient } from "../../lib/app/api_client.ts";
+import { auditLedger } from "../../lib/app/audit.ts";
 import { bytesToBase64 } from "../../lib/protocol/bytes.ts";
 import type { VoteSubmission } from "../../lib/protocol/schemas.ts";
 import {
@@ -128,12 +129,7 @@ Deno.test({
       const winner = raced.find((r) => r.status === 202)!.body;
       await waitForHeight(servers[0].url, winner.blockId);
 
-      const get: Get = async (path) => {
-        const res = await call(servers[0].url, "GET", path);
-        if (res.status !== 200) throw new Error(`GET ${path} answered ${res.status}`);
-        return res.body;
-      };
-      const report = await auditLedger(get);
+      const report = await auditLedger(createApiClient({ fetch, baseUrl: servers[0].url }));
       assert.deepEqual(report.failures, []);
       assert.equal(report.votes, acknowledged.length + retriedLanded.length + 1);
 
