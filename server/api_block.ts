@@ -4,7 +4,7 @@ import { Hono } from "hono";
 import { Hex32, VoteId } from "../lib/protocol/schemas.ts";
 import { integerParam, integerQuery, pageLimit } from "./api_common.ts";
 import { ApiError, invalidRequest, quote } from "./errors.ts";
-import { createHeadSigner, withHeadSignature } from "./head_signer.ts";
+import { type HeadSigner, withHeadSignature } from "./head_signer.ts";
 import type { Store } from "./store.ts";
 
 const DEFAULT_PAGE = 100;
@@ -13,9 +13,8 @@ const DEFAULT_PAGE = 100;
  * Routes under `/api`, for blocks, votes, the tally, tags and the server key. Every block record
  * (status, blocks list, vote proofs) carries the server's `head_signature`.
  */
-export function createBlockApp(store: Store): Hono {
+export function createBlockApp(store: Store, signer: HeadSigner): Hono {
   const app = new Hono();
-  const signer = createHeadSigner(store.serverSeed());
 
   app.get("/server-key", (c) => c.json({ key: signer.key }));
 

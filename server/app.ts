@@ -9,6 +9,8 @@ import { createBlockApp } from "./api_block.ts";
 import { createPkiApp } from "./api_pki.ts";
 import { createVoteApp, type VerifyVote } from "./api_vote.ts";
 import { ApiError, routeNotFound } from "./errors.ts";
+import { createHeadSigner } from "./head_signer.ts";
+import { createLensApp } from "./lens.ts";
 import { createPageApp } from "./pages.ts";
 import { securityHeaders } from "./security.ts";
 import type { Store } from "./store.ts";
@@ -47,7 +49,10 @@ export function createApp({ store, verifyVote, members, onKeyRegistered }: AppOp
 
   app.route("/api/pki", createPkiApp(store, onKeyRegistered));
   app.route("/api/vote", createVoteApp(store, verifyVote, members));
-  app.route("/api", createBlockApp(store));
+  const signer = createHeadSigner(store.serverSeed());
+  // The attack lab's lying-server lens: read-only, and only for requests that opt in by path.
+  app.route("/api/lens", createLensApp((path) => Promise.resolve(app.request(path)), signer));
+  app.route("/api", createBlockApp(store, signer));
 
   app.notFound((c) => {
     const error = routeNotFound(c.req.method, c.req.path);
