@@ -140,12 +140,23 @@ async function filesIn(dir: URL, suffix: string): Promise<string[]> {
   return names.sort();
 }
 
+/** Paths of the files under `dir` and its subdirectories, except the build's own output. */
+async function filesUnder(root: URL, dir: string): Promise<string[]> {
+  const paths: string[] = [];
+  for await (const item of Deno.readDir(new URL(dir, root))) {
+    const path = dir + item.name;
+    if (item.isFile) paths.push(path);
+    else if (item.isDirectory && `${path}/` !== "static/build/") {
+      paths.push(...await filesUnder(root, `${path}/`));
+    }
+  }
+  return paths;
+}
+
 /** SHA-256 over the path and content of every build input, in path order. */
 async function sourceFingerprint(root: URL): Promise<string> {
   const paths = [...INPUT_FILES];
-  for (const dir of INPUT_DIRS) {
-    for (const file of await filesIn(new URL(dir, root), "")) paths.push(dir + file);
-  }
+  for (const dir of INPUT_DIRS) paths.push(...await filesUnder(root, dir));
   paths.sort();
   const parts: Uint8Array[] = [];
   const encoder = new TextEncoder();
