@@ -3,10 +3,13 @@
 // lib/; faker is imported on the first click only.
 import { useEffect, useMemo, useState } from "react";
 import { useSignal } from "@preact/signals";
+import ForkAlert from "../components/ForkAlert.tsx";
 import Notice from "../components/Notice.tsx";
 import StatusLine from "../components/StatusLine.tsx";
 import VoterCard from "../components/VoterCard.tsx";
 import { createApiClient } from "../lib/app/api_client.ts";
+import { watchHeads } from "../lib/app/heads.ts";
+import type { ForkEvidence } from "../lib/protocol/schemas.ts";
 import {
   chainHeight,
   checkOwnTag,
@@ -37,6 +40,8 @@ import {
 
 /** How often a pending vote asks whether its block is sealed. */
 const PENDING_POLL_MS = 1500;
+/** How often the page checks that the chain still extends the signed heads it has seen. */
+const HEAD_CHECK_MS = 5000;
 
 /** Props the server renders the board with. */
 export type VotingPageProps = { ringSize: number };
@@ -46,6 +51,7 @@ export default function VotingPage({ ringSize }: VotingPageProps) {
   const voters = useSignal<string[]>([]);
   const [ready, setReady] = useState(false);
   const [adding, setAdding] = useState(false);
+  const fork = useForkEvidence();
 
   useEffect(() => {
     voters.value = parseVoterList(localStorage.getItem(VOTERS_KEY));
@@ -71,8 +77,9 @@ export default function VotingPage({ ringSize }: VotingPageProps) {
   return (
     <div class="board" data-ready={ready ? "true" : "false"}>
       <p class="board-link">
-        <a href="/board">Public bulletin board</a>
+        <a href="/board">Public bulletin board</a> · <a href="/lab">Attack lab</a>
       </p>
+      {fork && <ForkAlert evidence={fork} />}
       <button type="button" class="add-voter" onClick={addVoter} disabled={!ready || adding}>
         Generate A new Voter
       </button>
@@ -83,6 +90,23 @@ export default function VotingPage({ ringSize }: VotingPageProps) {
       </div>
     </div>
   );
+}
+
+/**
+ * Fork evidence against the server, once found: the chain's head (and the block at the highest
+ * remembered height) checked against the signed heads this browser has seen, now and every
+ * {@link HEAD_CHECK_MS}.
+ */
+function useForkEvidence(): ForkEvidence | null {
+  const [fork, setFork] = useState<ForkEvidence | null>(null);
+  useEffect(() =>
+    watchHeads(createApiClient({ fetch }), {
+      storage: localStorage,
+      everyMs: HEAD_CHECK_MS,
+      onFork: setFork,
+      onError: console.error,
+    }), []);
+  return fork;
 }
 
 /** The I/O the panel's actions use: this tab's localStorage, the same-origin API, the console. */

@@ -20,7 +20,7 @@ export default function BoardPage({ data }: { data: BoardData }) {
   return (
     <main class="page">
       <nav class="board-link">
-        <a href="/">Back to the voting page</a>
+        <a href="/">Back to the voting page</a> · <a href="/lab">Attack lab</a>
       </nav>
       <h1 class="bulletin-title">Public bulletin board</h1>
       <p class="bulletin-intro">

@@ -2,9 +2,10 @@
 // shown is checked against the server key and against the heads it saw before. Two heads signed
 // by one key at one height with different hashes are fork evidence, which the page shows and
 // offers as a JSON download anyone can check (lib/protocol/head.ts `checkForkEvidence`).
+import * as z from "zod/mini";
 import { forkEvidence, verifyHead } from "../protocol/head.ts";
 import { type ForkEvidence, SignedHead } from "../protocol/schemas.ts";
-import * as z from "zod/mini";
+import type { ApiClient } from "./api_client.ts";
 
 /**
  * Browser-storage key of the voting page's and the board's remembered heads: one JSON value,
@@ -101,5 +102,74 @@ export function evidenceFile(evidence: ForkEvidence): { name: string; text: stri
   return {
     name: `ringvote-fork-evidence-height-${evidence.heads[0].height}.json`,
     text: JSON.stringify(evidence, null, 2) + "\n",
+  };
+}
+
+/**
+ * The heads to check beside those a page was shown: the served block at the highest remembered
+ * height up to `height`, so a chain that no longer extends what this browser saw is caught even
+ * when that block is not on screen.
+ */
+export async function rememberedBlocks(
+  api: ApiClient,
+  { seen, height }: { seen: SeenHeads; height: number },
+): Promise<ShownHead[]> {
+  const remembered = headsBelow(seen, height)[0];
+  return remembered ? (await api.blocks(remembered.height, 1)).items : [];
+}
+
+/** Where a page keeps its remembered heads. */
+export type HeadStorage = Pick<Storage, "getItem" | "setItem">;
+
+/**
+ * A page's check of the chain it is shown (protocol §4 "Signed heads"): reads the server key and
+ * the chain's head, adds `shown` and the block at the highest remembered height, observes them
+ * against the heads in `storage` and stores the updated memory (unchanged when a fork is found,
+ * so the evidence stays reproducible).
+ */
+export async function checkShownChain(
+  api: ApiClient,
+  { storage, shown = [] }: { storage: HeadStorage; shown?: readonly ShownHead[] },
+): Promise<HeadObservation> {
+  const [{ key }, status] = await Promise.all([api.serverKey(), api.blockStatus()]);
+  const seen = parseSeenHeads(storage.getItem(SEEN_HEADS_KEY));
+  const extra = await rememberedBlocks(api, { seen, height: status.height });
+  const observed = observeHeads(seen, { key, shown: [status, ...shown, ...extra] });
+  if (!observed.fork) storage.setItem(SEEN_HEADS_KEY, serializeSeenHeads(observed.seen));
+  return observed;
+}
+
+/**
+ * Runs {@link checkShownChain} now and every `everyMs` until the answered function is called;
+ * `onFork` hears the first fork found, `onError` every check that could not be made.
+ */
+export function watchHeads(
+  api: ApiClient,
+  { storage, everyMs, onFork, onError }: {
+    storage: HeadStorage;
+    everyMs: number;
+    onFork: (evidence: ForkEvidence) => void;
+    onError: (message: string) => void;
+  },
+): () => void {
+  let live = true;
+  let found = false;
+  const check = async () => {
+    if (found) return;
+    try {
+      const { fork } = await checkShownChain(api, { storage });
+      if (live && fork) {
+        found = true;
+        onFork(fork);
+      }
+    } catch (error) {
+      if (live) onError(`Signed heads could not be checked: ${(error as Error).message}`);
+    }
+  };
+  check();
+  const timer = setInterval(check, everyMs);
+  return () => {
+    live = false;
+    clearInterval(timer);
   };
 }

@@ -4,7 +4,7 @@
 // The API clients are injected: `lens` reads through the lie, the server key was read honestly.
 import type { ForkEvidence } from "../protocol/schemas.ts";
 import { type ApiClient, ApiError } from "./api_client.ts";
-import { headsBelow, observeHeads, type SeenHeads, type ShownHead } from "./heads.ts";
+import { observeHeads, rememberedBlocks, type SeenHeads, type ShownHead } from "./heads.ts";
 import type { CheckName } from "./lies.ts";
 import { decideVoteStatus, storedBlockId, type StoredVote } from "./status.ts";
 
@@ -73,11 +73,7 @@ export async function checkVoteView(
       details.push(line);
     }
   }
-  const remembered = headsBelow(seen, status.height)[0];
-  if (remembered) {
-    const { items } = await api.blocks(remembered.height, 1);
-    shown.push(...items);
-  }
+  shown.push(...await rememberedBlocks(api, { seen, height: status.height }));
   const heads = observeHeads(seen, { key, shown });
   if (heads.fork) {
     failed.add("fork");
