@@ -1,10 +1,12 @@
-// The page side of the server: GET / (routes/index.tsx) and GET /board (routes/board.tsx)
-// rendered with their islands marked for hydration, and the built, content-hashed island bundles under /static/build/, cached for a year.
+// The page side of the server: GET / (routes/index.tsx), GET /board (routes/board.tsx) and
+// GET /lab (routes/lab.tsx) rendered with their islands marked for hydration, and the built,
+// content-hashed island bundles under /static/build/, cached for a year.
 import { type Context, Hono } from "hono";
 import { compress } from "hono/compress";
 import { type ComponentChild, h } from "preact";
 import BoardPage, { handler as boardHandler } from "../routes/board.tsx";
 import IndexPage, { handler as indexHandler } from "../routes/index.tsx";
+import LabPage, { handler as labHandler } from "../routes/lab.tsx";
 import { type AssetManifest, renderPage } from "./render.tsx";
 
 /** Where the build writes (scripts/build.ts) and the page reads the island bundles. */
@@ -49,6 +51,7 @@ export function createPageApp(options: PageAppOptions = {}): Hono {
   const app = new Hono();
   app.use("/", compress());
   app.use("/board", compress());
+  app.use("/lab", compress());
   app.use(`${BUILD_URL}*`, compress());
 
   /** The document for `page`, or 503 while the islands are not built. */
@@ -70,6 +73,11 @@ export function createPageApp(options: PageAppOptions = {}): Hono {
   app.get("/board", (c) => {
     const data = boardHandler(c.req.raw);
     return servePage(c, h(BoardPage, { data }), "Ringvote: public bulletin board");
+  });
+
+  app.get("/lab", (c) => {
+    const data = labHandler(c.req.raw, { ringSize });
+    return servePage(c, h(LabPage, { data }), "Ringvote: attack lab");
   });
 
   app.get(`${BUILD_URL}:file`, async (c) => {

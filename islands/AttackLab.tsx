@@ -1,0 +1,144 @@
+// The attack lab (/lab): it prepares its own voters and honest votes in this browser, then lets
+// the demonstrator throw every attack at the running server and look at the lab voter's vote
+// through a lying-server lens. Each section is a component of components/; the state is here.
+import { useEffect, useMemo, useState } from "react";
+import AttackCard, { type AttackResult } from "../components/AttackCard.tsx";
+import LabPreparation, { type Preparation } from "../components/LabPreparation.tsx";
+import LieCard, { type LieResult } from "../components/LieCard.tsx";
+import { createApiClient } from "../lib/app/api_client.ts";
+import { type AttackId, ATTACKS } from "../lib/app/attacks.ts";
+import type { SeenHeads } from "../lib/app/heads.ts";
+import {
+  type LabIO,
+  type LabReady,
+  prepareLab,
+  readLedger,
+  runAttack,
+  runLie,
+} from "../lib/app/lab.ts";
+import { type LieId, LIES } from "../lib/app/lies.ts";
+
+/** Props the server renders the lab with. */
+export type AttackLabProps = { ringSize: number };
+
+function browserIO(): LabIO {
+  return {
+    storage: localStorage,
+    api: createApiClient({ fetch }),
+    lensApi: (lie) => createApiClient({ fetch, lens: lie }),
+    log: (message) => console.error(message),
+  };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The lab: preparation, the attacks, the lying-server lens. */
+export default function AttackLab({ ringSize }: AttackLabProps) {
+  const io = useMemo(browserIO, []);
+  const [preparation, setPreparation] = useState<Preparation>({
+    state: "working",
+    line: "Preparing the lab…",
+  });
+  const [lab, setLab] = useState<LabReady | null>(null);
+  const [attacks, setAttacks] = useState<Partial<Record<AttackId, AttackResult>>>({});
+  const [lies, setLies] = useState<Partial<Record<LieId, LieResult>>>({});
+  const [running, setRunning] = useState<string | null>(null);
+  const [seen, setSeen] = useState<SeenHeads>({ key: null, heads: [] });
+
+  async function prepare() {
+    setPreparation({ state: "working", line: "Preparing the lab…" });
+    try {
+      const ready = await prepareLab(io, {
+        count: ringSize + 2,
+        ringSize,
+        progress: (line) => setPreparation({ state: "working", line }),
+      });
+      setLab(ready);
+      const ledger = await readLedger(io.api).catch(() => null);
+      setPreparation({ state: "ready", voters: ringSize + 2, viewer: ready.viewer, ledger });
+    } catch (error) {
+      setPreparation({ state: "failed", problem: messageOf(error) });
+    }
+  }
+
+  useEffect(() => {
+    prepare();
+  }, []);
+
+  async function attack(id: AttackId) {
+    if (!lab) return;
+    setRunning(id);
+    try {
+      const attack = ATTACKS.find((a) => a.id === id)!;
+      const run = await runAttack(io.api, { attack, input: lab.input });
+      setAttacks((all) => ({ ...all, [id]: run }));
+    } catch (error) {
+      setAttacks((all) => ({ ...all, [id]: { problem: messageOf(error) } }));
+    } finally {
+      setRunning(null);
+    }
+  }
+
+  async function lie(id: LieId) {
+    if (!lab) return;
+    setRunning(id);
+    try {
+      const run = await runLie(io, { lie: id, viewer: lab.viewer, seen });
+      setSeen(run.seen);
+      setLies((all) => ({ ...all, [id]: run }));
+    } catch (error) {
+      setLies((all) => ({ ...all, [id]: { problem: messageOf(error) } }));
+    } finally {
+      setRunning(null);
+    }
+  }
+
+  const busy = lab === null || running !== null;
+  return (
+    <div class="lab" data-ready={lab ? "true" : "false"}>
+      <LabPreparation preparation={preparation} onRetry={prepare} />
+      <section class="lab-section">
+        <h2>Attacks on the voting server</h2>
+        <p class="lab-intro">
+          Each attack is built in this browser from the lab's own keys and sent for real. A green
+          card means the server refused it and the ledger did not change.
+        </p>
+        <div class="lab-grid">
+          {ATTACKS.map((a) => (
+            <AttackCard
+              key={a.id}
+              attack={a}
+              result={attacks[a.id] ?? null}
+              running={running === a.id}
+              disabled={busy}
+              onRun={() => attack(a.id)}
+            />
+          ))}
+        </div>
+      </section>
+      <section class="lab-section">
+        <h2>What if the server lies?</h2>
+        <p class="lab-intro">
+          The lens shows{" "}
+          {lab?.viewer ?? "the lab voter"}'s vote as a dishonest server would. It only changes what
+          this page is told — the ledger is untouched. A green card means the voter's own checks
+          caught the lie.
+        </p>
+        <div class="lab-grid">
+          {LIES.map((l) => (
+            <LieCard
+              key={l.id}
+              lie={l}
+              result={lies[l.id] ?? null}
+              running={running === l.id}
+              disabled={busy}
+              onRun={() => lie(l.id)}
+            />
+          ))}
+        </div>
+      </section>
+    </div>
+  );
+}
