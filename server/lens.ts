@@ -75,7 +75,9 @@ async function tellLie(
       return body;
     case "rewrite-block-hash":
       if (PROOF.test(path)) {
-        body.block = withHeadSignature(signer, { ...body.block, hash: flipHex(body.block.hash) });
+        // Reversed, so the false hash differs at a glance, not only in its last digit.
+        const hash = [...body.block.hash].reverse().join("");
+        body.block = withHeadSignature(signer, { ...body.block, hash });
       }
       return body;
     case "fork-chain":

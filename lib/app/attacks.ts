@@ -313,7 +313,12 @@ export const ATTACKS: readonly Attack[] = [
     code: "invalid_signature",
     needsBoardVote: false,
     build(input) {
-      const ring = ringOf(input.spare, input).slice(0, Math.max(2, input.ringSize - 1));
+      // One member fewer, so that with the repeat the ring has the usual size.
+      const ring = randomRing(input.spare, {
+        members: input.members,
+        size: Math.max(2, input.ringSize - 1),
+        random: input.random,
+      });
       const other = ring.find((m) => m.key !== input.spare.key)!;
       const doubled = [...ring, other].sort((a, b) => (a.key < b.key ? -1 : 1));
       const { signature } = signLoose(

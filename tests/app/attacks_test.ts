@@ -139,6 +139,17 @@ Deno.test("each attack breaks only the check it names", async (t) => {
   });
 });
 
+Deno.test("every builder succeeds whatever the random draws (30 rounds)", async () => {
+  const { input } = await labLedger();
+  for (let round = 0; round < 30; round++) {
+    for (const attack of ATTACKS) {
+      if (attack.id === "torsion-tag") continue; // ~8 signatures each: covered above
+      const { body } = attack.build(input);
+      assert.ok(body.publicKeys.length >= 1, attack.id);
+    }
+  }
+});
+
 Deno.test("the torsioned signer needs about 8 tries, never 0", () => {
   const [signer, other] = makeVoters(2);
   const ring = [signer, other].map((v) => hexToBytes(v.key));
