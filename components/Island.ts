@@ -15,6 +15,20 @@ export const ISLAND_ATTRIBUTE = "data-island";
 /** Attribute holding the id of the island's props element. */
 export const PROPS_ATTRIBUTE = "data-island-props";
 
+/** Id of the element holding the worker name → module URL map of the build. */
+export const WORKERS_ELEMENT_ID = "island-workers";
+
+/**
+ * Browser side: starts the module worker built from `islands/workers/{name}.ts`; throws when the
+ * page carries no such worker (a build without it, or a page without islands).
+ */
+export function startWorker(name: string): Worker {
+  const text = document.getElementById(WORKERS_ELEMENT_ID)?.textContent;
+  const url = (JSON.parse(text || "{}") as Record<string, string>)[name];
+  if (!url) throw new Error(`No worker named "${name}" in this page's build`);
+  return new Worker(url, { type: "module", name });
+}
+
 /** JSON of `props`, safe inside a script element (no `<`, `>`, `&`, U+2028 or U+2029 left raw). */
 export function serializeProps(props: unknown): string {
   return JSON.stringify(props ?? {}).replace(

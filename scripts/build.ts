@@ -1,7 +1,8 @@
-// Builds the page's islands for the browser: one hydration module per file in islands/, bundled
-// with `deno bundle` (minified, code-split so that faker stays a chunk loaded on demand), written
-// to static/build/ under content-hashed names, with the stylesheet and the manifest the server
-// render reads. `--if-needed` skips the work when the manifest was built from the same sources.
+// Builds the page's islands for the browser: one hydration module per file in islands/ and one
+// module worker per file in islands/workers/, bundled with `deno bundle` (minified, code-split so
+// that faker stays a chunk loaded on demand), written to static/build/ under content-hashed names,
+// with the stylesheet and the manifest the server render reads. `--if-needed` skips the work when
+// the manifest was built from the same sources.
 import { bytesToHex } from "../lib/protocol/bytes.ts";
 import type { AssetManifest } from "../server/render.tsx";
 
@@ -24,7 +25,7 @@ export type BuiltFile = { name: string; bytes: number; gzipBytes: number };
 export type BuildResult = { manifest: AssetManifest; built: boolean; files: BuiltFile[] };
 
 const ROOT = new URL("../", import.meta.url);
-/** Sources whose change requires a new build. */
+/** Sources whose change requires a new build: these folders, subfolders included, and files. */
 const INPUT_DIRS = ["islands/", "components/", "lib/", "static/"];
 const INPUT_FILES = ["components/Island.ts", "scripts/build.ts", "deno.json"];
 
@@ -34,6 +35,9 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   const outDir = options.outDir ?? new URL("static/build/", root);
   const baseUrl = options.baseUrl ?? "/static/build/";
   const islands = await islandNames(root);
+  const workers = (await filesIn(new URL("islands/workers/", root), ".ts")).map((f) =>
+    f.slice(0, -3)
+  );
   const fingerprint = await sourceFingerprint(root);
 
   if (options.ifNeeded) {
@@ -65,6 +69,14 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
       );
       entries.push(entry);
     }
+    for (const name of workers) {
+      const entry = `${work}/${WORKER_PREFIX}${name}.ts`;
+      await Deno.writeTextFile(
+        entry,
+        `import ${JSON.stringify(new URL(`islands/workers/${name}.ts`, root).href)};\n`,
+      );
+      entries.push(entry);
+    }
     const bundled = `${work}/out`;
     const { success, stderr } = await new Deno.Command(Deno.execPath(), {
       args: [
@@ -84,13 +96,14 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
 
     // Chunks are named by esbuild with a hash of their content; entries get one here.
     const outputs = new Map<string, Uint8Array>();
-    const islandFiles: Record<string, string> = {};
+    const entryFiles: Record<string, string> = {};
+    const entryNames = [...islands, ...workers.map((name) => WORKER_PREFIX + name)];
     for await (const item of Deno.readDir(bundled)) {
       if (!item.isFile || !item.name.endsWith(".js")) continue;
       const content = await Deno.readFile(`${bundled}/${item.name}`);
-      const island = islands.find((name) => `${name}.js` === item.name);
-      const name = island ? `${island}-${await contentHash(content)}.js` : item.name;
-      if (island) islandFiles[island] = name;
+      const entry = entryNames.find((name) => `${name}.js` === item.name);
+      const name = entry ? `${entry}-${await contentHash(content)}.js` : item.name;
+      if (entry) entryFiles[entry] = name;
       outputs.set(name, content);
     }
     const styles: string[] = [];
@@ -102,9 +115,14 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
     }
 
     const decoder = new TextDecoder();
-    const manifest: AssetManifest = { fingerprint, islands: {}, preload: {}, styles };
+    const manifest: AssetManifest = { fingerprint, islands: {}, preload: {}, styles, workers: {} };
+    for (const worker of workers) {
+      const file = entryFiles[WORKER_PREFIX + worker];
+      if (!file) throw new Error(`deno bundle wrote no module for worker ${worker}`);
+      manifest.workers[worker] = baseUrl + file;
+    }
     for (const island of islands) {
-      const file = islandFiles[island];
+      const file = entryFiles[island];
       if (!file) throw new Error(`deno bundle wrote no module for island ${island}`);
       manifest.islands[island] = baseUrl + file;
       manifest.preload[island] = staticImports(decoder.decode(outputs.get(file)))
@@ -124,6 +142,9 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   }
 }
 
+/** Prefix of a worker's bundle name, so a worker never shares a file name with an island. */
+const WORKER_PREFIX = "worker-";
+
 /** Island names: the files of islands/, without extension. */
 async function islandNames(root: URL): Promise<string[]> {
   const names = (await filesIn(new URL("islands/", root), ".tsx")).map((f) => f.slice(0, -4));
@@ -131,16 +152,21 @@ async function islandNames(root: URL): Promise<string[]> {
   return names;
 }
 
-/** Sorted names of the files in `dir` ending with `suffix`. */
+/** Sorted names of the files in `dir` ending with `suffix`; none when `dir` does not exist. */
 async function filesIn(dir: URL, suffix: string): Promise<string[]> {
   const names: string[] = [];
-  for await (const item of Deno.readDir(dir)) {
-    if (item.isFile && item.name.endsWith(suffix)) names.push(item.name);
+  try {
+    for await (const item of Deno.readDir(dir)) {
+      if (item.isFile && item.name.endsWith(suffix)) names.push(item.name);
+    }
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return [];
+    throw error;
   }
   return names.sort();
 }
 
-/** Paths of the files under `dir` and its subdirectories, except the build's own output. */
+/** Paths, relative to `root`, of every file below `dir` (a folder ending in "/"), except the build's own output. */
 async function filesUnder(root: URL, dir: string): Promise<string[]> {
   const paths: string[] = [];
   for await (const item of Deno.readDir(new URL(dir, root))) {
@@ -199,6 +225,7 @@ async function readManifest(outDir: URL): Promise<AssetManifest | null> {
 function manifestFiles(manifest: AssetManifest, baseUrl: string): string[] {
   const urls = [
     ...Object.values(manifest.islands),
+    ...Object.values(manifest.workers ?? {}),
     ...Object.values(manifest.preload).flat(),
     ...manifest.styles,
   ];

@@ -2,7 +2,12 @@
 // the stylesheets and the module scripts of exactly the islands the page used.
 import type { ComponentChild } from "preact";
 import { renderToString } from "preact-render-to-string";
-import { IslandContext, type IslandRender } from "../components/Island.ts";
+import {
+  IslandContext,
+  type IslandRender,
+  serializeProps,
+  WORKERS_ELEMENT_ID,
+} from "../components/Island.ts";
 
 /** The build's asset manifest (static/build/manifest.json), written by scripts/build.ts. */
 export type AssetManifest = {
@@ -14,6 +19,8 @@ export type AssetManifest = {
   preload: Record<string, string[]>;
   /** Stylesheet URLs. */
   styles: string[];
+  /** Worker name (a file of islands/workers/) → URL of its module worker. */
+  workers: Record<string, string>;
 };
 
 /** A complete HTML document for `page`, titled `title`, with the assets of `manifest`. */
@@ -41,5 +48,11 @@ export function renderPage(
       {islands.map((name) => <script key={name} type="module" src={manifest.islands[name]} />)}
     </>,
   );
-  return `<!DOCTYPE html><html lang="en"><head>${head}</head><body>${body}</body></html>`;
+  // Islands start their workers by name; the hashed URLs travel as data, like island props.
+  const workers = islands.length > 0 && Object.keys(manifest.workers ?? {}).length > 0
+    ? `<script type="application/json" id="${WORKERS_ELEMENT_ID}">${
+      serializeProps(manifest.workers)
+    }</script>`
+    : "";
+  return `<!DOCTYPE html><html lang="en"><head>${head}</head><body>${body}${workers}</body></html>`;
 }

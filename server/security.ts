@@ -13,6 +13,8 @@ export const CONTENT_SECURITY_POLICY = [
   // Inline style attributes only (rendered bar widths); inline <style> elements stay refused.
   "style-src-attr 'unsafe-inline'",
   "connect-src 'self'",
+  // Module workers built from islands/workers/ (the board's audit and anonymity analysis).
+  "worker-src 'self'",
   "img-src 'self'",
   "base-uri 'none'",
   "form-action 'none'",

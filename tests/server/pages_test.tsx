@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { build, staticImports } from "../../scripts/build.ts";
 import { createPageApp, readManifest, ringSizeFromEnv } from "../../server/pages.ts";
-import { serializeProps } from "../../components/Island.ts";
+import { Island, serializeProps } from "../../components/Island.ts";
+import { renderPage } from "../../server/render.tsx";
 import { bytesToHex } from "../../lib/protocol/bytes.ts";
 
 /** A fresh build in a temporary directory, so tests never race the served static/build/. */
@@ -150,6 +151,70 @@ Deno.test("GET /board renders the board shell, linked both ways with the voting 
     for (const file of files) {
       const code = await Deno.readTextFile(new URL(file.slice("/static/build/".length), outDir));
       assert.ok(!code.includes("faker"), file);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a file of islands/workers/ becomes a module worker the page can start by name", async () => {
+  // A project root with the real build inputs and one island plus one worker of its own.
+  const root = await Deno.makeTempDir({ prefix: "ringvote-worker-build-" });
+  const project = new URL("../../", import.meta.url).pathname;
+  try {
+    for (const entry of ["deno.json", "deno.lock", "components", "lib", "static", "scripts"]) {
+      await Deno.symlink(`${project}${entry}`, `${root}/${entry}`);
+    }
+    await Deno.mkdir(`${root}/islands/workers`, { recursive: true });
+    await Deno.writeTextFile(
+      `${root}/islands/Probe.tsx`,
+      `export default function Probe() { return <p>probe</p>; }\n`,
+    );
+    await Deno.writeTextFile(
+      `${root}/islands/workers/echo.ts`,
+      `import { bytesToHex } from "../../lib/protocol/bytes.ts";\n` +
+        `self.onmessage = (e) => self.postMessage(bytesToHex(new Uint8Array(e.data)));\n`,
+    );
+    const outDir = new URL(`file://${root}/out/`);
+    const { manifest, files } = await build({ root: new URL(`file://${root}/`), outDir });
+
+    assert.deepEqual(Object.keys(manifest.workers), ["echo"]);
+    assert.match(manifest.workers.echo, /^\/static\/build\/worker-echo-[0-9a-f]{12}\.js$/);
+    assert.ok(files.some((f) => manifest.workers.echo.endsWith(f.name)), "the worker is built");
+    const code = await Deno.readTextFile(
+      new URL(manifest.workers.echo.slice("/static/build/".length), outDir),
+    );
+    assert.match(code, /onmessage/);
+    assert.ok(!("worker-echo" in manifest.islands), "a worker is not an island");
+
+    const html = renderPage(<Island name="Probe" component={() => <p>probe</p>} props={{}} />, {
+      title: "t",
+      manifest: { ...manifest, islands: { Probe: "/static/build/Probe.js" } },
+    });
+    const map = html.match(/<script type="application\/json" id="island-workers">(.*?)<\/script>/);
+    assert.ok(map, "the page carries the worker map");
+    assert.deepEqual(JSON.parse(map[1]), manifest.workers);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("GET /lab renders the lab shell, linked from and to both other pages", async () => {
+  const { dir, outDir, manifest } = await freshBuild();
+  try {
+    const app = createPageApp({ ringSize: 6, buildDir: outDir });
+    const res = await app.request("/lab");
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get("content-type") ?? "", /^text\/html/);
+    const html = await res.text();
+    assert.match(html, /<title>Ringvote: attack lab<\/title>/);
+    assert.match(html, /<div data-island="AttackLab" data-island-props="island-props-0">/);
+    assert.match(html, /\{"ringSize":6\}<\/script>/);
+    assert.ok(html.includes(`<script type="module" src="${manifest.islands.AttackLab}">`));
+    assert.match(html, /<a href="\/">Voting page<\/a>/);
+    assert.match(html, /<a href="\/board">Public bulletin board<\/a>/);
+    for (const page of ["/", "/board"]) {
+      assert.match(await (await app.request(page)).text(), /<a href="\/lab">Attack lab<\/a>/);
     }
   } finally {
     await Deno.remove(dir, { recursive: true });

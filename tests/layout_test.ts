@@ -1,0 +1,144 @@
+// The layering the README's layout table promises, checked on the files themselves: the protocol
+// layer (lib/protocol/) never imports the application layer (lib/app/); nothing under lib/
+// reaches Deno's APIs, Deno KV or Hono, so the same code runs in the browser; and the repository
+// stands alone, citing only its own docs/ and never a document kept outside it.
+import assert from "node:assert/strict";
+import { dirname, extname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+/** Generated or runtime output, not part of the repository's own text. */
+const SKIPPED_DIRS = new Set([".git", "static/build", "data", "tests/artifacts", "node_modules"]);
+const SOURCE_EXTENSIONS = new Set([".ts", ".tsx", ".js", ".mjs"]);
+
+/**
+ * Texts that point outside the repository: the sibling folder and the names of the contract
+ * documents kept there. Assembled from parts so that this file does not contain them itself.
+ */
+const OUTSIDE_REFERENCES = [
+  ["..", "shared"].join("/"),
+  ["DESIGN", "md"].join("."),
+  ["SPEC", "md"].join("."),
+  ["DESIGN", "§"].join(" "),
+  ["SPEC", "§"].join(" "),
+];
+
+/** Every file under `dir` (repository-relative paths, forward slashes), skipping output folders. */
+function filesUnder(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of Deno.readDirSync(join(ROOT, dir))) {
+    const path = dir === "" ? entry.name : `${dir}/${entry.name}`;
+    if (entry.isDirectory) {
+      if (!SKIPPED_DIRS.has(path)) out.push(...filesUnder(path));
+    } else if (entry.isFile) {
+      out.push(path);
+    }
+  }
+  return out.sort();
+}
+
+function sourcesUnder(dir: string): string[] {
+  return filesUnder(dir).filter((path) => SOURCE_EXTENSIONS.has(extname(path)));
+}
+
+function read(path: string): string {
+  return new TextDecoder().decode(Deno.readFileSync(join(ROOT, path)));
+}
+
+/** The module specifiers of every static import or re-export, and of every dynamic import. */
+function importSpecifiers(source: string): string[] {
+  const specifiers: string[] = [];
+  const staticForm = /\b(?:import|export)\s+(?:type\s+)?(?:[^'";]*?\s+from\s+)?["']([^"']+)["']/g;
+  const dynamicForm = /\bimport\s*\(\s*["']([^"']+)["']\s*\)/g;
+  for (const match of source.matchAll(staticForm)) specifiers.push(match[1]);
+  for (const match of source.matchAll(dynamicForm)) specifiers.push(match[1]);
+  return specifiers;
+}
+
+/** `source` without its comments, so that a comment naming an API is not taken for a use. */
+function withoutComments(source: string): string {
+  return source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:"'`])\/\/[^\n]*/g, "$1");
+}
+
+/** True when the code (comments aside) touches the `Deno` global. */
+function usesDenoGlobal(source: string): boolean {
+  return /\bDeno\s*[.[]/.test(withoutComments(source));
+}
+
+/** True when `specifier` names Hono or a Deno KV client package. */
+function isServerOnlyPackage(specifier: string): boolean {
+  return /^(?:npm:\/?)?hono(?:[@/]|$)/.test(specifier) ||
+    /^(?:npm:\/?)?@deno\/kv\b/.test(specifier);
+}
+
+/** The repository-relative path `specifier` names from `file`, or null for a package. */
+function resolveRelative(file: string, specifier: string): string | null {
+  if (!specifier.startsWith(".")) return null;
+  return relative(ROOT, resolve(ROOT, dirname(file), specifier)).replaceAll("\\", "/");
+}
+
+Deno.test("the layout checks recognise what they look for", () => {
+  const sample = `import { a } from "../app/status.ts";
+import type {
+  B,
+} from "./chain.ts";
+export { c } from "hono/http-exception";
+import "npm:hono@4";
+const d = await import("../app/voters.ts");
+// import { e } from "./commented.ts" is still listed: the check errs on the strict side.`;
+  assert.deepEqual(importSpecifiers(sample), [
+    "../app/status.ts",
+    "./chain.ts",
+    "hono/http-exception",
+    "npm:hono@4",
+    "./commented.ts",
+    "../app/voters.ts",
+  ]);
+  assert.equal(resolveRelative("lib/protocol/x.ts", "../app/status.ts"), "lib/app/status.ts");
+  assert.equal(usesDenoGlobal("const kv = await Deno.openKv();"), true);
+  assert.equal(usesDenoGlobal("type K = Deno.KvKey;"), true);
+  assert.equal(usesDenoGlobal('const env = Deno["env"];'), true);
+  assert.equal(usesDenoGlobal("// never Deno.openKv here\n/* nor Deno.env */ const x = 1;"), false);
+  assert.equal(isServerOnlyPackage("hono"), true);
+  assert.equal(isServerOnlyPackage("npm:hono@4.13.19"), true);
+  assert.equal(isServerOnlyPackage("@deno/kv"), true);
+  assert.equal(isServerOnlyPackage("honorific"), false);
+  assert.equal(isServerOnlyPackage("@noble/curves/ed25519.js"), false);
+});
+
+Deno.test("no module under lib/protocol imports lib/app", () => {
+  const files = sourcesUnder("lib/protocol");
+  assert.ok(files.length > 0, "lib/protocol holds modules");
+  const offending = files.flatMap((file) =>
+    importSpecifiers(read(file))
+      .filter((specifier) => resolveRelative(file, specifier)?.startsWith("lib/app/"))
+      .map((specifier) => `${file} imports ${specifier}`)
+  );
+  assert.deepEqual(offending, []);
+});
+
+Deno.test("nothing under lib/ uses Deno's APIs, Deno KV or Hono", () => {
+  const files = sourcesUnder("lib");
+  assert.ok(files.length > 0, "lib holds modules");
+  const offending: string[] = [];
+  for (const file of files) {
+    const source = read(file);
+    if (usesDenoGlobal(source)) offending.push(`${file} uses the Deno global`);
+    for (const specifier of importSpecifiers(source)) {
+      if (isServerOnlyPackage(specifier)) offending.push(`${file} imports ${specifier}`);
+    }
+  }
+  assert.deepEqual(offending, []);
+});
+
+Deno.test("no file cites a document kept outside the repository", () => {
+  const files = filesUnder("");
+  assert.ok(files.includes("docs/protocol.md") && files.includes("docs/page.md"));
+  const offending = files.flatMap((file) => {
+    const text = read(file);
+    return OUTSIDE_REFERENCES.filter((needle) => text.includes(needle)).map((needle) =>
+      `${file} mentions ${needle}`
+    );
+  });
+  assert.deepEqual(offending, []);
+});
