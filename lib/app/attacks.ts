@@ -159,7 +159,7 @@ export const ATTACKS: readonly Attack[] = [
     explanation: "A voter who already voted signs a second vote, hiding among a different, " +
       "freshly drawn group of voters. Different group, same key: the vote's tag — a fingerprint " +
       "of the key that reveals nothing else — comes out identical, so the server sees a repeat.",
-    section: "protocol §2 Tag, §5 Submit",
+    section: "protocol §2.3, §5.3",
     check: "One key has one tag whatever it signs; a tag is accepted once",
     status: 409,
     code: "duplicate_tag",
@@ -188,7 +188,7 @@ export const ATTACKS: readonly Attack[] = [
     explanation: "Anyone can copy a vote from the public bulletin board and send it again, " +
       "byte for byte, hoping it counts twice. Its signature is perfectly valid — but its tag " +
       "is already used.",
-    section: "protocol §5 Submit",
+    section: "protocol §5.3",
     check: "A tag is accepted once: the copy carries the tag of the original",
     status: 409,
     code: "duplicate_tag",
@@ -209,7 +209,7 @@ export const ATTACKS: readonly Attack[] = [
     explanation: "Someone who never registered a key signs a vote with their own key and hides " +
       "it among registered voters. The signature itself is valid; but one member of the group " +
       "is not in the key directory.",
-    section: "protocol §4 Vote submission",
+    section: "protocol §4.2",
     check: "Every ring member must be in the key directory",
     status: 403,
     code: "unregistered_key",
@@ -231,7 +231,7 @@ export const ATTACKS: readonly Attack[] = [
       "it look new, and signs again until the math closes (about 1 try in 8). This flaw once " +
       "let people spend the same coins several times. The server refuses any tag that carries " +
       "such a small component.",
-    section: "protocol §2 Verify",
+    section: "protocol §2.7 check 5",
     check: "The tag must be torsion-free (L·I = identity)",
     status: 400,
     code: "invalid_signature",
@@ -262,7 +262,7 @@ export const ATTACKS: readonly Attack[] = [
     title: "Change the choice after signing",
     explanation: "A valid signed vote is intercepted and its choice replaced. The signature " +
       "covers the choice, so the changed vote no longer matches its signature.",
-    section: "protocol §2 Transcript, Verify",
+    section: "protocol §2.5, §2.7 check 7",
     check: "The ring equations run over the payload; changed payload, no closing ring",
     status: 400,
     code: "invalid_signature",
@@ -284,7 +284,7 @@ export const ATTACKS: readonly Attack[] = [
     explanation: "One number of a valid signature is rewritten as itself plus the group order " +
       "L. The math gives the same result, but the bytes — and so the vote's fingerprint on " +
       "the chain — differ. Only one way of writing each number is allowed.",
-    section: "protocol §2 Verify",
+    section: "protocol §2.7 check 6",
     check: "c0 and every r_i must be canonical scalars (< L)",
     status: 400,
     code: "invalid_signature",
@@ -307,7 +307,7 @@ export const ATTACKS: readonly Attack[] = [
     title: "Put the same voter twice in the group",
     explanation: "The group a vote hides in lists one voter twice, so it looks larger than it " +
       "is and the signer hides among fewer people than claimed.",
-    section: "protocol §2 Verify",
+    section: "protocol §2.7 check 2",
     check: "Ring members must be pairwise distinct",
     status: 400,
     code: "invalid_signature",
@@ -345,7 +345,7 @@ export const ATTACKS: readonly Attack[] = [
     title: "A group of one",
     explanation: "A vote 'hidden' in a group of one voter hides nobody: it names its signer. " +
       "The server requires at least two members, so a vote never gives its voter away.",
-    section: "protocol §2 Verify",
+    section: "protocol §2.7 check 1",
     check: "The ring size n must satisfy 2 ≤ n ≤ 64",
     status: 400,
     code: "invalid_signature",
@@ -376,7 +376,7 @@ export const ATTACKS: readonly Attack[] = [
     explanation: "An outsider signs with their own key, then swaps it for a registered voter's " +
       "key, so the group holds only registered voters. Without the secret key of a member the " +
       "signature's chain of checks cannot close.",
-    section: "protocol §2 Verify",
+    section: "protocol §2.7 check 7",
     check: "The ring equations close only with the secret key of a ring member",
     status: 400,
     code: "invalid_signature",
