@@ -3,42 +3,31 @@
 // before and after. Contract for tests: `[data-attack]` and `[data-attack-result]`.
 import { type Attack, shortenRequest } from "../lib/app/attacks.ts";
 import type { AttackRun } from "../lib/app/lab.ts";
+import LabCard, { type RunControl } from "./LabCard.tsx";
 import LedgerCompare from "./LedgerCompare.tsx";
 
 /** The card's result: a run, or the reason it could not be made. */
 export type AttackResult = AttackRun | { problem: string };
 
-/** An attack card; `onRun` sends the attack. */
+/** An attack card; `run.onRun` sends the attack. */
 export default function AttackCard(
-  { attack, result, running, disabled, onRun }: {
-    attack: Attack;
-    result: AttackResult | null;
-    running: boolean;
-    disabled: boolean;
-    onRun: () => void;
-  },
+  { attack, result, run }: { attack: Attack; result: AttackResult | null; run: RunControl },
 ) {
   return (
-    <article class="lab-card" data-card={attack.id}>
-      <h3>{attack.title}</h3>
-      <p class="lab-explain">{attack.explanation}</p>
-      <p class="lab-check">
-        <span class="lab-check-label">Stopped by</span> {attack.section}: {attack.check}
-      </p>
-      <p class="lab-expect">
-        Expected answer: <strong>{attack.status} {attack.code}</strong>
-      </p>
-      <button
-        type="button"
-        class="lab-run"
-        data-attack={attack.id}
-        disabled={disabled || running}
-        onClick={onRun}
-      >
-        {running ? "Sending…" : "Run this attack"}
-      </button>
+    <LabCard
+      id={attack.id}
+      title={attack.title}
+      explanation={attack.explanation}
+      check={{ label: "Stopped by", text: `${attack.section}: ${attack.check}` }}
+      note={
+        <p class="lab-expect">
+          Expected answer: <strong>{attack.status} {attack.code}</strong>
+        </p>
+      }
+      run={run}
+    >
       {result && <AttackOutcome attack={attack} result={result} />}
-    </article>
+    </LabCard>
   );
 }
 

@@ -4,38 +4,25 @@
 import type { LieRun } from "../lib/app/lab.ts";
 import type { Lie } from "../lib/app/lies.ts";
 import ForkAlert from "./ForkAlert.tsx";
+import LabCard, { type RunControl } from "./LabCard.tsx";
 
 /** The card's result: a view, or the reason it could not be made. */
 export type LieResult = LieRun | { problem: string };
 
-/** A lie card; `onRun` views the vote through the lens. */
+/** A lie card; `run.onRun` views the vote through the lens. */
 export default function LieCard(
-  { lie, result, running, disabled, onRun }: {
-    lie: Lie;
-    result: LieResult | null;
-    running: boolean;
-    disabled: boolean;
-    onRun: () => void;
-  },
+  { lie, result, run }: { lie: Lie; result: LieResult | null; run: RunControl },
 ) {
   return (
-    <article class="lab-card" data-card={lie.id}>
-      <h3>{lie.title}</h3>
-      <p class="lab-explain">{lie.explanation}</p>
-      <p class="lab-check">
-        <span class="lab-check-label">Caught by</span> the voter's check: {lie.caughtBy}
-      </p>
-      <button
-        type="button"
-        class="lab-run"
-        data-lie={lie.id}
-        disabled={disabled || running}
-        onClick={onRun}
-      >
-        {running ? "Looking…" : "Look through the lying lens"}
-      </button>
+    <LabCard
+      id={lie.id}
+      title={lie.title}
+      explanation={lie.explanation}
+      check={{ label: "Caught by", text: `the voter's check: ${lie.caughtBy}` }}
+      run={run}
+    >
       {result && <LieOutcome lie={lie} result={result} />}
-    </article>
+    </LabCard>
   );
 }
 

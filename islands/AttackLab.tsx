@@ -96,6 +96,13 @@ export default function AttackLab({ ringSize }: AttackLabProps) {
   }
 
   const busy = lab === null || running !== null;
+  const control = (attribute: string, id: string, label: string, onRun: () => void) => ({
+    control: { [attribute]: id },
+    label,
+    running: running === id,
+    disabled: busy,
+    onRun,
+  });
   return (
     <div class="lab" data-ready={lab ? "true" : "false"}>
       <LabPreparation preparation={preparation} onRetry={prepare} />
@@ -111,9 +118,7 @@ export default function AttackLab({ ringSize }: AttackLabProps) {
               key={a.id}
               attack={a}
               result={attacks[a.id] ?? null}
-              running={running === a.id}
-              disabled={busy}
-              onRun={() => attack(a.id)}
+              run={control("data-attack", a.id, "Run this attack", () => attack(a.id))}
             />
           ))}
         </div>
@@ -132,9 +137,7 @@ export default function AttackLab({ ringSize }: AttackLabProps) {
               key={l.id}
               lie={l}
               result={lies[l.id] ?? null}
-              running={running === l.id}
-              disabled={busy}
-              onRun={() => lie(l.id)}
+              run={control("data-lie", l.id, "Look through the lying lens", () => lie(l.id))}
             />
           ))}
         </div>

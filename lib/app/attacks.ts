@@ -2,7 +2,12 @@
 // `POST /api/vote`, in plain words, with the check of docs/protocol.md that refuses it, the answer
 // it must get, and a pure builder of its request body from the lab's own keys.
 import { bytesToHex, hexToBytes } from "../protocol/bytes.ts";
-import { encodeSignature, type RandomBytes, signRing } from "../protocol/ring_signature.ts";
+import {
+  encodeSignature,
+  type RandomBytes,
+  type RingSignature,
+  signRing,
+} from "../protocol/ring_signature.ts";
 import type { Vote, VoteSubmission } from "../protocol/schemas.ts";
 import { scalarPlusL, signLoose, signWithTorsionedTag } from "./forged_signatures.ts";
 
@@ -65,22 +70,28 @@ export type Attack = {
 /** The payload every attack vote carries, so a vote that got through would be easy to spot. */
 export const ATTACK_PAYLOAD = "Lab attack";
 
-function submission(signature: string, tag: string, publicKeys: string[], payload: string) {
-  return { publicKeys, signature, tag, payload };
+/** The 32-byte public keys of `ring`. */
+function ringBytes(ring: LabKey[]): Uint8Array[] {
+  return ring.map((m) => hexToBytes(m.key, 32, "ring key"));
+}
+
+/** The submission carrying `sig` over `payload`: its ring, wire form and tag. */
+function bodyOf(sig: RingSignature, payload = ATTACK_PAYLOAD): VoteSubmission {
+  return {
+    publicKeys: sig.ring.map(bytesToHex),
+    signature: encodeSignature(sig),
+    tag: bytesToHex(sig.tag),
+    payload,
+  };
 }
 
 /** `signer` signs `payload` honestly over `ring`: the starting point most attacks then break. */
 function honestBody(signer: LabKey, ring: LabKey[], input: AttackInput, payload = ATTACK_PAYLOAD) {
   const sig = signRing(
-    {
-      ring: ring.map((m) => hexToBytes(m.key, 32, "ring key")),
-      seed: signer.seed,
-      message: payload,
-    },
+    { ring: ringBytes(ring), seed: signer.seed, message: payload },
     input.random,
   );
-  const signature = encodeSignature(sig);
-  return { sig, body: submission(signature, bytesToHex(sig.tag), ring.map((m) => m.key), payload) };
+  return { sig, body: bodyOf(sig, payload) };
 }
 
 /** Uniform index in [0, n) from the injected random bytes. */
@@ -198,7 +209,12 @@ export const ATTACKS: readonly Attack[] = [
       if (!vote) throw new Error("The replay needs a vote from the bulletin board");
       const tag = (JSON.parse(vote.signature) as { I: string }).I;
       return {
-        body: submission(vote.signature, tag, vote.publicKeys, vote.payload),
+        body: {
+          publicKeys: vote.publicKeys,
+          signature: vote.signature,
+          tag,
+          payload: vote.payload,
+        },
         facts: [{ label: "Copied from the board", value: `"${vote.payload}", tag ${tag}` }],
       };
     },
@@ -239,16 +255,12 @@ export const ATTACKS: readonly Attack[] = [
     build(input) {
       const ring = ringOf(input.voter, input);
       const { signature, tries } = signWithTorsionedTag(
-        {
-          ring: ring.map((m) => hexToBytes(m.key, 32, "ring key")),
-          seed: input.voter.seed,
-          message: ATTACK_PAYLOAD,
-        },
+        { ring: ringBytes(ring), seed: input.voter.seed, message: ATTACK_PAYLOAD },
         input.random,
       );
       const tag = bytesToHex(signature.tag);
       return {
-        body: submission(encodeSignature(signature), tag, ring.map((m) => m.key), ATTACK_PAYLOAD),
+        body: bodyOf(signature),
         facts: [
           { label: "Real tag (already voted)", value: input.honest.tag },
           { label: "Disguised tag", value: tag },
@@ -322,22 +334,10 @@ export const ATTACKS: readonly Attack[] = [
       const other = ring.find((m) => m.key !== input.spare.key)!;
       const doubled = [...ring, other].sort((a, b) => (a.key < b.key ? -1 : 1));
       const { signature } = signLoose(
-        {
-          ring: doubled.map((m) => hexToBytes(m.key, 32, "ring key")),
-          seed: input.spare.seed,
-          message: ATTACK_PAYLOAD,
-        },
+        { ring: ringBytes(doubled), seed: input.spare.seed, message: ATTACK_PAYLOAD },
         input.random,
       );
-      return {
-        body: submission(
-          encodeSignature(signature),
-          bytesToHex(signature.tag),
-          doubled.map((m) => m.key),
-          ATTACK_PAYLOAD,
-        ),
-        facts: [{ label: "Listed twice", value: other.key }],
-      };
+      return { body: bodyOf(signature), facts: [{ label: "Listed twice", value: other.key }] };
     },
   },
   {
@@ -352,20 +352,11 @@ export const ATTACKS: readonly Attack[] = [
     needsBoardVote: false,
     build(input) {
       const { signature } = signLoose(
-        {
-          ring: [hexToBytes(input.spare.key, 32, "ring key")],
-          seed: input.spare.seed,
-          message: ATTACK_PAYLOAD,
-        },
+        { ring: ringBytes([input.spare]), seed: input.spare.seed, message: ATTACK_PAYLOAD },
         input.random,
       );
       return {
-        body: submission(
-          encodeSignature(signature),
-          bytesToHex(signature.tag),
-          [input.spare.key],
-          ATTACK_PAYLOAD,
-        ),
+        body: bodyOf(signature),
         facts: [{ label: "The only member", value: input.spare.key }],
       };
     },
@@ -392,12 +383,8 @@ export const ATTACKS: readonly Attack[] = [
       });
       const { sig } = honestBody(outsider, ring, input);
       const swapped = ring.map((m) => (m.key === outsider.key ? substitute : m));
-      const signature = encodeSignature({
-        ...sig,
-        ring: swapped.map((m) => hexToBytes(m.key, 32, "ring key")),
-      });
       return {
-        body: submission(signature, bytesToHex(sig.tag), swapped.map((m) => m.key), ATTACK_PAYLOAD),
+        body: bodyOf({ ...sig, ring: ringBytes(swapped) }),
         facts: [
           { label: "Signed by (not in the ring)", value: outsider.key },
           { label: "Replaced by registered key", value: substitute.key },
