@@ -18,9 +18,9 @@ export default function ForkAlert({ evidence }: { evidence: ForkEvidence }) {
         so this is proof — not a suspicion — that the server rewrote its history.
       </p>
       <dl class="fork-heads">
-        <dt>Block {a.height}, version 1</dt>
+        <dt>Block {a.height}, seen before</dt>
         <dd class="hex">{a.hash}</dd>
-        <dt>Block {b.height}, version 2</dt>
+        <dt>Block {b.height}, shown now</dt>
         <dd class="hex">{b.hash}</dd>
         <dt>Server key</dt>
         <dd class="hex">{evidence.key}</dd>

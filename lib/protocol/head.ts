@@ -77,9 +77,8 @@ export function checkForkEvidence(evidence: unknown): ForkCheck {
   return { ok: true, height: a.height };
 }
 
-/** Fork evidence from two signed heads at one height, in a fixed order (by hash). */
+/** Fork evidence from two signed heads at one height, in the order given: the earlier seen first. */
 export function forkEvidence(key: string, heads: [SignedHead, SignedHead]): ForkEvidence {
   const pick = ({ height, hash, head_signature }: SignedHead) => ({ height, hash, head_signature });
-  const sorted = heads.map(pick).sort((x, y) => (x.hash < y.hash ? -1 : 1));
-  return { kind: FORK_EVIDENCE_KIND, key, heads: [sorted[0], sorted[1]] };
+  return { kind: FORK_EVIDENCE_KIND, key, heads: [pick(heads[0]), pick(heads[1])] };
 }

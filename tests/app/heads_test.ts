@@ -37,6 +37,7 @@ Deno.test("observeHeads turns a second signed hash at a seen height into checkab
   assert.ok(after.fork);
   assert.deepEqual(checkForkEvidence(after.fork), { ok: true, height: 3 });
   assert.deepEqual(after.seen.heads, [honest], "the remembered head stays the first one seen");
+  assert.deepEqual(after.fork.heads.map((h) => h.hash), [honest.hash, lie.hash]);
 });
 
 Deno.test("observeHeads never remembers a head without a valid signature, nor calls it a fork", () => {

@@ -151,7 +151,7 @@ Deno.test("verifyHead throws for malformed input: wrong type, wrong length, bad 
 Deno.test("checkForkEvidence proves a fork from two signed heads at one height", () => {
   const evidence = forkEvidence(serverPublicKey(seed), [head(3, hashB), head(3, hashA)]);
   assert.equal(evidence.kind, FORK_EVIDENCE_KIND);
-  assert.deepEqual(evidence.heads.map((h) => h.hash), [hashA, hashB]);
+  assert.deepEqual(evidence.heads.map((h) => h.hash), [hashB, hashA], "in the order seen");
   assert.deepEqual(checkForkEvidence(evidence), { ok: true, height: 3 });
   // It survives the round trip through a downloaded JSON file.
   assert.deepEqual(checkForkEvidence(JSON.parse(JSON.stringify(evidence))), {
