@@ -43,7 +43,7 @@ const PENDING_POLL_MS = 1500;
 /** How often the page checks that the chain still extends the signed heads it has seen. */
 const HEAD_CHECK_MS = 5000;
 
-/** Props the server renders the board with. */
+/** Props the server renders the voting page with. */
 export type VotingPageProps = { ringSize: number };
 
 /** The button and the wrapping row of voter panels. */
@@ -75,8 +75,8 @@ export default function VotingPage({ ringSize }: VotingPageProps) {
   }
 
   return (
-    <div class="board" data-ready={ready ? "true" : "false"}>
-      <p class="board-link">
+    <div class="voting-page" data-ready={ready ? "true" : "false"}>
+      <p class="page-link">
         <a href="/board">Public bulletin board</a> · <a href="/lab">Attack lab</a>
       </p>
       {fork && <ForkAlert evidence={fork} />}
@@ -173,7 +173,7 @@ function VoterPanel({ namespace, ringSize }: { namespace: string; ringSize: numb
     return () => clearInterval(timer);
   }, [voteLine]);
 
-  // A verified vote asks the public board which vote holds its tag: another one means its key
+  // A verified vote asks the bulletin board which vote holds its tag: another one means its key
   // signed a vote it did not cast.
   useEffect(() => {
     if (voteLine.status !== "voted") {

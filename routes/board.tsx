@@ -5,21 +5,21 @@ import BulletinBoard from "../islands/BulletinBoard.tsx";
 import { Island } from "../components/Island.ts";
 
 /** What the page is rendered from. */
-export type BoardData = { pollMs: number };
+export type BulletinBoardData = { pollMs: number };
 
 /** How often the page asks for the chain height, so that new blocks appear by themselves. */
-export const BOARD_POLL_MS = 2000;
+export const BULLETIN_POLL_MS = 2000;
 
 /** The route's data handler: the polling interval. */
-export function handler(_req: Request): BoardData {
-  return { pollMs: BOARD_POLL_MS };
+export function handler(_req: Request): BulletinBoardData {
+  return { pollMs: BULLETIN_POLL_MS };
 }
 
-/** The page: heading, link back, and the board island. */
-export default function BoardPage({ data }: { data: BoardData }) {
+/** The page: heading, link back, and the BulletinBoard island. */
+export default function BulletinBoardPage({ data }: { data: BulletinBoardData }) {
   return (
     <main class="page">
-      <nav class="board-link">
+      <nav class="page-link">
         <a href="/">Back to the voting page</a> · <a href="/lab">Attack lab</a>
       </nav>
       <h1 class="bulletin-title">Public bulletin board</h1>

@@ -11,7 +11,7 @@ export function handler(_req: Request, config: { ringSize: number }): IndexData 
   return { ringSize: config.ringSize };
 }
 
-/** The page: the board island, hydrated in the browser. */
+/** The page: the VotingPage island, hydrated in the browser. */
 export default function IndexPage({ data }: { data: IndexData }) {
   return (
     <main class="page">

@@ -15,7 +15,7 @@ export function handler(_req: Request, config: { ringSize: number }): LabData {
 export default function LabPage({ data }: { data: LabData }) {
   return (
     <main class="page lab-page">
-      <nav class="board-link">
+      <nav class="page-link">
         <a href="/">Voting page</a> · <a href="/board">Public bulletin board</a>
       </nav>
       <h1 class="lab-title">Attack lab</h1>

@@ -3,7 +3,7 @@
 import { Hono } from "hono";
 import { Hex32, VoteId } from "../lib/protocol/schemas.ts";
 import { integerParam, integerQuery, pageLimit } from "./api_common.ts";
-import { ApiError, invalidRequest, quote } from "./errors.ts";
+import { invalidRequest, quote, refusal } from "./errors.ts";
 import { type HeadSigner, withHeadSignature } from "./head_signer.ts";
 import type { Store } from "./store.ts";
 
@@ -23,7 +23,7 @@ export function createBlockApp(store: Store, signer: HeadSigner): Hono {
   app.get("/block/hash/id/:height", async (c) => {
     const height = integerParam(c.req.param("height"), "height");
     const block = await store.block(height);
-    if (!block) throw unknownBlock(height);
+    if (!block) throw refusal("unknown_block", `No sealed block at height ${height}`);
     return c.json({ height: block.height, hash: block.hash });
   });
 
@@ -31,7 +31,7 @@ export function createBlockApp(store: Store, signer: HeadSigner): Hono {
     const height = integerParam(c.req.param("height"), "blockId");
     const voteId = c.req.param("voteId");
     if (!VoteId.safeParse(voteId).success) {
-      throw new ApiError(404, "unknown_vote", `No vote "${quote(voteId)}" in block ${height}`);
+      throw refusal("unknown_vote", `No vote "${quote(voteId)}" in block ${height}`);
     }
     const proof = await store.voteProof(height, voteId);
     return c.json({ ...proof, block: withHeadSignature(signer, proof.block) });
@@ -62,8 +62,4 @@ export function createBlockApp(store: Store, signer: HeadSigner): Hono {
   });
 
   return app;
-}
-
-function unknownBlock(height: number): ApiError {
-  return new ApiError(404, "unknown_block", `No sealed block at height ${height}`);
 }

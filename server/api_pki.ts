@@ -4,7 +4,7 @@ import { hexToBytes } from "../lib/protocol/bytes.ts";
 import { checkPublicKey } from "../lib/protocol/keys.ts";
 import { describeIssues, KeyRegistration } from "../lib/protocol/schemas.ts";
 import { integerParam, pageLimit, readJson } from "./api_common.ts";
-import { ApiError, invalidRequest, quote } from "./errors.ts";
+import { invalidRequest, quote, refusal } from "./errors.ts";
 import type { Store } from "./store.ts";
 
 /** Routes under `/api/pki`; `onRegistered` hears each key once it is stored. */
@@ -27,20 +27,16 @@ export function createPkiApp(store: Store, onRegistered?: (key: string) => void)
     if (!parsed.ok) {
       // A key that is not 64 lowercase hex characters is an invalid key, not a malformed body.
       const keyIssues = parsed.error.issues.every((issue) => issue.path[0] === "key");
-      if (keyIssues) throw invalidKey(describeIssues(parsed.error));
+      if (keyIssues) throw refusal("invalid_key", describeIssues(parsed.error));
       throw invalidRequest(`Invalid body: ${describeIssues(parsed.error)}`);
     }
     const { key } = parsed.data;
     const reason = checkPublicKey(hexToBytes(key, 32, "key"));
-    if (reason !== null) throw invalidKey(`Key "${quote(key)}" is refused: ${reason}`);
+    if (reason !== null) throw refusal("invalid_key", `Key "${quote(key)}" is refused: ${reason}`);
     const record = await store.registerKey(key);
     onRegistered?.(key);
     return c.json(record, 201);
   });
 
   return app;
-}
-
-function invalidKey(message: string): ApiError {
-  return new ApiError(400, "invalid_key", message);
 }

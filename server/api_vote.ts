@@ -18,7 +18,7 @@ import {
   VoteSubmission,
 } from "../lib/protocol/schemas.ts";
 import { parseJson } from "./api_common.ts";
-import { ApiError, invalidRequest, quote } from "./errors.ts";
+import { invalidRequest, quote, refusal } from "./errors.ts";
 import type { Store } from "./store.ts";
 
 /**
@@ -84,8 +84,7 @@ export function createVoteApp(
     const { publicKeys, signature, tag, payload } = submission;
     const length = codePointLength(payload);
     if (length > MAX_PAYLOAD_CODE_POINTS) {
-      throw new ApiError(
-        413,
+      throw refusal(
         "payload_too_large",
         `Payload has ${length} characters, more than ${MAX_PAYLOAD_CODE_POINTS}`,
       );
@@ -94,7 +93,7 @@ export function createVoteApp(
     try {
       decoded = decodeSignature(signature);
     } catch (error) {
-      throw invalidSignature(`Signature is malformed: ${(error as Error).message}`);
+      throw refusal("invalid_signature", `Signature is malformed: ${(error as Error).message}`);
     }
     const ring = decoded.ring.map(bytesToHex);
     if (ring.length !== publicKeys.length || ring.some((key, i) => key !== publicKeys[i])) {
@@ -107,11 +106,12 @@ export function createVoteApp(
     let registered = false;
     try {
       const check = await verify(decoded, payload, staged);
-      if (!check.ok) throw invalidSignature(`Signature does not verify: ${check.reason}`);
+      if (!check.ok) {
+        throw refusal("invalid_signature", `Signature does not verify: ${check.reason}`);
+      }
       const missing = await store.unregisteredKeys(publicKeys);
       if (missing.length > 0) {
-        throw new ApiError(
-          403,
+        throw refusal(
           "unregistered_key",
           `Ring member "${quote(missing[0])}" is not in the key directory`,
         );
@@ -125,8 +125,4 @@ export function createVoteApp(
   });
 
   return app;
-}
-
-function invalidSignature(message: string): ApiError {
-  return new ApiError(400, "invalid_signature", message);
 }

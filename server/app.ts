@@ -3,12 +3,12 @@
 // security headers on every answer. A 500 names no cause: the error is logged, never answered.
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { HTTPException } from "hono/http-exception";
 import { MAX_BODY_BYTES } from "../lib/protocol/schemas.ts";
 import { createBlockApp } from "./api_block.ts";
 import { createPkiApp } from "./api_pki.ts";
 import { createVoteApp, type VerifyVote } from "./api_vote.ts";
-import { ApiError, routeNotFound } from "./errors.ts";
+import { type Config, DEFAULT_RING_SIZE } from "./config.ts";
+import { notFound, refusal, toApiError } from "./errors.ts";
 import { createHeadSigner } from "./head_signer.ts";
 import { createLensApp } from "./lens.ts";
 import { createPageApp } from "./pages.ts";
@@ -17,19 +17,24 @@ import type { Store } from "./store.ts";
 import type { MemberCache } from "../lib/protocol/ring_signature.ts";
 
 /**
- * What the application needs: the store; optionally another vote verifier, the cache of checked
- * ring members (one per app by default), and who to tell when a key has been registered (the
- * verifier pool, which builds the key's tables then).
+ * What the application needs: the store; optionally the configuration the page uses (default
+ * ring size otherwise), where the page bundles were built, another vote verifier, the cache of
+ * checked ring members (one per app by default), and who to tell when a key has been registered
+ * (the verifier pool, which builds the key's tables then).
  */
 export type AppOptions = {
   store: Store;
+  config?: Pick<Config, "ringSize">;
+  buildDir?: URL;
   verifyVote?: VerifyVote;
   members?: MemberCache;
   onKeyRegistered?: (key: string) => void;
 };
 
 /** The whole HTTP application over `store`. */
-export function createApp({ store, verifyVote, members, onKeyRegistered }: AppOptions): Hono {
+export function createApp(options: AppOptions): Hono {
+  const { store, verifyVote, members, onKeyRegistered } = options;
+  const ringSize = options.config?.ringSize ?? DEFAULT_RING_SIZE;
   const app = new Hono();
 
   app.use("*", securityHeaders());
@@ -38,8 +43,7 @@ export function createApp({ store, verifyVote, members, onKeyRegistered }: AppOp
     bodyLimit({
       maxSize: MAX_BODY_BYTES,
       onError: () => {
-        throw new ApiError(
-          413,
+        throw refusal(
           "body_too_large",
           `Request body is larger than ${MAX_BODY_BYTES} bytes`,
         );
@@ -55,20 +59,18 @@ export function createApp({ store, verifyVote, members, onKeyRegistered }: AppOp
   app.route("/api", createBlockApp(store, signer));
 
   app.notFound((c) => {
-    const error = routeNotFound(c.req.method, c.req.path);
-    return c.json(error.toBody(), error.status);
+    throw notFound(c.req.method, c.req.path);
   });
 
+  // The one place an error becomes an answer.
   app.onError((error, c) => {
-    if (error instanceof ApiError) return c.json(error.toBody(), error.status);
-    if (error instanceof HTTPException && error.status < 500) {
-      const status = error.status as 400;
-      return c.json({ error: { code: "invalid_request", message: error.message } }, status);
+    const answer = toApiError(error);
+    if (answer.code === "internal_error") {
+      console.error(`${c.req.method} ${c.req.path} failed:`, error);
     }
-    console.error(`${c.req.method} ${c.req.path} failed:`, error);
-    return c.json({ error: { code: "internal_error", message: "Internal server error" } }, 500);
+    return answer.getResponse();
   });
 
-  app.route("/", createPageApp());
+  app.route("/", createPageApp({ ringSize, buildDir: options.buildDir }));
   return app;
 }

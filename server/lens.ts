@@ -5,8 +5,9 @@
 // its signature on two histories is what makes a fork provable.
 import { Hono } from "hono";
 import { isLieId, type LieId } from "../lib/app/lies.ts";
-import { type Block, blockHash } from "../lib/protocol/chain.ts";
-import { ApiError, quote } from "./errors.ts";
+import { blockHash } from "../lib/protocol/chain.ts";
+import type { BlockRecord as Block } from "../lib/protocol/schemas.ts";
+import { ApiError, quote, refusal } from "./errors.ts";
 import { type HeadSigner, withHeadSignature } from "./head_signer.ts";
 
 /** Reads an honest API path (e.g. `/api/blocks?from=0`) from the application itself. */
@@ -34,7 +35,7 @@ export function createLensApp(read: HonestRead, signer: HeadSigner): Hono {
     if (!isLieId(lie)) throw new ApiError(404, "unknown_lie", `No lie "${quote(lie)}"`);
     const url = new URL(c.req.url);
     const path = `/api/${url.pathname.slice(`/api/lens/${lie}/`.length)}`;
-    if (path.startsWith("/api/lens/")) throw new ApiError(404, "not_found", "A lens of a lens");
+    if (path.startsWith("/api/lens/")) throw refusal("not_found", "A lens of a lens");
     const honest = await read(path + url.search);
     if (!(honest.headers.get("content-type") ?? "").startsWith("application/json")) return honest;
     const body: Json = await honest.json();
@@ -63,8 +64,8 @@ async function tellLie(
       if (PROOF.test(path)) body.vote.signature = rewriteSignature(body.vote.signature);
       return body;
     case "drop-vote":
-      if (PROOF.test(path)) throw new ApiError(404, "unknown_vote", "No such vote");
-      if (TAG.test(path)) throw new ApiError(404, "unknown_tag", "No vote with this tag");
+      if (PROOF.test(path)) throw refusal("unknown_vote", "No such vote");
+      if (TAG.test(path)) throw refusal("unknown_tag", "No vote with this tag");
       return body;
     case "alter-path":
       if (PROOF.test(path)) {
@@ -117,7 +118,7 @@ function forkedHistory(read: HonestRead, signer: HeadSigner): Fork {
       for (const block of blocks) honest.set(block.height, block);
     }
     const block = honest.get(height);
-    if (!block) throw new ApiError(404, "unknown_block", `No sealed block at height ${height}`);
+    if (!block) throw refusal("unknown_block", `No sealed block at height ${height}`);
     return block;
   }
 

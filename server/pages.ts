@@ -4,34 +4,26 @@
 import { type Context, Hono } from "hono";
 import { compress } from "hono/compress";
 import { type ComponentChild, h } from "preact";
-import BoardPage, { handler as boardHandler } from "../routes/board.tsx";
+import BulletinBoardPage, { handler as bulletinBoardHandler } from "../routes/board.tsx";
 import IndexPage, { handler as indexHandler } from "../routes/index.tsx";
 import LabPage, { handler as labHandler } from "../routes/lab.tsx";
-import { type AssetManifest, renderPage } from "./render.tsx";
+import { notFound } from "./errors.ts";
+import { type AssetManifest, ICON_URL, renderPage } from "./render.tsx";
 
 /** Where the build writes (scripts/build.ts) and the page reads the island bundles. */
 export const BUILD_DIR = new URL("../static/build/", import.meta.url);
 /** URL prefix of the built files. */
 export const BUILD_URL = "/static/build/";
+const ICON_FILE = new URL("../static/favicon.svg", import.meta.url);
 
-/** Options of {@link createPageApp}; the defaults come from the environment and the build. */
-export type PageAppOptions = { ringSize?: number; buildDir?: URL };
+/** Options of {@link createPageApp}: the configured ring size, and where the build wrote. */
+export type PageAppOptions = { ringSize: number; buildDir?: URL };
 
 const BUILT_FILE = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*\.(js|css)$/;
 const CONTENT_TYPES: Record<string, string> = {
   js: "text/javascript; charset=utf-8",
   css: "text/css; charset=utf-8",
 };
-
-/** The ring size from `RING_SIZE` (protocol §6), default 8; throws for a value outside 2..64. */
-export function ringSizeFromEnv(value = Deno.env.get("RING_SIZE")): number {
-  if (value === undefined || value === "") return 8;
-  const n = Number(value);
-  if (!/^[0-9]+$/.test(value) || n < 2 || n > 64) {
-    throw new Error(`RING_SIZE must be an integer from 2 to 64, got "${value}"`);
-  }
-  return n;
-}
 
 /** The build manifest in `buildDir`, or null when the islands have not been built. */
 export function readManifest(buildDir: URL = BUILD_DIR): AssetManifest | null {
@@ -44,8 +36,8 @@ export function readManifest(buildDir: URL = BUILD_DIR): AssetManifest | null {
 }
 
 /** The Hono app serving the voting page, the bulletin board and their static bundles. */
-export function createPageApp(options: PageAppOptions = {}): Hono {
-  const ringSize = options.ringSize ?? ringSizeFromEnv();
+export function createPageApp(options: PageAppOptions): Hono {
+  const ringSize = options.ringSize;
   const buildDir = options.buildDir ?? BUILD_DIR;
   let manifest: AssetManifest | null = null;
   const app = new Hono();
@@ -71,8 +63,8 @@ export function createPageApp(options: PageAppOptions = {}): Hono {
   });
 
   app.get("/board", (c) => {
-    const data = boardHandler(c.req.raw);
-    return servePage(c, h(BoardPage, { data }), "Ringvote: public bulletin board");
+    const data = bulletinBoardHandler(c.req.raw);
+    return servePage(c, h(BulletinBoardPage, { data }), "Ringvote: public bulletin board");
   });
 
   app.get("/lab", (c) => {
@@ -80,15 +72,27 @@ export function createPageApp(options: PageAppOptions = {}): Hono {
     return servePage(c, h(LabPage, { data }), "Ringvote: attack lab");
   });
 
+  // Browsers ask for /favicon.ico by themselves when a document names no icon: both answer it.
+  let icon: Uint8Array<ArrayBuffer> | null = null;
+  for (const path of [ICON_URL, "/favicon.ico"]) {
+    app.get(path, async (c) => {
+      icon ??= await Deno.readFile(ICON_FILE);
+      return c.body(icon, 200, {
+        "Content-Type": "image/svg+xml",
+        "Cache-Control": "public, max-age=86400",
+      });
+    });
+  }
+
   app.get(`${BUILD_URL}:file`, async (c) => {
     const file = c.req.param("file");
     const match = BUILT_FILE.exec(file);
-    if (!match) return notFound(c.req.path);
+    if (!match) throw notFound(c.req.method, c.req.path);
     let body: Uint8Array;
     try {
       body = await Deno.readFile(new URL(file, buildDir));
     } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return notFound(c.req.path);
+      if (error instanceof Deno.errors.NotFound) throw notFound(c.req.method, c.req.path);
       throw error;
     }
     // Every built file name carries a hash of its content, so it never changes.
@@ -99,11 +103,4 @@ export function createPageApp(options: PageAppOptions = {}): Hono {
   });
 
   return app;
-}
-
-function notFound(path: string): Response {
-  return Response.json(
-    { error: { code: "not_found", message: `No file at "${path}"` } },
-    { status: 404 },
-  );
 }

@@ -23,6 +23,9 @@ export type AssetManifest = {
   workers: Record<string, string>;
 };
 
+/** The pages' icon, an SVG served by the page app (img-src 'self' in the security policy). */
+export const ICON_URL = "/favicon.svg";
+
 /** A complete HTML document for `page`, titled `title`, with the assets of `manifest`. */
 export function renderPage(
   page: ComponentChild,
@@ -43,6 +46,7 @@ export function renderPage(
       <meta charset="utf-8" />
       <meta name="viewport" content="width=device-width, initial-scale=1" />
       <title>{title}</title>
+      <link rel="icon" type="image/svg+xml" href={ICON_URL} />
       {manifest.styles.map((href) => <link key={href} rel="stylesheet" href={href} />)}
       {preload.map((href) => <link key={href} rel="modulepreload" href={href} />)}
       {islands.map((name) => <script key={name} type="module" src={manifest.islands[name]} />)}

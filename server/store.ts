@@ -4,21 +4,22 @@
 import { genesisBlock } from "../lib/protocol/chain.ts";
 import { bytesToBase64 } from "../lib/protocol/bytes.ts";
 import type {
-  Block,
   BlockList,
+  BlockRecord,
   BlockStatus,
   BlockVotes,
   KeyPage,
   KeyRecord,
   TagRecord,
   Tally,
-  Vote,
   VoteAccepted,
   VoteProof,
+  VoteRecord,
 } from "../lib/protocol/schemas.ts";
 import { rankTally } from "../lib/protocol/tally.ts";
-import { ApiError, quote } from "./errors.ts";
+import { quote, refusal } from "./errors.ts";
 import {
+  absent,
   backoff,
   type BatchOptions,
   commitInBatches,
@@ -57,11 +58,11 @@ export interface Store {
   /** The members of `keys` that are not registered, in the order given. */
   unregisteredKeys(keys: string[]): Promise<string[]>;
   /** Commits a verified vote into the open block; 409 `duplicate_tag` if the tag has voted. */
-  submitVote(vote: Vote, tag: string): Promise<VoteAccepted>;
+  submitVote(vote: VoteRecord, tag: string): Promise<VoteAccepted>;
   /** The head block and the open block. */
   status(): Promise<BlockStatus>;
   /** The sealed block at `height`, or null. */
-  block(height: number): Promise<Block | null>;
+  block(height: number): Promise<BlockRecord | null>;
   /** Up to `limit` sealed blocks from height `from`, and the head height. */
   blocks(from: number, limit: number): Promise<BlockList>;
   /** A sealed vote with its stored proof; 404 `unknown_vote` or `block_not_sealed`. */
@@ -83,11 +84,11 @@ export interface Store {
    */
   closeOpenBlock(now: number): Promise<number | null>;
   /** The block at `height` if it is sealed already, else its close record; throws if not closed. */
-  closedBlock(height: number): Promise<{ sealed: Block } | ClosedBlock>;
+  closedBlock(height: number): Promise<{ sealed: BlockRecord } | ClosedBlock>;
   /** `leafOf` of every vote of block `height`, in leaf (vote id) order, with the vote ids. */
   mapBlockVotes<T>(
     height: number,
-    leafOf: (vote: Vote) => T,
+    leafOf: (vote: VoteRecord) => T,
   ): Promise<{ voteIds: string[]; leaves: T[] }>;
   /** Stores every proof and leaf of block `height` in commits within the KV limits. */
   writeProofs(
@@ -99,7 +100,7 @@ export interface Store {
    * Writes `block` and moves the head to it in one commit checked against both; returns the
    * stored block (this one, or an identical one a concurrent sealer wrote).
    */
-  appendBlock(block: Block): Promise<Block>;
+  appendBlock(block: BlockRecord): Promise<BlockRecord>;
 }
 
 /** Options of {@link createStore}. */
@@ -127,7 +128,7 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
     unregisteredKeys: (keys) => unregisteredKeys(kv, keys),
     submitVote: (vote, tag) => submitVote(kv, { vote, tag, voteId: newVoteId() }),
     status: () => blockStatus(kv),
-    block: async (height) => (await kv.get<Block>(kvKeys.block(height))).value,
+    block: async (height) => (await kv.get<BlockRecord>(kvKeys.block(height))).value,
     blocks: (from, limit) => blockRange(kv, from, limit),
     voteProof: (height, voteId) => voteProof(kv, height, voteId),
     blockVotes: (height, offset, limit) => blockVotes(kv, height, offset, limit),
@@ -151,14 +152,14 @@ export function randomVoteId(): string {
 
 async function ensureGenesis(kv: Deno.Kv, now: number): Promise<void> {
   for (let attempt = 0;; attempt++) {
-    const existing = await readRetrying(() => kv.get<Block>(kvKeys.block(0)));
+    const existing = await readRetrying(() => kv.get<BlockRecord>(kvKeys.block(0)));
     if (existing.value) return;
     const genesis = genesisBlock(now);
     const res = await tryCommit(
       kv.atomic()
-        .check({ key: kvKeys.block(0), versionstamp: null })
-        .check({ key: kvKeys.head(), versionstamp: null })
-        .check({ key: kvKeys.open(), versionstamp: null })
+        .check(absent(kvKeys.block(0)))
+        .check(absent(kvKeys.head()))
+        .check(absent(kvKeys.open()))
         .set(kvKeys.block(0), genesis)
         .set(kvKeys.head(), { height: 0, hash: genesis.hash } satisfies HeadRecord)
         .set(kvKeys.open(), { height: 1 } satisfies OpenRecord),
@@ -196,12 +197,17 @@ async function registerKey(kv: Deno.Kv, key: string): Promise<KeyRecord> {
     const [count, existing] = await readRetrying(() =>
       kv.getMany<[KeyCountRecord, KeyIdRecord]>([kvKeys.keyCount(), kvKeys.keyId(key)])
     );
-    if (existing.value) throw duplicateKey(key, existing.value.id);
+    if (existing.value) {
+      const { id } = existing.value;
+      throw refusal("duplicate_key", `Key "${quote(key)}" is already registered`, {
+        extra: { id },
+      });
+    }
     const id = (count.value?.total ?? 0) + 1;
     const res = await tryCommit(
       kv.atomic()
+        .check(absent(kvKeys.keyId(key)))
         .check(count)
-        .check({ key: kvKeys.keyId(key), versionstamp: null })
         .set(kvKeys.keyCount(), { total: id } satisfies KeyCountRecord)
         .set(kvKeys.key(id), { key } satisfies KeyEntry)
         .set(kvKeys.keyId(key), { id } satisfies KeyIdRecord),
@@ -218,10 +224,6 @@ async function registerKey(kv: Deno.Kv, key: string): Promise<KeyRecord> {
   }
 }
 
-function duplicateKey(key: string, id: number): ApiError {
-  return new ApiError(409, "duplicate_key", `Key "${quote(key)}" is already registered`, { id });
-}
-
 async function keyTotal(kv: Deno.Kv): Promise<number> {
   const count = await readRetrying(() => kv.get<KeyCountRecord>(kvKeys.keyCount()));
   return count.value?.total ?? 0;
@@ -231,7 +233,7 @@ async function keyById(kv: Deno.Kv, id: number): Promise<KeyRecord> {
   const [record, count] = await readRetrying(() =>
     kv.getMany<[KeyEntry, KeyCountRecord]>([kvKeys.key(id), kvKeys.keyCount()])
   );
-  if (!record.value) throw new ApiError(404, "unknown_key", `No key with id ${id}`);
+  if (!record.value) throw refusal("unknown_key", `No key with id ${id}`);
   return { id, key: record.value.key, total: count.value?.total ?? 0 };
 }
 
@@ -264,7 +266,7 @@ async function unregisteredKeys(kv: Deno.Kv, keys: string[]): Promise<string[]> 
  */
 async function submitVote(
   kv: Deno.Kv,
-  { vote, tag, voteId }: { vote: Vote; tag: string; voteId: string },
+  { vote, tag, voteId }: { vote: VoteRecord; tag: string; voteId: string },
 ): Promise<VoteAccepted> {
   for (let attempt = 0;; attempt++) {
     const open = await readRetrying(() => kv.get<OpenRecord>(kvKeys.open()));
@@ -273,8 +275,8 @@ async function submitVote(
     const res = await tryCommit(
       kv.atomic()
         .check(open)
-        .check({ key: kvKeys.tag(tag), versionstamp: null })
-        .check({ key: kvKeys.voteRef(voteId), versionstamp: null })
+        .check(absent(kvKeys.tag(tag)))
+        .check(absent(kvKeys.voteRef(voteId)))
         .set(kvKeys.vote(height, voteId), vote)
         .set(kvKeys.voteRef(voteId), { height } satisfies VoteRef)
         .set(kvKeys.tag(tag), { voteId, height } satisfies TagUse),
@@ -284,14 +286,10 @@ async function submitVote(
       kv.getMany<[VoteRef, TagUse]>([kvKeys.voteRef(voteId), kvKeys.tag(tag)])
     );
     if (ref.value) return { voteId, blockId: ref.value.height };
-    if (used.value) throw duplicateTag(tag);
+    if (used.value) throw refusal("duplicate_tag", `Tag "${quote(tag)}" has already voted`);
     if (attempt >= MAX_ATTEMPTS) throw new Error("Vote commit kept conflicting");
     await backoff(attempt);
   }
-}
-
-function duplicateTag(tag: string): ApiError {
-  return new ApiError(409, "duplicate_tag", `Tag "${quote(tag)}" has already voted`);
 }
 
 // ---- reads ----
@@ -306,7 +304,7 @@ async function readPointers(kv: Deno.Kv) {
 
 async function blockStatus(kv: Deno.Kv): Promise<BlockStatus> {
   const { open, head } = await readPointers(kv);
-  const block = await readRetrying(() => kv.get<Block>(kvKeys.block(head.value.height)));
+  const block = await readRetrying(() => kv.get<BlockRecord>(kvKeys.block(head.value.height)));
   if (!block.value) throw new Error(`Head block ${head.value.height} is missing`);
   return {
     height: head.value.height,
@@ -324,9 +322,9 @@ async function headHeight(kv: Deno.Kv): Promise<number> {
 
 async function blockRange(kv: Deno.Kv, from: number, limit: number): Promise<BlockList> {
   const height = await headHeight(kv);
-  const blocks: Block[] = [];
+  const blocks: BlockRecord[] = [];
   if (limit > 0) {
-    const entries = kv.list<Block>({
+    const entries = kv.list<BlockRecord>({
       start: kvKeys.block(from),
       end: kvKeys.block(from + limit),
     });
@@ -338,7 +336,7 @@ async function blockRange(kv: Deno.Kv, from: number, limit: number): Promise<Blo
 /** A vote's proof from stored data: one `getMany` of four point reads. */
 async function voteProof(kv: Deno.Kv, height: number, voteId: string): Promise<VoteProof> {
   const [ref, block, index, vote] = await readRetrying(() =>
-    kv.getMany<[VoteRef, Block, VoteIndex, Vote]>([
+    kv.getMany<[VoteRef, BlockRecord, VoteIndex, VoteRecord]>([
       kvKeys.voteRef(voteId),
       kvKeys.block(height),
       kvKeys.voteIndex(voteId),
@@ -346,16 +344,12 @@ async function voteProof(kv: Deno.Kv, height: number, voteId: string): Promise<V
     ])
   );
   if (!ref.value || ref.value.height !== height || !vote.value) {
-    throw new ApiError(404, "unknown_vote", `No vote "${quote(voteId)}" in block ${height}`);
+    throw refusal("unknown_vote", `No vote "${quote(voteId)}" in block ${height}`);
   }
   if (!block.value || !index.value) {
-    throw new ApiError(404, "block_not_sealed", `Block ${height} is not sealed yet`);
+    throw refusal("block_not_sealed", `Block ${height} is not sealed yet`);
   }
   return { vote: vote.value, index: index.value.index, path: index.value.path, block: block.value };
-}
-
-function unknownBlock(height: number): ApiError {
-  return new ApiError(404, "unknown_block", `No sealed block at height ${height}`);
 }
 
 async function blockVotes(
@@ -364,8 +358,8 @@ async function blockVotes(
   offset: number,
   limit: number,
 ): Promise<BlockVotes> {
-  const block = await readRetrying(() => kv.get<Block>(kvKeys.block(height)));
-  if (!block.value) throw unknownBlock(height);
+  const block = await readRetrying(() => kv.get<BlockRecord>(kvKeys.block(height)));
+  if (!block.value) throw refusal("unknown_block", `No sealed block at height ${height}`);
   const leaves: { voteId: string; index: number }[] = [];
   if (limit > 0) {
     const entries = kv.list<LeafRecord>({
@@ -376,7 +370,7 @@ async function blockVotes(
       leaves.push({ voteId: entry.value.voteId, index: entry.key[2] as number });
     }
   }
-  const found = await getManyChunked<Vote>(
+  const found = await getManyChunked<VoteRecord>(
     kv,
     leaves.map((leaf) => kvKeys.vote(height, leaf.voteId)),
   );
@@ -390,7 +384,7 @@ async function blockVotes(
 
 async function tagUse(kv: Deno.Kv, tag: string): Promise<TagRecord> {
   const used = await readRetrying(() => kv.get<TagUse>(kvKeys.tag(tag)));
-  if (!used.value) throw new ApiError(404, "unknown_tag", `No vote with tag "${quote(tag)}"`);
+  if (!used.value) throw refusal("unknown_tag", `No vote with tag "${quote(tag)}"`);
   return { voteId: used.value.voteId, blockId: used.value.height };
 }
 
@@ -423,7 +417,7 @@ async function extendTally(kv: Deno.Kv, cache: TallyCache, head: number): Promis
   for (let height = cache.height + 1; height <= head; height++) {
     // Read the whole block before merging, so a failed read leaves the cache as it was.
     const payloads: string[] = [];
-    for await (const entry of kv.list<Vote>({ prefix: kvKeys.votesOf(height) })) {
+    for await (const entry of kv.list<VoteRecord>({ prefix: kvKeys.votesOf(height) })) {
       payloads.push(entry.value.payload);
     }
     for (const payload of payloads) {
@@ -454,7 +448,7 @@ async function closeOpenBlock(kv: Deno.Kv, now: number): Promise<number | null> 
       kv.atomic()
         .check(open)
         .check(head)
-        .check({ key: kvKeys.seal(height), versionstamp: null })
+        .check(absent(kvKeys.seal(height)))
         .set(kvKeys.open(), { height: height + 1 } satisfies OpenRecord)
         .set(kvKeys.seal(height), { closedAt: now } satisfies SealRecord),
     );
@@ -476,9 +470,9 @@ async function holdsVotes(kv: Deno.Kv, height: number): Promise<boolean> {
 async function closedBlock(
   kv: Deno.Kv,
   height: number,
-): Promise<{ sealed: Block } | ClosedBlock> {
+): Promise<{ sealed: BlockRecord } | ClosedBlock> {
   const [seal, head, existing] = await readRetrying(() =>
-    kv.getMany<[SealRecord, HeadRecord, Block]>([
+    kv.getMany<[SealRecord, HeadRecord, BlockRecord]>([
       kvKeys.seal(height),
       kvKeys.head(),
       kvKeys.block(height),
@@ -492,13 +486,13 @@ async function closedBlock(
   return { closedAt: seal.value.closedAt, prev: head.value };
 }
 
-async function mapBlockVotes<T>(kv: Deno.Kv, height: number, leafOf: (vote: Vote) => T) {
+async function mapBlockVotes<T>(kv: Deno.Kv, height: number, leafOf: (vote: VoteRecord) => T) {
   const voteIds: string[] = [];
   const leaves: T[] = [];
   // The whole listing is retried, so a lock mid-way does not leave a partial list.
   await readRetrying(async () => {
     voteIds.length = leaves.length = 0;
-    for await (const entry of kv.list<Vote>({ prefix: kvKeys.votesOf(height) })) {
+    for await (const entry of kv.list<VoteRecord>({ prefix: kvKeys.votesOf(height) })) {
       voteIds.push(entry.key[2] as string);
       leaves.push(leafOf(entry.value));
     }
@@ -530,7 +524,7 @@ function writeProofs(
   return commitInBatches(kv, proofGroups(height, proofs), options);
 }
 
-async function appendBlock(kv: Deno.Kv, block: Block): Promise<Block> {
+async function appendBlock(kv: Deno.Kv, block: BlockRecord): Promise<BlockRecord> {
   const height = block.height;
   for (let attempt = 0;; attempt++) {
     const head = await readRetrying(() => kv.get<HeadRecord>(kvKeys.head()));
@@ -538,14 +532,14 @@ async function appendBlock(kv: Deno.Kv, block: Block): Promise<Block> {
     const res = follows
       ? await tryCommit(
         kv.atomic()
-          .check({ key: kvKeys.block(height), versionstamp: null })
+          .check(absent(kvKeys.block(height)))
           .check(head)
           .set(kvKeys.block(height), block)
           .set(kvKeys.head(), { height, hash: block.hash } satisfies HeadRecord),
       )
       : { ok: false as const };
     if (res?.ok) return block;
-    const stored = await readRetrying(() => kv.get<Block>(kvKeys.block(height)));
+    const stored = await readRetrying(() => kv.get<BlockRecord>(kvKeys.block(height)));
     if (stored.value) {
       if (stored.value.hash !== block.hash) {
         throw new Error(`Block ${height} was sealed with a different hash`);

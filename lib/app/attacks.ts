@@ -8,7 +8,7 @@ import {
   type RingSignature,
   signRing,
 } from "../protocol/ring_signature.ts";
-import type { Vote, VoteSubmission } from "../protocol/schemas.ts";
+import type { VoteRecord, VoteSubmission } from "../protocol/schemas.ts";
 import { scalarPlusL, signLoose, signWithTorsionedTag } from "./forged_signatures.ts";
 
 /** A key the lab holds: its seed (never sent) and hex public key. */
@@ -37,7 +37,7 @@ export type AttackInput = {
   members: LabKey[];
   stranger: LabKey;
   honest: VoteSubmission;
-  boardVote: Vote | null;
+  boardVote: VoteRecord | null;
   ringSize: number;
   random?: RandomBytes;
 };

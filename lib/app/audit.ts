@@ -5,12 +5,12 @@
 // head signature against the server key (protocol §4 "Signed heads").
 // The caller supplies the API client (its transport injected), so this module stays pure.
 import { bytesToHex } from "../protocol/bytes.ts";
-import { type Block, checkLink, GENESIS_PREV_HASH, verifyBlockHash } from "../protocol/chain.ts";
+import { checkLink, isGenesis, verifyBlockHash } from "../protocol/chain.ts";
 import { verifyHead } from "../protocol/head.ts";
-import { emptyRoot, merkleRoot, voteLeaf } from "../protocol/merkle.ts";
+import { merkleRoot, voteLeaf } from "../protocol/merkle.ts";
 import { createMemberCache } from "../protocol/member_cache.ts";
 import { checkRing, decodeSignature, type MemberCache } from "../protocol/ring_signature.ts";
-import { codePointLength, MAX_PAYLOAD_CODE_POINTS } from "../protocol/schemas.ts";
+import { type BlockRecord, codePointLength, MAX_PAYLOAD_CODE_POINTS } from "../protocol/schemas.ts";
 import { tallyOf } from "../protocol/tally.ts";
 import { type ApiClient, pagesOf } from "./api_client.ts";
 
@@ -102,7 +102,7 @@ export async function auditLedger(api: ApiClient, opts: AuditOptions = {}): Prom
     report.keys = registered.size;
 
     // Every block header, in height order.
-    const blocks: Block[] = [];
+    const blocks: BlockRecord[] = [];
     for await (const page of pagesOf(api.blocks, { count: status.height + 1 })) {
       blocks.push(...page.items);
       progress({ phase: "blocks", done: blocks.length, total: status.height + 1 });
@@ -114,10 +114,9 @@ export async function auditLedger(api: ApiClient, opts: AuditOptions = {}): Prom
     if (blocks.length === 0) return report;
 
     const genesis = blocks[0];
-    if (
-      genesis.height !== 0 || genesis.size !== 0 || genesis.prev_hash !== GENESIS_PREV_HASH ||
-      genesis.merkle_root !== bytesToHex(emptyRoot())
-    ) fail("block 0: not a genesis block (height 0, size 0, empty root, zero prev_hash)");
+    if (!isGenesis(genesis)) {
+      fail("block 0: not a genesis block (height 0, size 0, empty root, zero prev_hash)");
+    }
     if (!verifyBlockHash(genesis)) fail("block 0: hash does not match its fields");
     blocks.forEach((b, i) => {
       if (b.height !== i) fail(`block ${i}: served with height ${b.height}`);

@@ -4,7 +4,7 @@
 // Nothing here is used to vote honestly: lib/protocol/ring_signature.ts is the signer.
 import { ed25519, ED25519_TORSION_SUBGROUP } from "@noble/curves/ed25519.js";
 import { bytesToNumberLE, numberToBytesLE } from "@noble/curves/utils.js";
-import { assertBytes, concatBytes, equalBytes } from "../protocol/bytes.ts";
+import { assertBytes, equalBytes } from "../protocol/bytes.ts";
 import { G, keyPairFromSeed, L, type Point } from "../protocol/keys.ts";
 import {
   hashToPoint,
@@ -48,8 +48,7 @@ export function signLoose(
   const tagPoint = opts.tagOffset ? hp[pi].multiply(x).add(opts.tagOffset) : hp[pi].multiply(x);
   const tag = tagPoint.toBytes();
   const t = transcript(ring, tag, message);
-  const challenge = (li: Point, ri: Point) =>
-    hashToScalar(concatBytes(t, li.toBytes(), ri.toBytes()));
+  const challenge = (li: Point, ri: Point) => hashToScalar([t, li.toBytes(), ri.toBytes()]);
   const scalar = () => bytesToNumberLE(random(64)) % (L - 1n) + 1n;
 
   const c = new Array<bigint>(n);

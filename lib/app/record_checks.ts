@@ -4,12 +4,13 @@
 // block), each compared with an independently obtained value; and the tally recounted from the
 // votes.
 import { bytesToHex } from "../protocol/bytes.ts";
-import { type Block, blockHash, GENESIS_PREV_HASH } from "../protocol/chain.ts";
+import { blockHash, isGenesis } from "../protocol/chain.ts";
+import type { BlockRecord, VoteRecord } from "../protocol/schemas.ts";
 import {
-  emptyRoot,
-  hashChildren,
+  chainInclusionProof,
   inclusionProof,
-  type Vote,
+  type InclusionProofInput,
+  type InclusionStep,
   voteLeaf,
 } from "../protocol/merkle.ts";
 
@@ -34,14 +35,13 @@ export type BlockCheck = {
  * size included) and link to the block of height − 1 among `blocks`. Never throws: a malformed
  * block is a failed check.
  */
-export function checkBlocks(blocks: readonly Block[]): BlockCheck[] {
+export function checkBlocks(blocks: readonly BlockRecord[]): BlockCheck[] {
   const byHeight = new Map(blocks.map((b) => [b.height, b]));
   return blocks.map((block) => {
     const computedHash = safeBlockHash(block);
     const hashOk = computedHash !== null && computedHash === block.hash;
     if (block.height === 0) {
-      const genesisOk = block.prev_hash === GENESIS_PREV_HASH && block.size === 0 &&
-        block.merkle_root === bytesToHex(emptyRoot());
+      const genesisOk = isGenesis(block);
       return {
         height: 0,
         computedHash,
@@ -76,7 +76,7 @@ export function checkBlocks(blocks: readonly Block[]): BlockCheck[] {
   });
 }
 
-function safeBlockHash(block: Block): string | null {
+function safeBlockHash(block: BlockRecord): string | null {
   try {
     return blockHash(block);
   } catch {
@@ -84,47 +84,18 @@ function safeBlockHash(block: Block): string | null {
   }
 }
 
-/** One node of an inclusion walk: the sibling combined at this level, its side, the result. */
-export type WalkNode = { sibling: Uint8Array; side: "left" | "right"; node: Uint8Array };
-
 /**
- * The nodes RFC 9162 §2.1.3.2 visits from `leafHash` at `index` in a tree of `size` leaves up to
- * the root, one per element of `proof`: the same arithmetic as `rootFromInclusionProof`, keeping
- * every intermediate node so that each can be shown. Requires 0 <= index < size and a path of
- * the length the tree shape fixes; throws RangeError otherwise.
+ * The steps RFC 9162 §2.1.3.2 takes from `leafHash` at `index` in a tree of `size` leaves up to
+ * the root, one per element of `proof`, each with the node it makes, so that each can be shown.
+ * Requires 0 <= index < size and a path of the length the tree shape fixes; throws RangeError
+ * otherwise.
  */
-export function inclusionWalk(
-  { index, size, leafHash, proof }: {
-    index: number;
-    size: number;
-    leafHash: Uint8Array;
-    proof: Uint8Array[];
-  },
-): WalkNode[] {
-  if (!Number.isSafeInteger(index) || !Number.isSafeInteger(size) || index < 0 || index >= size) {
-    throw new RangeError(`index must be in [0, ${size}), got ${index}`);
+export function inclusionWalk(input: InclusionProofInput): InclusionStep[] {
+  const walk: InclusionStep[] = [];
+  const root = chainInclusionProof(input, (step) => walk.push(step));
+  if (typeof root === "string") {
+    throw new RangeError(`path of ${input.proof.length} is ${root} for size ${input.size}`);
   }
-  let fn = index;
-  let sn = size - 1;
-  let r = leafHash;
-  const walk: WalkNode[] = [];
-  for (const p of proof) {
-    if (sn === 0) throw new RangeError(`path of ${proof.length} is too long for size ${size}`);
-    if (fn % 2 === 1 || fn === sn) {
-      r = hashChildren(p, r);
-      walk.push({ sibling: p, side: "left", node: r });
-      while (fn % 2 === 0 && fn !== 0) {
-        fn = Math.floor(fn / 2);
-        sn = Math.floor(sn / 2);
-      }
-    } else {
-      r = hashChildren(r, p);
-      walk.push({ sibling: p, side: "right", node: r });
-    }
-    fn = Math.floor(fn / 2);
-    sn = Math.floor(sn / 2);
-  }
-  if (sn !== 0) throw new RangeError(`path of ${proof.length} is too short for size ${size}`);
   return walk;
 }
 
@@ -145,15 +116,15 @@ export type ProofStep = {
 /** What {@link proofSteps} derives a vote's proof from. */
 export type ProofInput = {
   /** The block the vote is in. */
-  block: Block;
+  block: BlockRecord;
   /** The block of height `block.height - 1`, null when it could not be read. */
-  previous: Block | null;
+  previous: BlockRecord | null;
   /** Every vote of the block in leaf order, as the block's votes listing served them. */
-  votes: readonly Vote[];
+  votes: readonly VoteRecord[];
   /** The vote's leaf index in `votes`. */
   index: number;
   /** The server's own answer for this vote (GET /api/block/id/{b}/vote/{v}), when it was read. */
-  served?: { vote: Vote; index: number; path: string[] } | null;
+  served?: { vote: VoteRecord; index: number; path: string[] } | null;
 };
 
 /**
@@ -206,7 +177,7 @@ export function proofSteps(input: ProofInput): ProofStep[] {
   // 2. The siblings, computed from every leaf of the block, checked against the server's path.
   const localPath = inclusionProof(leaves, index);
   const servedPath = served?.path ?? null;
-  let walk: WalkNode[];
+  let walk: InclusionStep[];
   try {
     walk = inclusionWalk({ index, size: leaves.length, leafHash: leaf, proof: localPath });
   } catch (error) {

@@ -168,7 +168,8 @@ export function voteStage(stored: StoredVote, height: number): VoteStage {
 /**
  * Vote status decision (page §4, checks of page §5 and protocol §3): no stored vote or a failed
  * fetch → unvoted; chain height below the stored block id → pending; stored content or signature
- * unlike the server's → invalid; then the Merkle root recomputed from the vote's leaf hash, its
+ * unlike the server's, or the server's `publicKeys` unlike the ring inside the stored signature →
+ * invalid; then the Merkle root recomputed from the vote's leaf hash, its
  * index and path, and the block hash recomputed with the previous block's hash, must equal the
  * block's: voted, else invalid. Every mismatch found is returned for the console.
  */
@@ -186,6 +187,11 @@ export function decideVoteStatus(facts: VoteFacts): VoteDecision {
   const mismatches: string[] = [];
   if (proof.vote.payload !== stored.voteContent) mismatches.push("Vote content mismatch");
   if (proof.vote.signature !== stored.voteSignature) mismatches.push("Vote signature mismatch");
+  // The leaf hashes publicKeys too: a ring other than the signed one would still prove inclusion
+  // of a record the voter never made.
+  if (!sameKeys(proof.vote.publicKeys, ringOfSignature(stored.voteSignature))) {
+    mismatches.push("Vote ring mismatch");
+  }
   if (mismatches.length > 0) return { line: voteStatusLine("invalid", ids), mismatches };
 
   const { block } = proof;
@@ -232,13 +238,34 @@ function blockHashOf(proof: VoteProof, prevHash: string): string {
 
 /** The tag (`I`, hex) of a stored wire signature, or null when it is absent or malformed. */
 export function tagOfSignature(signature: string | null): string | null {
-  if (signature === null) return null;
+  const I = signatureField(signature, "I");
+  return typeof I === "string" && HEX32.test(I) ? I : null;
+}
+
+/** The ring (hex keys, signed order) of a stored wire signature, or null when malformed. */
+export function ringOfSignature(signature: string | null): string[] | null {
+  const ring = signatureField(signature, "ring");
+  return Array.isArray(ring) && ring.every((key) => typeof key === "string" && HEX32.test(key))
+    ? ring
+    : null;
+}
+
+const HEX32 = /^[0-9a-f]{64}$/;
+
+/** One field of a stored wire signature's JSON; undefined when absent or not JSON. */
+function signatureField(signature: string | null, field: "I" | "ring"): unknown {
+  if (signature === null) return undefined;
   try {
-    const I = (JSON.parse(signature) as { I?: unknown })?.I;
-    return typeof I === "string" && /^[0-9a-f]{64}$/.test(I) ? I : null;
+    return (JSON.parse(signature) as Record<string, unknown> | null)?.[field];
   } catch {
-    return null;
+    return undefined;
   }
+}
+
+/** True when both key lists are present and equal, in the same order. */
+function sameKeys(listed: readonly string[], signed: readonly string[] | null): boolean {
+  return signed !== null && listed.length === signed.length &&
+    listed.every((key, i) => key === signed[i]);
 }
 
 /** Statuses of the voting page's tag check. */

@@ -2,8 +2,9 @@
 // (§2.1.3.2), plus the vote bytes and vote leaf of protocol §3. Every tree input is checked by type
 // (TypeError) and length (RangeError) before any hashing.
 import { sha256 as nobleSha256 } from "@noble/hashes/sha2.js";
-import { assertBytes, equalBytes, utf8 } from "./bytes.ts";
+import { assertBytes, assertNonNegativeInteger, equalBytes, utf8 } from "./bytes.ts";
 import { sha256 } from "./hash.ts";
+import type { VoteRecord } from "./schemas.ts";
 
 /** Size in bytes of every hash in the tree (SHA-256). */
 export const HASH_SIZE = 32;
@@ -50,14 +51,6 @@ function assertLeafHashes(leafHashes: unknown): Uint8Array[] {
   return leafHashes;
 }
 
-function assertIndex(value: unknown, name: string): number {
-  if (typeof value !== "number") throw new TypeError(`${name} must be a number`);
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw new RangeError(`${name} must be a non-negative integer, got ${value}`);
-  }
-  return value;
-}
-
 /** Largest power of two strictly smaller than n; requires n >= 2. */
 function splitPoint(n: number): number {
   let k = 1;
@@ -93,7 +86,7 @@ export function merkleRoot(leafHashes: Uint8Array[]): Uint8Array {
  */
 export function inclusionProof(leafHashes: Uint8Array[], index: number): Uint8Array[] {
   assertLeafHashes(leafHashes);
-  assertIndex(index, "index");
+  assertNonNegativeInteger(index, "index");
   const size = leafHashes.length;
   if (index >= size) throw new RangeError(`index must be < size ${size}, got ${index}`);
   const path: Uint8Array[] = [];
@@ -161,8 +154,8 @@ export type InclusionProofInput = {
 function assertProofInput(input: unknown): InclusionProofInput {
   if (typeof input !== "object" || input === null) throw new TypeError("input must be an object");
   const { index, size, leafHash, proof } = input as Record<string, unknown>;
-  assertIndex(index, "index");
-  assertIndex(size, "size");
+  assertNonNegativeInteger(index, "index");
+  assertNonNegativeInteger(size, "size");
   if ((index as number) >= (size as number)) {
     throw new RangeError(`index must be < size ${size}, got ${index}`);
   }
@@ -172,16 +165,30 @@ function assertProofInput(input: unknown): InclusionProofInput {
   return input as InclusionProofInput;
 }
 
-/** RFC 9162 §2.1.3.2 steps 2-5 on checked input; null when the path length does not fit. */
-function rootFromCheckedProof({ index, size, leafHash, proof }: InclusionProofInput) {
+/** One step of an inclusion proof: the sibling combined, its side, and the node they make. */
+export type InclusionStep = { sibling: Uint8Array; side: "left" | "right"; node: Uint8Array };
+
+/**
+ * The chaining core of RFC 9162 §2.1.3.2 (steps 2-5) that every inclusion check shares: climbs
+ * from `leafHash` at `index` in a tree of `size` leaves through `proof`, tells `onStep` each
+ * sibling, its side and the node they make, and answers the root. Requires 0 <= index < size and
+ * 32-byte hashes, else throws TypeError or RangeError; a path whose length does not fit
+ * (index, size) answers "too long" or "too short" instead of a root.
+ */
+export function chainInclusionProof(
+  input: InclusionProofInput,
+  onStep: (step: InclusionStep) => void = () => {},
+): Uint8Array | "too long" | "too short" {
+  const { index, size, leafHash, proof } = assertProofInput(input);
   // Arithmetic instead of bit operators: sizes may exceed 2^31.
   let fn = index;
   let sn = size - 1;
   let r = leafHash;
   for (const p of proof) {
-    if (sn === 0) return null; // path too long
+    if (sn === 0) return "too long";
     if (fn % 2 === 1 || fn === sn) {
       r = nodeHash(p, r);
+      onStep({ sibling: p, side: "left", node: r });
       // fn === sn with fn even: the right edge of the tree, where the RFC 9162 tree has no node
       // at these levels; climb until this node is a right child or the leftmost.
       while (fn % 2 === 0 && fn !== 0) {
@@ -190,11 +197,12 @@ function rootFromCheckedProof({ index, size, leafHash, proof }: InclusionProofIn
       }
     } else {
       r = nodeHash(r, p);
+      onStep({ sibling: p, side: "right", node: r });
     }
     fn = Math.floor(fn / 2);
     sn = Math.floor(sn / 2);
   }
-  if (sn !== 0) return null; // path too short
+  if (sn !== 0) return "too short";
   return r === leafHash ? leafHash.slice() : r;
 }
 
@@ -204,8 +212,8 @@ function rootFromCheckedProof({ index, size, leafHash, proof }: InclusionProofIn
  * RangeError otherwise.
  */
 export function rootFromInclusionProof(input: InclusionProofInput): Uint8Array {
-  const root = rootFromCheckedProof(assertProofInput(input));
-  if (root === null) {
+  const root = chainInclusionProof(input);
+  if (typeof root === "string") {
     throw new RangeError(
       `proof length ${input.proof.length} does not fit index ${input.index} in size ${input.size}`,
     );
@@ -219,21 +227,17 @@ export function rootFromInclusionProof(input: InclusionProofInput): Uint8Array {
  * RangeError; a well-formed proof that does not verify (also one of the wrong length) is false.
  */
 export function verifyInclusion(input: InclusionProofInput & { root: Uint8Array }): boolean {
-  assertProofInput(input);
   assertBytes(input.root, HASH_SIZE, "root");
-  const root = rootFromCheckedProof(input);
-  return root !== null && equalBytes(root, input.root);
+  const root = chainInclusionProof(input);
+  return typeof root !== "string" && equalBytes(root, input.root);
 }
-
-/** A recorded vote: payload, wire signature string and the ring's hex keys (protocol §3). */
-export type Vote = { payload: string; signature: string; publicKeys: string[] };
 
 /**
  * Vote bytes `utf8(JSON.stringify({payload, signature, publicKeys: sorted}))` (protocol §3), with
  * `sorted` the ring keys in ascending order. Requires string fields and 64-character lowercase hex
  * keys, so that string order equals byte order.
  */
-export function voteBytes(vote: Vote): Uint8Array {
+export function voteBytes(vote: VoteRecord): Uint8Array {
   if (typeof vote !== "object" || vote === null) throw new TypeError("vote must be an object");
   const { payload, signature, publicKeys } = vote;
   if (typeof payload !== "string") throw new TypeError("vote.payload must be a string");
@@ -252,6 +256,6 @@ export function voteBytes(vote: Vote): Uint8Array {
 }
 
 /** Leaf hash of a vote, `hashLeaf(voteBytes(vote))` (protocol §3). */
-export function voteLeaf(vote: Vote): Uint8Array {
+export function voteLeaf(vote: VoteRecord): Uint8Array {
   return hashLeaf(voteBytes(vote));
 }

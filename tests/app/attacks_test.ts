@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { bytesToNumberLE } from "@noble/curves/utils.js";
+import { sha512 } from "@noble/hashes/sha2.js";
 import { type AttackInput, ATTACKS, type LabKey, shortenRequest } from "../../lib/app/attacks.ts";
 import { orderEightPoint, signWithTorsionedTag } from "../../lib/app/forged_signatures.ts";
 import { concatBytes, hexToBytes } from "../../lib/protocol/bytes.ts";
@@ -11,7 +12,6 @@ import { G } from "../../lib/protocol/keys.ts";
 import {
   decodeSignature,
   hashToPoint,
-  hashToScalar,
   tagOf,
   transcript,
 } from "../../lib/protocol/ring_signature.ts";
@@ -190,7 +190,7 @@ function ringCloses(
     const r = bytesToNumberLE(sig.r[i]) % L;
     const li = G.multiply(r || L).add(ed25519.Point.fromBytes(key).multiply(c));
     const ri = hashToPoint(key).multiply(r || L).add(tag.multiply(c));
-    c = hashToScalar(concatBytes(t, li.toBytes(), ri.toBytes()));
+    c = bytesToNumberLE(sha512(concatBytes(t, li.toBytes(), ri.toBytes()))) % L;
   });
   return c === c0;
 }

@@ -13,7 +13,12 @@ import {
   registerKey,
   submitVote,
 } from "../../lib/app/panel_actions.ts";
-import { keyStatusLine, tagCheckLine, tagOfSignature } from "../../lib/app/status.ts";
+import {
+  keyStatusLine,
+  ringOfSignature,
+  tagCheckLine,
+  tagOfSignature,
+} from "../../lib/app/status.ts";
 import { REGISTRATION_NAME, storageKey } from "../../lib/app/voters.ts";
 import { createApp } from "../../server/app.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
@@ -173,11 +178,18 @@ Deno.test("a vote through the real API: pending, sealed, verified, tampered", as
       assert.equal(line.text, `${voted}, but Invalid - maybe you need to contact the admin`);
       assert.deepEqual(logs, ["Vote content mismatch"]);
       storage.setItem(storageKey(voter, "voteContent"), "Yes");
+      const own = readStoredVote(storage, voter).voteSignature;
       const other = readStoredVote(storage, names[0]).voteSignature!;
       storage.setItem(storageKey(voter, "voteSignature"), other);
       logs.length = 0;
       assert.equal((await loadVoteStatus(io, voter)).status, "invalid");
-      assert.deepEqual(logs, ["Vote signature mismatch"]);
+      // The other signature's ring is its own sample of the keys, so it may differ as well.
+      const ringsDiffer = JSON.stringify(ringOfSignature(other)) !==
+        JSON.stringify(ringOfSignature(own));
+      assert.deepEqual(logs, [
+        "Vote signature mismatch",
+        ...(ringsDiffer ? ["Vote ring mismatch"] : []),
+      ]);
     });
 
     await t.step("an unknown vote id in a sealed block: unvoted, the failure logged", async () => {
@@ -264,6 +276,28 @@ Deno.test("a voting panel checks its own tag on the bulletin board", async (t) =
       assert.equal(await checkOwnTag(failing, ada), null);
       assert.match(logs.at(-1)!, /network down/);
     });
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("a vote the server keeps under another ring is invalid, the ring mismatch logged", async () => {
+  const { kv, io, storage, logs, seal } = await setup();
+  try {
+    const [voter] = await registered(io, 3);
+    assert.ok((await submitVote(io, voter, { content: "Yes", ringSize: 3 })).ok);
+    const { voteId, blockId } = readStoredVote(storage, voter);
+    // The server rewrites the stored record before sealing: the block, its root and the proof all
+    // agree with the rewritten ring, which is not the ring the voter signed over.
+    const key = kvKeys.vote(Number(blockId), voteId!);
+    const kept = (await kv.get<{ publicKeys: string[] }>(key)).value!;
+    await kv.set(key, { ...kept, publicKeys: [...kept.publicKeys].reverse() });
+    assert.equal((await seal()).length, 1);
+    logs.length = 0;
+    const line = await loadVoteStatus(io, voter);
+    assert.equal(line.status, "invalid");
+    assert.equal(line.colour, "red");
+    assert.deepEqual(logs, ["Vote ring mismatch"]);
   } finally {
     kv.close();
   }

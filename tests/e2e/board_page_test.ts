@@ -130,11 +130,7 @@ Deno.test({
       page.on("pageerror", (error) => pageErrors.push(String(error)));
       const consoleErrors: string[] = [];
       page.on("console", (m) => {
-        // Chromium asks for /favicon.ico by itself; the app has none, so that 404 is expected.
-        const at = m.location().url;
-        if (m.type() === "error" && !at.endsWith("/favicon.ico")) {
-          consoleErrors.push(`${m.text()} (${at})`);
-        }
+        if (m.type() === "error") consoleErrors.push(`${m.text()} (${m.location().url})`);
       });
 
       await t.step("honest server: every link and every proof step green", async () => {
@@ -290,7 +286,7 @@ Deno.test({
         await page.locator('.bulletin[data-ready="true"]').waitFor();
         assert.equal(new URL(page.url()).pathname, "/board");
         await page.getByRole("link", { name: "Back to the voting page" }).click();
-        await page.locator('.board[data-ready="true"]').waitFor();
+        await page.locator('.voting-page[data-ready="true"]').waitFor();
         assert.equal(new URL(page.url()).pathname, "/");
       });
 

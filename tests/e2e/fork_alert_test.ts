@@ -40,7 +40,7 @@ Deno.test({
 
       for (
         const [name, path, ready] of [
-          ["voting page", "", ".board"],
+          ["voting page", "", ".voting-page"],
           ["board", "board", '.bulletin[data-ready="true"]'],
         ] as const
       ) {

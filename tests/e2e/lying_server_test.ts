@@ -1,8 +1,8 @@
 // The voting panel catches a lying server (page §5, protocol §3): Chromium talks to the real
-// server through a proxy that rewrites, one at a time, the stored payload, the signature, one
-// path element, the block hash, the previous block's hash and the reported height. The vote
-// line turns red (invalid) — or stays pending for a lowered height — and never shows green
-// while the lie is told. The page runs under the server's Content-Security-Policy throughout,
+// server through a proxy that rewrites, one at a time, the stored payload, the signature, the
+// ring's order, one path element, the block hash, the previous block's hash and the reported
+// height. The vote line turns red (invalid) — or stays pending for a lowered height — and never
+// shows green while the lie is told. The page runs under the server's Content-Security-Policy throughout,
 // and no policy violation is reported.
 import assert from "node:assert/strict";
 import type { Locator, Page } from "playwright-core";
@@ -24,7 +24,7 @@ function voteLine(page: Page): Locator {
 /** Reloads the page and waits for the vote line to reach `status`; answers every status seen. */
 async function reloadUntil(page: Page, status: string): Promise<string[]> {
   await page.reload();
-  await page.locator('.board[data-ready="true"]').waitFor();
+  await page.locator('.voting-page[data-ready="true"]').waitFor();
   const line = voteLine(page);
   await line.and(page.locator(`[data-status="${status}"]`)).waitFor({ timeout: 30_000 });
   return await page.evaluate(() => (globalThis as unknown as { seen: string[] }).seen);
@@ -47,7 +47,9 @@ Deno.test({
       }
       const page = await (await browser.newContext()).newPage();
       const violations: string[] = [];
+      const logged: string[] = [];
       page.on("console", (m) => {
+        logged.push(m.text());
         if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
       });
       await page.context().addInitScript(() => {
@@ -59,7 +61,7 @@ Deno.test({
         }).observe(document, { subtree: true, childList: true, attributes: true });
       });
       await page.goto(proxy.url);
-      await page.locator('.board[data-ready="true"]').waitFor();
+      await page.locator('.voting-page[data-ready="true"]').waitFor();
 
       let blockId = 0;
       await t.step("an honest server: the vote turns green", async () => {
@@ -102,7 +104,7 @@ Deno.test({
       });
 
       const proofPath = () => new RegExp(`^/api/block/id/${blockId}/vote/`);
-      const lies: { desc: string; lie: Rewrite; status: string }[] = [
+      const lies: { desc: string; lie: Rewrite; status: string; log?: string }[] = [
         {
           desc: "the stored payload",
           lie: (p, b) => proofPath().test(p) && (b.vote.payload = "Choice Z"),
@@ -117,6 +119,14 @@ Deno.test({
             b.vote.signature = JSON.stringify(sig);
           },
           status: "invalid",
+        },
+        {
+          // The leaf hashes the ring sorted, so root and block hash still match: only the
+          // comparison with the ring inside the stored signature catches it.
+          desc: "the ring's order",
+          lie: (p, b) => proofPath().test(p) && b.vote.publicKeys.reverse(),
+          status: "invalid",
+          log: "Vote ring mismatch",
         },
         {
           desc: "one path element",
@@ -143,10 +153,12 @@ Deno.test({
           status: "pending",
         },
       ];
-      for (const { desc, lie, status } of lies) {
+      for (const { desc, lie, status, log } of lies) {
         await t.step(`${desc} rewritten: ${status}, never green`, async () => {
           proxy.tell(lie);
+          logged.length = 0;
           const seen = await reloadUntil(page, status);
+          if (log !== undefined) assert.ok(logged.includes(log), logged.join("\n"));
           assert.ok(!seen.includes("voted"), `statuses seen: ${seen.join(", ")}`);
           const colour = await voteLine(page).evaluate((el) => getComputedStyle(el).color);
           if (status === "invalid") assert.equal(colour, COLOURS.red);

@@ -44,7 +44,7 @@ async function voterNames(page: Page): Promise<string[]> {
 }
 
 async function waitUntilUsable(page: Page): Promise<void> {
-  await page.locator('.board[data-ready="true"]').waitFor();
+  await page.locator('.voting-page[data-ready="true"]').waitFor();
 }
 
 Deno.test({

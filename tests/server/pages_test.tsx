@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { build, staticImports } from "../../scripts/build.ts";
-import { createPageApp, readManifest, ringSizeFromEnv } from "../../server/pages.ts";
+import { createApp } from "../../server/app.ts";
+import { createPageApp, readManifest } from "../../server/pages.ts";
+import { createStore } from "../../server/store.ts";
 import { Island, serializeProps } from "../../components/Island.ts";
 import { renderPage } from "../../server/render.tsx";
 import { bytesToHex } from "../../lib/protocol/bytes.ts";
@@ -15,7 +17,13 @@ async function freshBuild() {
 
 Deno.test("the page and its bundles", async (t) => {
   const { dir, outDir, manifest } = await freshBuild();
-  const app = createPageApp({ ringSize: 5, buildDir: outDir });
+  const kv = await Deno.openKv(":memory:");
+  // The whole app, so refusals reach the app's one error handler.
+  const app = createApp({
+    store: await createStore(kv),
+    config: { ringSize: 5 },
+    buildDir: outDir,
+  });
   try {
     await t.step("GET / renders the shell with the island, its props and its module", async () => {
       const res = await app.request("/");
@@ -84,6 +92,7 @@ Deno.test("the page and its bundles", async (t) => {
       assert.deepEqual(again.manifest, readManifest(outDir));
     });
   } finally {
+    kv.close();
     await Deno.remove(dir, { recursive: true });
   }
 });
@@ -109,12 +118,21 @@ Deno.test("serializeProps cannot close the script element it lives in", () => {
   });
 });
 
-Deno.test("RING_SIZE defaults to 8 and must be an integer from 2 to 64", () => {
-  assert.equal(ringSizeFromEnv(undefined), 8);
-  assert.equal(ringSizeFromEnv(""), 8);
-  assert.equal(ringSizeFromEnv("12"), 12);
-  for (const bad of ["1", "65", "8.5", "-3", "eight"]) {
-    assert.throws(() => ringSizeFromEnv(bad), /RING_SIZE must be an integer from 2 to 64/, bad);
+Deno.test("the page gets the ring size createApp was configured with, 8 by default", async () => {
+  const { dir, outDir } = await freshBuild();
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const store = await createStore(kv);
+    for (const [config, expected] of [[{ ringSize: 12 }, 12], [undefined, 8]] as const) {
+      const app = createApp({ store, config, buildDir: outDir });
+      const res = await app.request("/");
+      assert.equal(res.status, 200);
+      const html = await res.text();
+      assert.ok(html.includes(`{"ringSize":${expected}}</script>`), `ring size ${expected}`);
+    }
+  } finally {
+    kv.close();
+    await Deno.remove(dir, { recursive: true });
   }
 });
 
@@ -122,39 +140,6 @@ Deno.test("staticImports lists static chunk imports, not dynamic ones", () => {
   const code = `import{a as b}from"./chunk-AB12.js";import"./side-CD34.js";` +
     `const m=()=>import("./lazy-EF56.js");`;
   assert.deepEqual(staticImports(code), ["chunk-AB12.js", "side-CD34.js"]);
-});
-
-Deno.test("GET /board renders the board shell, linked both ways with the voting page", async () => {
-  const { dir, outDir, manifest } = await freshBuild();
-  try {
-    const app = createPageApp({ ringSize: 8, buildDir: outDir });
-    const res = await app.request("/board");
-    assert.equal(res.status, 200);
-    assert.match(res.headers.get("content-type") ?? "", /^text\/html/);
-    assert.equal(res.headers.get("cache-control"), "no-cache");
-    const html = await res.text();
-    assert.match(html, /<title>Ringvote: public bulletin board<\/title>/);
-    assert.match(html, /<h1[^>]*>Public bulletin board<\/h1>/);
-    assert.match(html, /<a href="\/">Back to the voting page<\/a>/);
-    assert.match(html, /<div data-island="BulletinBoard" data-island-props="island-props-0">/);
-    assert.match(html, /\{"pollMs":2000\}<\/script>/);
-    assert.ok(html.includes(`<script type="module" src="${manifest.islands.BulletinBoard}">`));
-    assert.ok(!html.includes(manifest.islands.VotingPage), "only the board's own island");
-    for (const href of manifest.preload.BulletinBoard) assert.ok(html.includes(`href="${href}"`));
-
-    const index = await (await app.request("/")).text();
-    assert.match(index, /<a href="\/board">Public bulletin board<\/a>/);
-
-    // The board's first load: its module and the chunks it imports, without faker.
-    const files = [manifest.islands.BulletinBoard, ...manifest.preload.BulletinBoard];
-    assert.ok(!files.some((f) => f.includes("voter_names")));
-    for (const file of files) {
-      const code = await Deno.readTextFile(new URL(file.slice("/static/build/".length), outDir));
-      assert.ok(!code.includes("faker"), file);
-    }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
 });
 
 Deno.test("a file of islands/workers/ becomes a module worker the page can start by name", async () => {
@@ -196,6 +181,59 @@ Deno.test("a file of islands/workers/ becomes a module worker the page can start
     assert.deepEqual(JSON.parse(map[1]), manifest.workers);
   } finally {
     await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("GET /board renders the board shell, linked both ways with the voting page", async () => {
+  const { dir, outDir, manifest } = await freshBuild();
+  try {
+    const app = createPageApp({ ringSize: 8, buildDir: outDir });
+    const res = await app.request("/board");
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get("content-type") ?? "", /^text\/html/);
+    assert.equal(res.headers.get("cache-control"), "no-cache");
+    const html = await res.text();
+    assert.match(html, /<title>Ringvote: public bulletin board<\/title>/);
+    assert.match(html, /<h1[^>]*>Public bulletin board<\/h1>/);
+    assert.match(html, /<a href="\/">Back to the voting page<\/a>/);
+    assert.match(html, /<div data-island="BulletinBoard" data-island-props="island-props-0">/);
+    assert.match(html, /\{"pollMs":2000\}<\/script>/);
+    assert.ok(html.includes(`<script type="module" src="${manifest.islands.BulletinBoard}">`));
+    assert.ok(!html.includes(manifest.islands.VotingPage), "only the board's own island");
+    for (const href of manifest.preload.BulletinBoard) assert.ok(html.includes(`href="${href}"`));
+
+    const index = await (await app.request("/")).text();
+    assert.match(index, /<a href="\/board">Public bulletin board<\/a>/);
+
+    // The board's first load: its module and the chunks it imports, without faker.
+    const files = [manifest.islands.BulletinBoard, ...manifest.preload.BulletinBoard];
+    assert.ok(!files.some((f) => f.includes("voter_names")));
+    for (const file of files) {
+      const code = await Deno.readTextFile(new URL(file.slice("/static/build/".length), outDir));
+      assert.ok(!code.includes("faker"), file);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the icon: named by every page's head, answered at /favicon.svg and /favicon.ico", async () => {
+  const { dir, outDir } = await freshBuild();
+  try {
+    const app = createPageApp({ ringSize: 8, buildDir: outDir });
+    for (const page of ["/", "/board"]) {
+      const html = await (await app.request(page)).text();
+      assert.ok(html.includes('<link rel="icon" type="image/svg+xml" href="/favicon.svg"/>'), page);
+    }
+    const svg = await Deno.readTextFile(new URL("../../static/favicon.svg", import.meta.url));
+    for (const path of ["/favicon.svg", "/favicon.ico"]) {
+      const res = await app.request(path);
+      assert.equal(res.status, 200, path);
+      assert.equal(res.headers.get("content-type"), "image/svg+xml");
+      assert.equal(await res.text(), svg);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
 
