@@ -3,10 +3,11 @@
 // through a lying-server lens. Each section is a component of components/; the state is here.
 import { useEffect, useMemo, useState } from "react";
 import AttackCard, { type AttackResult } from "../components/AttackCard.tsx";
+import LabSection from "../components/LabSection.tsx";
 import LabPreparation, { type Preparation } from "../components/LabPreparation.tsx";
 import LieCard, { type LieResult } from "../components/LieCard.tsx";
 import { createApiClient } from "../lib/app/api_client.ts";
-import { type AttackId, ATTACKS } from "../lib/app/attacks.ts";
+import { type Attack, type AttackId, ATTACKS } from "../lib/app/attacks.ts";
 import type { SeenHeads } from "../lib/app/heads.ts";
 import {
   type LabIO,
@@ -20,6 +21,15 @@ import { type LieId, LIES } from "../lib/app/lies.ts";
 
 /** Props the server renders the lab with. */
 export type AttackLabProps = { ringSize: number };
+
+const ATTACKS_INTRO = "Each attack is built in this browser from the lab's own keys and sent " +
+  "for real. A green card means the server refused it and the ledger did not change.";
+
+function lensIntro(viewer: string): string {
+  return `The lens shows ${viewer}'s vote as a dishonest server would. It only changes what ` +
+    "this page is told — the ledger is untouched. A green card means the voter's own checks " +
+    "caught the lie.";
+}
 
 function browserIO(): LabIO {
   return {
@@ -67,32 +77,41 @@ export default function AttackLab({ ringSize }: AttackLabProps) {
     prepare();
   }, []);
 
-  async function attack(id: AttackId) {
+  /** Runs `work` as card `id`, keeping its result, or the problem that stopped it, with `keep`. */
+  async function perform<R>(
+    id: string,
+    work: (ready: LabReady) => Promise<R>,
+    keep: (result: R | { problem: string }) => void,
+  ) {
     if (!lab) return;
     setRunning(id);
     try {
-      const attack = ATTACKS.find((a) => a.id === id)!;
-      const run = await runAttack(io.api, { attack, input: lab.input });
-      setAttacks((all) => ({ ...all, [id]: run }));
+      keep(await work(lab));
     } catch (error) {
-      setAttacks((all) => ({ ...all, [id]: { problem: messageOf(error) } }));
+      keep({ problem: messageOf(error) });
     } finally {
       setRunning(null);
     }
   }
 
-  async function lie(id: LieId) {
-    if (!lab) return;
-    setRunning(id);
-    try {
-      const run = await runLie(io, { lie: id, viewer: lab.viewer, seen });
-      setSeen(run.seen);
-      setLies((all) => ({ ...all, [id]: run }));
-    } catch (error) {
-      setLies((all) => ({ ...all, [id]: { problem: messageOf(error) } }));
-    } finally {
-      setRunning(null);
-    }
+  function attack(attack: Attack) {
+    return perform(
+      attack.id,
+      (ready) => runAttack(io.api, { attack, input: ready.input }),
+      (result) => setAttacks((all) => ({ ...all, [attack.id]: result })),
+    );
+  }
+
+  function lie(id: LieId) {
+    return perform(
+      id,
+      async (ready) => {
+        const run = await runLie(io, { lie: id, viewer: ready.viewer, seen });
+        setSeen(run.seen);
+        return run;
+      },
+      (result) => setLies((all) => ({ ...all, [id]: result })),
+    );
   }
 
   const busy = lab === null || running !== null;
@@ -106,42 +125,32 @@ export default function AttackLab({ ringSize }: AttackLabProps) {
   return (
     <div class="lab" data-ready={lab ? "true" : "false"}>
       <LabPreparation preparation={preparation} onRetry={prepare} />
-      <section class="lab-section">
-        <h2>Attacks on the voting server</h2>
-        <p class="lab-intro">
-          Each attack is built in this browser from the lab's own keys and sent for real. A green
-          card means the server refused it and the ledger did not change.
-        </p>
-        <div class="lab-grid">
-          {ATTACKS.map((a) => (
-            <AttackCard
-              key={a.id}
-              attack={a}
-              result={attacks[a.id] ?? null}
-              run={control("data-attack", a.id, "Run this attack", () => attack(a.id))}
-            />
-          ))}
-        </div>
-      </section>
-      <section class="lab-section">
-        <h2>What if the server lies?</h2>
-        <p class="lab-intro">
-          The lens shows{" "}
-          {lab?.viewer ?? "the lab voter"}'s vote as a dishonest server would. It only changes what
-          this page is told — the ledger is untouched. A green card means the voter's own checks
-          caught the lie.
-        </p>
-        <div class="lab-grid">
-          {LIES.map((l) => (
-            <LieCard
-              key={l.id}
-              lie={l}
-              result={lies[l.id] ?? null}
-              run={control("data-lie", l.id, "Look through the lying lens", () => lie(l.id))}
-            />
-          ))}
-        </div>
-      </section>
+      <LabSection
+        title="Attacks on the voting server"
+        intro={ATTACKS_INTRO}
+      >
+        {ATTACKS.map((a) => (
+          <AttackCard
+            key={a.id}
+            attack={a}
+            result={attacks[a.id] ?? null}
+            run={control("data-attack", a.id, "Run this attack", () => attack(a))}
+          />
+        ))}
+      </LabSection>
+      <LabSection
+        title="What if the server lies?"
+        intro={lensIntro(lab?.viewer ?? "the lab voter")}
+      >
+        {LIES.map((l) => (
+          <LieCard
+            key={l.id}
+            lie={l}
+            result={lies[l.id] ?? null}
+            run={control("data-lie", l.id, "Look through the lying lens", () => lie(l.id))}
+          />
+        ))}
+      </LabSection>
     </div>
   );
 }
