@@ -62,8 +62,6 @@ export type Attack = {
   /** The HTTP status and error code the server must answer. */
   status: 400 | 403 | 409;
   code: "invalid_signature" | "unregistered_key" | "duplicate_tag";
-  /** Whether `boardVote` must be a sealed vote from the board before it can be built. */
-  needsBoardVote: boolean;
   build(input: AttackInput): AttackRequest;
 };
 
@@ -174,7 +172,6 @@ export const ATTACKS: readonly Attack[] = [
     check: "One key has one tag whatever it signs; a tag is accepted once",
     status: 409,
     code: "duplicate_tag",
-    needsBoardVote: false,
     build(input) {
       const ring = ringOf(input.voter, input, input.honest.publicKeys);
       const { body } = honestBody(input.voter, ring, input, "A second choice");
@@ -203,7 +200,6 @@ export const ATTACKS: readonly Attack[] = [
     check: "A tag is accepted once: the copy carries the tag of the original",
     status: 409,
     code: "duplicate_tag",
-    needsBoardVote: true,
     build(input) {
       const vote = input.boardVote;
       if (!vote) throw new Error("The replay needs a vote from the bulletin board");
@@ -229,7 +225,6 @@ export const ATTACKS: readonly Attack[] = [
     check: "Every ring member must be in the key directory",
     status: 403,
     code: "unregistered_key",
-    needsBoardVote: false,
     build(input) {
       const ring = randomRing(input.stranger, {
         members: [input.stranger, ...input.members],
@@ -251,7 +246,6 @@ export const ATTACKS: readonly Attack[] = [
     check: "The tag must be torsion-free (L·I = identity)",
     status: 400,
     code: "invalid_signature",
-    needsBoardVote: false,
     build(input) {
       const ring = ringOf(input.voter, input);
       const { signature, tries } = signWithTorsionedTag(
@@ -278,7 +272,6 @@ export const ATTACKS: readonly Attack[] = [
     check: "The ring equations run over the payload; changed payload, no closing ring",
     status: 400,
     code: "invalid_signature",
-    needsBoardVote: false,
     build(input) {
       const { body } = honestBody(input.spare, ringOf(input.spare, input), input, "Choice A");
       return {
@@ -300,7 +293,6 @@ export const ATTACKS: readonly Attack[] = [
     check: "c0 and every r_i must be canonical scalars (< L)",
     status: 400,
     code: "invalid_signature",
-    needsBoardVote: false,
     build(input) {
       const { sig, body } = honestBody(input.spare, ringOf(input.spare, input), input);
       const r0 = scalarPlusL(sig.r[0]);
@@ -323,7 +315,6 @@ export const ATTACKS: readonly Attack[] = [
     check: "Ring members must be pairwise distinct",
     status: 400,
     code: "invalid_signature",
-    needsBoardVote: false,
     build(input) {
       // One member fewer, so that with the repeat the ring has the usual size.
       const ring = randomRing(input.spare, {
@@ -349,7 +340,6 @@ export const ATTACKS: readonly Attack[] = [
     check: "The ring size n must satisfy 2 ≤ n ≤ 64",
     status: 400,
     code: "invalid_signature",
-    needsBoardVote: false,
     build(input) {
       const { signature } = signLoose(
         { ring: ringBytes([input.spare]), seed: input.spare.seed, message: ATTACK_PAYLOAD },
@@ -371,7 +361,6 @@ export const ATTACKS: readonly Attack[] = [
     check: "The ring equations close only with the secret key of a ring member",
     status: 400,
     code: "invalid_signature",
-    needsBoardVote: false,
     build(input) {
       const outsider = input.stranger;
       const random = input.random ?? webRandom;

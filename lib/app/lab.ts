@@ -1,9 +1,8 @@
 // Browser-safe. The attack lab's actions over injected storage and API clients: its own voters
 // (kept apart from the voting page's list), the honest votes the attacks start from, each attack
 // sent for real with the ledger read before and after, and each lie seen through the lens.
-import { base64ToBytes } from "../protocol/bytes.ts";
+import { base64ToBytes, bytesToHex } from "../protocol/bytes.ts";
 import { generateSeed, keyPairFromSeed } from "../protocol/keys.ts";
-import { bytesToHex } from "../protocol/bytes.ts";
 import type { ForkEvidence, SignatureWire, VoteSubmission } from "../protocol/schemas.ts";
 import { type ApiClient, ApiError } from "./api_client.ts";
 import { type Attack, type AttackFact, type AttackInput, type LabKey } from "./attacks.ts";
