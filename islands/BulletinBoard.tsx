@@ -9,6 +9,7 @@ import { useEffect, useMemo, useState } from "react";
 import ForkAlert from "../components/ForkAlert.tsx";
 import { createApiClient } from "../lib/app/api_client.ts";
 import { createBulletinState } from "../lib/app/bulletin_state.ts";
+import AnonymitySection from "./bulletin_board/AnonymitySection.tsx";
 import { watchHeads } from "../lib/app/heads.ts";
 import type { ForkEvidence } from "../lib/protocol/schemas.ts";
 import BlockSection from "./bulletin_board/BlockSection.tsx";
@@ -28,6 +29,7 @@ const SECTIONS: ComponentType<SectionProps>[] = [
   TallySection,
   BlockSection,
   ProofSection,
+  AnonymitySection,
 ];
 
 /** The board: every section over one state, which follows the chain while the page is open. */

@@ -3,7 +3,7 @@
 // 413 included, has the shape `{"error": {"code", "message"}}` of protocol §4.
 import { HTTPException } from "hono/http-exception";
 
-/** Status codes an error answer may have: a caller's fault, or 500 for a bug. */
+/** Status codes an error answer may have: 4xx the caller's fault, 503 busy, 500 a bug. */
 export type ErrorStatus = 400 | 403 | 404 | 409 | 413 | 500 | 503;
 
 /** The JSON body of every error answer. */
@@ -14,12 +14,12 @@ export type ErrorDetails = { extra?: Record<string, unknown>; headers?: Record<s
 
 /** An error answer: its snake_case `code`, HTTP `status`, message, extra body fields and headers. */
 export class ApiError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly status: ErrorStatus;
   readonly extra: Record<string, unknown>;
   readonly headers: Record<string, string>;
 
-  constructor(status: ErrorStatus, code: string, message: string, details: ErrorDetails = {}) {
+  constructor(status: ErrorStatus, code: ErrorCode, message: string, details: ErrorDetails = {}) {
     super(message);
     this.name = "ApiError";
     this.status = status;
@@ -51,6 +51,7 @@ export const ERROR_STATUS = {
   unknown_vote: 404,
   block_not_sealed: 404,
   unknown_tag: 404,
+  unknown_lie: 404,
   duplicate_key: 409,
   duplicate_tag: 409,
   payload_too_large: 413,

@@ -141,7 +141,7 @@ export async function getManyChunked<T>(
 }
 
 /** Sets `entries` in one commit, retrying while the database is locked (sets are idempotent). */
-export async function commitIdempotent(
+async function commitIdempotent(
   kv: Deno.Kv,
   entries: [Deno.KvKey, unknown][],
 ): Promise<void> {
@@ -150,7 +150,9 @@ export async function commitIdempotent(
     for (const [key, value] of entries) op.set(key, value);
     const res = await tryCommit(op);
     if (res?.ok) return;
-    if (res !== null || attempt >= MAX_ATTEMPTS) throw new Error("A proof commit failed");
+    if (res !== null || attempt >= MAX_ATTEMPTS) {
+      throw new Error("A commit of idempotent sets failed");
+    }
     await backoff(attempt);
   }
 }
@@ -161,8 +163,8 @@ export type BatchOptions = {
   maxMutations?: number;
   /** Most estimated bytes per commit; {@link BATCH_MAX_BYTES} by default. */
   maxBytes?: number;
-  /** Called after the k-th commit (from 1); a throw stops the writing there. */
-  afterCommit?: (k: number) => void;
+  /** Called, and awaited, after the k-th commit (from 1); a throw stops the writing there. */
+  afterCommit?: (k: number) => void | Promise<void>;
 };
 
 /**
@@ -184,7 +186,7 @@ export async function commitInBatches(
     await commitIdempotent(kv, batch);
     batch = [];
     batchBytes = 0;
-    options.afterCommit?.(++commits);
+    await options.afterCommit?.(++commits);
   };
   for (const { entries, bytes } of groups) {
     if (batch.length + entries.length > maxMutations || batchBytes + bytes > maxBytes) {

@@ -7,7 +7,7 @@ import { Hono } from "hono";
 import { isLieId, type LieId } from "../lib/app/lies.ts";
 import { blockHash } from "../lib/protocol/chain.ts";
 import type { BlockRecord as Block } from "../lib/protocol/schemas.ts";
-import { ApiError, quote, refusal } from "./errors.ts";
+import { quote, refusal } from "./errors.ts";
 import { type HeadSigner, withHeadSignature } from "./head_signer.ts";
 
 /** Reads an honest API path (e.g. `/api/blocks?from=0`) from the application itself. */
@@ -32,7 +32,7 @@ export function createLensApp(read: HonestRead, signer: HeadSigner): Hono {
 
   app.get("/:lie/*", async (c) => {
     const lie = c.req.param("lie");
-    if (!isLieId(lie)) throw new ApiError(404, "unknown_lie", `No lie "${quote(lie)}"`);
+    if (!isLieId(lie)) throw refusal("unknown_lie", `No lie "${quote(lie)}"`);
     const url = new URL(c.req.url);
     const path = `/api/${url.pathname.slice(`/api/lens/${lie}/`.length)}`;
     if (path.startsWith("/api/lens/")) throw refusal("not_found", "A lens of a lens");

@@ -1,7 +1,8 @@
 // The open block: its fields with the browser's verdict on its hash, and its votes in leaf order.
+import type { ComponentChildren } from "preact";
 import Hex from "../../components/Hex.tsx";
 import type { BlockRecord } from "../../lib/app/api_client.ts";
-import { tagOfSignature } from "../../lib/app/status.ts";
+import { tagOfSignature } from "../../lib/app/signature_fields.ts";
 import type { SectionProps } from "./section.ts";
 
 /** Nothing until a block is chosen; then its fields and its votes. */
@@ -23,25 +24,29 @@ export default function BlockSection({ bulletin }: SectionProps) {
 function BlockFields({ block, hashOk }: { block: BlockRecord; hashOk: boolean | undefined }) {
   return (
     <dl class="block-fields">
-      <dt>Closed</dt>
-      <dd>{new Date(block.timestamp).toISOString()}</dd>
-      <dt>Size</dt>
-      <dd>{block.size}</dd>
-      <dt>Merkle root</dt>
-      <dd>
+      <Field term="Closed">{new Date(block.timestamp).toISOString()}</Field>
+      <Field term="Size">{block.size}</Field>
+      <Field term="Merkle root">
         <Hex value={block.merkle_root} />
-      </dd>
-      <dt>Previous hash</dt>
-      <dd>
+      </Field>
+      <Field term="Previous hash">
         <Hex value={block.prev_hash} />
-      </dd>
-      <dt>Hash</dt>
-      <dd>
+      </Field>
+      <Field term="Hash">
         <Hex value={block.hash} /> {hashOk
           ? <span class="summary-ok">matches its fields</span>
           : <span class="summary-bad">does not match its fields</span>}
-      </dd>
+      </Field>
     </dl>
+  );
+}
+
+function Field({ term, children }: { term: string; children: ComponentChildren }) {
+  return (
+    <>
+      <dt>{term}</dt>
+      <dd>{children}</dd>
+    </>
   );
 }
 

@@ -11,6 +11,7 @@ export default function TallySection({ bulletin }: SectionProps) {
   const recounted = bulletin.recounted.value;
   const rows = bulletin.rows.value;
   const filter = bulletin.filter.value;
+  const choose = (payload: string | null) => (bulletin.filter.value = payload);
   return (
     <section class="bulletin-section" aria-labelledby="tally-title">
       <h2 id="tally-title">Tally</h2>
@@ -23,12 +24,7 @@ export default function TallySection({ bulletin }: SectionProps) {
               ? "Recounted in this browser from every sealed vote: the counts agree."
               : "Recounted in this browser: red rows differ from the served counts."}
           </p>
-          <TallyBars
-            rows={rows}
-            selected={filter}
-            listId={VOTES_LIST_ID}
-            onSelect={(payload) => (bulletin.filter.value = payload)}
-          />
+          <TallyBars rows={rows} selected={filter} listId={VOTES_LIST_ID} onSelect={choose} />
         </>
       )}
       {filter !== null && <PayloadVotes bulletin={bulletin} payload={filter} />}

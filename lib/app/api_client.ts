@@ -35,38 +35,32 @@ export type ApiClientOptions = { fetch: Transport; baseUrl?: string; lens?: stri
 /** Codes the client gives failures that carry no error body of the server's. */
 export type ClientErrorCode = "network_error" | "malformed_answer" | "http_error";
 
-/**
- * The one failure of every call: the HTTP `status` (0 when no answer arrived), the server's
- * error `code` (or a {@link ClientErrorCode}), its `reason`, the error body's other fields
- * (`duplicate_key` carries `id`), and for a 503 the seconds the server asked to wait
- * (`Retry-After`, null when absent). `message` names the call as well.
- */
-export class ApiError extends Error {
-  readonly call: string;
-  readonly status: number;
-  readonly code: string;
-  readonly reason: string;
-  readonly details: Record<string, unknown>;
-  readonly retryAfterSeconds: number | null;
+/** What went wrong with one call; see {@link ApiError}. */
+export type Failure = {
+  /** The HTTP status; 0 when no answer arrived. */
+  status: number;
+  /** The server's error code, or a {@link ClientErrorCode}. */
+  code: string;
+  /** The server's message, or what the client found. */
+  reason: string;
+  /** The error body's other fields (`duplicate_key` carries `id`). */
+  details?: Record<string, unknown>;
+  /** For a 503: the seconds the server asked to wait (`Retry-After`), null when absent. */
+  retryAfterSeconds?: number | null;
+};
 
-  constructor(
-    call: string,
-    { status, code, reason, details = {}, retryAfterSeconds = null }: {
-      status: number;
-      code: string;
-      reason: string;
-      details?: Record<string, unknown>;
-      retryAfterSeconds?: number | null;
-    },
-  ) {
+/** The one failure of every call: `call` ("GET /api/tally") and its {@link Failure}. */
+export class ApiError extends Error {
+  declare readonly status: number;
+  declare readonly code: string;
+  declare readonly reason: string;
+  declare readonly details: Record<string, unknown>;
+  declare readonly retryAfterSeconds: number | null;
+
+  constructor(readonly call: string, failure: Failure) {
+    const { status, reason } = failure;
     super(status === 0 ? `${call} failed: ${reason}` : `${call} answered ${status}: ${reason}`);
-    this.name = "ApiError";
-    this.call = call;
-    this.status = status;
-    this.code = code;
-    this.reason = reason;
-    this.details = details;
-    this.retryAfterSeconds = retryAfterSeconds;
+    Object.assign(this, { name: "ApiError", details: {}, retryAfterSeconds: null, ...failure });
   }
 }
 

@@ -6,10 +6,11 @@ import { generateSeed, storedKeysFromSeed } from "../protocol/keys.ts";
 import { encodeSignature, signRing } from "../protocol/ring_signature.ts";
 import { describeIssues, type VoteAccepted, VoteSubmission } from "../protocol/schemas.ts";
 import { type ApiClient, ApiError } from "./api_client.ts";
+import { tagOfSignature } from "./signature_fields.ts";
 import {
   decideKeyStatus,
   decideVoteStatus,
-  type KeyStatus,
+  type KeyLine,
   keyStatusLine,
   keyStatusNeedsServer,
   type StatusLine,
@@ -18,18 +19,19 @@ import {
   type StoredVote,
   type TagCheck,
   tagCheckLine,
-  tagOfSignature,
+  type VoteLine,
   voteStage,
-  type VoteStatus,
 } from "./status.ts";
 import {
   cryptoRandomIndex,
+  KEY_ENTRIES,
   type RandomIndex,
   REGISTRATION_NAME,
   sampleRing,
   storageKey,
   TooFewKeysError,
   VOTE_ENTRIES,
+  type VoterEntry,
 } from "./voters.ts";
 
 /** The part of the Web Storage API the page uses. */
@@ -44,21 +46,21 @@ export type ClientIO = {
 
 /** The voter's stored key entries. */
 export function readStoredKeys(storage: VoterStorage, namespace: string): StoredKeys {
-  return {
-    publicKey: storage.getItem(storageKey(namespace, "publicKey")),
-    privateKey: storage.getItem(storageKey(namespace, "privateKey")),
-    keyId: storage.getItem(storageKey(namespace, "keyId")),
-  };
+  return readEntries(storage, namespace, KEY_ENTRIES);
 }
 
 /** The voter's stored vote entries. */
 export function readStoredVote(storage: VoterStorage, namespace: string): StoredVote {
-  return {
-    voteId: storage.getItem(storageKey(namespace, "voteId")),
-    blockId: storage.getItem(storageKey(namespace, "blockId")),
-    voteContent: storage.getItem(storageKey(namespace, "voteContent")),
-    voteSignature: storage.getItem(storageKey(namespace, "voteSignature")),
-  };
+  return readEntries(storage, namespace, VOTE_ENTRIES);
+}
+
+function readEntries<E extends VoterEntry>(
+  storage: VoterStorage,
+  namespace: string,
+  entries: readonly E[],
+): Record<E, string | null> {
+  const read = entries.map((entry) => [entry, storage.getItem(storageKey(namespace, entry))]);
+  return Object.fromEntries(read) as Record<E, string | null>;
 }
 
 /** The answer of `call`, or null when it failed: the failure is logged (page §8). */
@@ -72,10 +74,7 @@ async function orLogged<T>(io: ClientIO, call: Promise<T>): Promise<T | null> {
 }
 
 /** Key status on load (page §4), reading the server's key for the stored id when it matters. */
-export async function loadKeyStatus(
-  io: ClientIO,
-  namespace: string,
-): Promise<StatusLine<KeyStatus>> {
+export async function loadKeyStatus(io: ClientIO, namespace: string): Promise<KeyLine> {
   const stored = readStoredKeys(io.storage, namespace);
   let serverKey: string | null = null;
   if (keyStatusNeedsServer(stored)) {
@@ -92,7 +91,7 @@ export function generateKeys(
   io: ClientIO,
   namespace: string,
   { seed = generateSeed() }: { seed?: Uint8Array } = {},
-): StatusLine<KeyStatus> {
+): KeyLine {
   const { publicKey, privateKey } = storedKeysFromSeed(seed);
   io.storage.setItem(storageKey(namespace, "publicKey"), publicKey);
   io.storage.setItem(storageKey(namespace, "privateKey"), privateKey);
@@ -105,10 +104,7 @@ export function generateKeys(
  * Registers the stored public key with the placeholder name (page §7). Success stores the id and
  * answers registered; a failure clears the stored id; no stored public key answers unregistered.
  */
-export async function registerKey(
-  io: ClientIO,
-  namespace: string,
-): Promise<StatusLine<KeyStatus>> {
+export async function registerKey(io: ClientIO, namespace: string): Promise<KeyLine> {
   const stored = readStoredKeys(io.storage, namespace);
   if (stored.publicKey === null) return keyStatusLine("unregistered");
   const record = await orLogged(
@@ -132,10 +128,7 @@ export async function chainHeight(io: ClientIO): Promise<number | null> {
  * Vote status (page §4): the chain height first, then, once the block is sealed, the vote's
  * record and proof and the previous block's hash; integrity mismatches are logged (page §8).
  */
-export async function loadVoteStatus(
-  io: ClientIO,
-  namespace: string,
-): Promise<StatusLine<VoteStatus>> {
+export async function loadVoteStatus(io: ClientIO, namespace: string): Promise<VoteLine> {
   const stored = readStoredVote(io.storage, namespace);
   const blockId = storedBlockId(stored);
   const height = stored.voteId !== null && blockId !== null ? await chainHeight(io) : null;

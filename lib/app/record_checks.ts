@@ -40,40 +40,34 @@ export function checkBlocks(blocks: readonly BlockRecord[]): BlockCheck[] {
   return blocks.map((block) => {
     const computedHash = safeBlockHash(block);
     const hashOk = computedHash !== null && computedHash === block.hash;
-    if (block.height === 0) {
-      const genesisOk = isGenesis(block);
-      return {
-        height: 0,
-        computedHash,
-        hashOk,
-        link: genesisOk ? "ok" : "broken",
-        reason: genesisOk
-          ? "Genesis: zero prev_hash, empty tree, size 0"
-          : "Not a genesis block: prev_hash, root or size differs from protocol §3",
-      };
-    }
-    const prev = byHeight.get(block.height - 1);
-    if (!prev) {
-      return {
-        height: block.height,
-        computedHash,
-        hashOk,
-        link: "unknown",
-        reason: `Block ${block.height - 1} is not loaded`,
-      };
-    }
-    const linked = block.prev_hash === prev.hash;
-    return {
-      height: block.height,
-      computedHash,
-      hashOk,
-      link: linked ? "ok" : "broken",
-      reason: linked
-        ? `prev_hash of block ${block.height} equals the hash of block ${prev.height}`
-        : `prev_hash of block ${block.height} (${block.prev_hash}) differs from the hash of ` +
-          `block ${prev.height} (${prev.hash})`,
-    };
+    return { height: block.height, computedHash, hashOk, ...linkOf(block, byHeight) };
   });
+}
+
+/** The link check of `block`: genesis by its fixed fields, any other against its predecessor. */
+function linkOf(
+  block: BlockRecord,
+  byHeight: ReadonlyMap<number, BlockRecord>,
+): Pick<BlockCheck, "link" | "reason"> {
+  if (block.height === 0) {
+    const genesisOk = isGenesis(block);
+    return genesisOk ? { link: "ok", reason: "Genesis: zero prev_hash, empty tree, size 0" } : {
+      link: "broken",
+      reason: "Not a genesis block: prev_hash, root or size differs from protocol §3",
+    };
+  }
+  const prev = byHeight.get(block.height - 1);
+  if (!prev) return { link: "unknown", reason: `Block ${block.height - 1} is not loaded` };
+  return block.prev_hash === prev.hash
+    ? {
+      link: "ok",
+      reason: `prev_hash of block ${block.height} equals the hash of block ${prev.height}`,
+    }
+    : {
+      link: "broken",
+      reason: `prev_hash of block ${block.height} (${block.prev_hash}) differs from the hash of ` +
+        `block ${prev.height} (${prev.hash})`,
+    };
 }
 
 function safeBlockHash(block: BlockRecord): string | null {

@@ -6,6 +6,7 @@ import { blockHash } from "../protocol/chain.ts";
 import { publicKeyFromPrivate } from "../protocol/keys.ts";
 import { rootFromInclusionProof, voteLeaf } from "../protocol/merkle.ts";
 import type { VoteProof } from "../protocol/schemas.ts";
+import { ringOfSignature } from "./signature_fields.ts";
 
 /** The status colours of page §4. */
 export type Colour = "red" | "orange" | "green" | "blue";
@@ -21,6 +22,10 @@ export type StatusLine<S extends string> = {
 export type KeyStatus = "ungenerated" | "unregistered" | "registered" | "invalid" | "broken";
 /** The vote statuses of page §4. */
 export type VoteStatus = "unvoted" | "voted" | "invalid" | "pending";
+/** A key status line. */
+export type KeyLine = StatusLine<KeyStatus>;
+/** A vote status line. */
+export type VoteLine = StatusLine<VoteStatus>;
 
 /** The key line before any decision (page §4). */
 export const KEY_UNLOADED: StatusLine<KeyStatus> = {
@@ -233,32 +238,6 @@ function blockHashOf(proof: VoteProof, prevHash: string): string {
     return blockHash({ merkle_root, timestamp, height, prev_hash: prevHash, size });
   } catch (error) {
     return `(${error instanceof Error ? error.message : String(error)})`;
-  }
-}
-
-/** The tag (`I`, hex) of a stored wire signature, or null when it is absent or malformed. */
-export function tagOfSignature(signature: string | null): string | null {
-  const I = signatureField(signature, "I");
-  return typeof I === "string" && HEX32.test(I) ? I : null;
-}
-
-/** The ring (hex keys, signed order) of a stored wire signature, or null when malformed. */
-export function ringOfSignature(signature: string | null): string[] | null {
-  const ring = signatureField(signature, "ring");
-  return Array.isArray(ring) && ring.every((key) => typeof key === "string" && HEX32.test(key))
-    ? ring
-    : null;
-}
-
-const HEX32 = /^[0-9a-f]{64}$/;
-
-/** One field of a stored wire signature's JSON; undefined when absent or not JSON. */
-function signatureField(signature: string | null, field: "I" | "ring"): unknown {
-  if (signature === null) return undefined;
-  try {
-    return (JSON.parse(signature) as Record<string, unknown> | null)?.[field];
-  } catch {
-    return undefined;
   }
 }
 

@@ -10,34 +10,14 @@ export const REGISTRATION_NAME = "anonymous";
 /** Default ring size (page §9, protocol §6 `RING_SIZE`). */
 export const DEFAULT_RING_SIZE = 8;
 
-/** The per-voter storage entries of page §3. */
-export type VoterEntry =
-  | "publicKey"
-  | "privateKey"
-  | "keyId"
-  | "voteId"
-  | "blockId"
-  | "voteContent"
-  | "voteSignature";
-
-/** Every per-voter entry, in the order of page §3. */
-export const VOTER_ENTRIES: readonly VoterEntry[] = [
-  "publicKey",
-  "privateKey",
-  "keyId",
-  "voteId",
-  "blockId",
-  "voteContent",
-  "voteSignature",
-];
-
+/** The entries of a voter's keys (page §3). */
+export const KEY_ENTRIES = ["publicKey", "privateKey", "keyId"] as const;
 /** The entries a vote leaves behind, cleared when the voter's keys are regenerated (page §4). */
-export const VOTE_ENTRIES: readonly VoterEntry[] = [
-  "voteId",
-  "blockId",
-  "voteContent",
-  "voteSignature",
-];
+export const VOTE_ENTRIES = ["voteId", "blockId", "voteContent", "voteSignature"] as const;
+/** Every per-voter entry, in the order of page §3. */
+export const VOTER_ENTRIES = [...KEY_ENTRIES, ...VOTE_ENTRIES] as const;
+/** The per-voter storage entries of page §3. */
+export type VoterEntry = typeof VOTER_ENTRIES[number];
 
 /** Storage key of one voter entry: the entry name prefixed by the voter's namespace. */
 export function storageKey(namespace: string, entry: VoterEntry): string {

@@ -89,15 +89,12 @@ export const BlockRecord = z.object({
   /** The server's signature over the head (protocol §4 "Signed heads"); additive to v1. */
   head_signature: z.optional(Hex64),
 });
+// The head's fields in the answers below are the block record's own.
+const { height, hash, timestamp, head_signature } = BlockRecord.shape;
 /** Answer of `GET /api/block/hash/id/{height}`: a block record's height and hash. */
-export const BlockHash = z.pick(BlockRecord, { height: true, hash: true });
+export const BlockHash = z.object({ height, hash });
 /** Answer of `GET /api/block/status`: the head block's height, hash and time, and the open block. */
-export const BlockStatus = z.extend(
-  z.pick(BlockRecord, { height: true, hash: true, timestamp: true, head_signature: true }),
-  {
-    openBlock: Id,
-  },
-);
+export const BlockStatus = z.object({ height, hash, timestamp, head_signature, openBlock: Id });
 /** Answer of `GET /api/block/id/{blockId}/vote/{voteId}`. */
 export const VoteProof = z.object({
   vote: VoteRecord,

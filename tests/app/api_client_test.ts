@@ -12,9 +12,7 @@ import {
   type Transport,
 } from "../../lib/app/api_client.ts";
 import { MAX_PAGE_LIMIT } from "../../lib/protocol/schemas.ts";
-import { createApp } from "../../server/app.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
-import { createStore } from "../../server/store.ts";
 import {
   hostilePoints,
   makeVoters,
@@ -22,14 +20,12 @@ import {
   ringFor,
   signedVote,
 } from "../helpers/ledger_fixtures.ts";
+import { inMemoryApp } from "../helpers/in_memory_app.ts";
 import { tamperingTransport } from "../helpers/tampering_proxy.ts";
 
 /** The real app over in-memory KV with `keys` registered voters, and a client of it. */
 async function ledger(keys: number) {
-  const kv = await Deno.openKv(":memory:");
-  const store = await createStore(kv);
-  const app = createApp({ store });
-  const api = createApiClient({ fetch: app.request });
+  const { kv, store, app, api } = await inMemoryApp();
   const voters = makeVoters(keys);
   for (const v of voters) await api.registerKey({ key: v.key, name: "Voter" });
   return { kv, store, app, api, voters };

@@ -4,9 +4,8 @@
 import assert from "node:assert/strict";
 import { createApiClient } from "../../lib/app/api_client.ts";
 import { type BulletinState, createBulletinState } from "../../lib/app/bulletin_state.ts";
-import { createApp } from "../../server/app.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
-import { createStore } from "../../server/store.ts";
+import { inMemoryApp } from "../helpers/in_memory_app.ts";
 import { makeVoters, ringFor, signedVote } from "../helpers/ledger_fixtures.ts";
 
 /** Resolves once `done()` holds, checking every few milliseconds. */
@@ -22,10 +21,7 @@ async function followed(bulletin: BulletinState): Promise<() => void> {
 }
 
 Deno.test("the bulletin board's state follows the real chain", async (t) => {
-  const kv = await Deno.openKv(":memory:");
-  const store = await createStore(kv);
-  const app = createApp({ store });
-  const api = createApiClient({ fetch: app.request });
+  const { kv, store, api } = await inMemoryApp();
   const voters = makeVoters(5);
   for (const v of voters) await api.registerKey({ key: v.key });
   const cast = (i: number, payload: string) =>

@@ -13,25 +13,18 @@ import {
   registerKey,
   submitVote,
 } from "../../lib/app/panel_actions.ts";
-import {
-  keyStatusLine,
-  ringOfSignature,
-  tagCheckLine,
-  tagOfSignature,
-} from "../../lib/app/status.ts";
+import { ringOfSignature, tagOfSignature } from "../../lib/app/signature_fields.ts";
+import { keyStatusLine, tagCheckLine } from "../../lib/app/status.ts";
 import { REGISTRATION_NAME, storageKey } from "../../lib/app/voters.ts";
-import { createApp } from "../../server/app.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
 import { kvKeys } from "../../server/kv_layout.ts";
-import { createStore } from "../../server/store.ts";
+import { inMemoryApp } from "../helpers/in_memory_app.ts";
 import { MapStorage } from "../helpers/map_storage.ts";
 
 type Sent = { method: string; path: string; body?: unknown };
 
 async function setup() {
-  const kv = await Deno.openKv(":memory:");
-  const store = await createStore(kv);
-  const app = createApp({ store });
+  const { kv, store, app } = await inMemoryApp();
   const storage = new MapStorage();
   const sent: Sent[] = [];
   const logs: string[] = [];

@@ -13,7 +13,6 @@ import {
   keyStatusNeedsServer,
   type StoredVote,
   tagCheckLine,
-  tagOfSignature,
   voteStage,
   voteStatusLine,
 } from "../../lib/app/status.ts";
@@ -368,13 +367,5 @@ Deno.test("the tag decision", async (t) => {
     const line = tagCheckLine(voteId, null);
     assert.equal(line.status, "missing");
     assert.equal(line.colour, "red");
-  });
-  await t.step("the tag is I of the stored signature, or nothing when malformed", () => {
-    const I = "0f".repeat(32);
-    assert.equal(tagOfSignature(JSON.stringify({ c0: "", r: [], I, ring: [] })), I);
-    assert.equal(tagOfSignature(null), null);
-    assert.equal(tagOfSignature("not json"), null);
-    assert.equal(tagOfSignature(JSON.stringify({ I: "ABC" })), null);
-    assert.equal(tagOfSignature("null"), null);
   });
 });

@@ -8,7 +8,8 @@ export const CHROMIUM_PATH = "/usr/bin/chromium";
 
 const INSTALL_HINT = `Chromium not found at ${CHROMIUM_PATH}: apt-get install -y chromium`;
 
-function chromiumInstalled(): boolean {
+/** True when Debian's Chromium is at {@link CHROMIUM_PATH}. */
+export function chromiumInstalled(): boolean {
   try {
     return Deno.statSync(CHROMIUM_PATH).isFile;
   } catch {

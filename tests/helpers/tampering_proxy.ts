@@ -53,6 +53,8 @@ export function tamperingTransport(transport: Transport, rewrite: Rewrite): Tran
     if (!(res.headers.get("content-type") ?? "").startsWith("application/json")) return res;
     const body = await res.json();
     rewrite(new URL(url, "http://localhost").pathname, body);
-    return Response.json(body, { status: res.status, headers: res.headers });
+    const headers = new Headers(res.headers);
+    headers.delete("content-length");
+    return Response.json(body, { status: res.status, headers });
   };
 }

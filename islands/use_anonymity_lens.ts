@@ -1,0 +1,138 @@
+// The anonymity lens as hooks for the islands: the chain height followed while it matters, and
+// one analysis per height (and per set of reveals) over the sealed ballots' rings — only new
+// blocks are read — run in the anonymity worker so the page stays responsive. The voting page
+// shares one lens among all its panels; the board's anonymity section has its own.
+import { useEffect, useRef, useState } from "react";
+import { startWorker } from "../components/Island.ts";
+import type { Reveal } from "../lib/app/anonymity.ts";
+import type { LensAnswer, LensRequest, LensResult } from "../lib/app/anonymity_lens.ts";
+import {
+  allBallots,
+  type LensSource,
+  readSealedRings,
+  type SealedRings,
+} from "../lib/app/sealed_rings.ts";
+
+/** What the lens shows: the latest result, and what it is doing or what went wrong. */
+export type LensState = {
+  /** Height the result was computed at. */
+  height: number | null;
+  result: LensResult | null;
+  /** Time the last analysis took in the worker, in ms. */
+  ms: number | null;
+  /** "Reading sealed ballots: block 3 of 40", "Analysing 10000 sealed ballots…", or null. */
+  progress: string | null;
+  problem: string | null;
+};
+
+/** Runs lens jobs in the worker; answers null for a job a later one has replaced. */
+type Runner = { run(request: Omit<LensRequest, "seq">): Promise<LensAnswer | null>; stop(): void };
+
+/** Starts the worker; throws when the page's build carries none (see components/Island.ts). */
+function createRunner(): Runner {
+  let seq = 0;
+  const worker = startWorker("anonymity");
+  const waiting = new Map<number, (answer: LensAnswer) => void>();
+  worker.onmessage = (event: MessageEvent<LensAnswer>) => {
+    waiting.get(event.data.seq)?.(event.data);
+    waiting.delete(event.data.seq);
+  };
+  worker.onerror = (event) => {
+    event.preventDefault();
+    const answer = { seq, error: `The anonymity worker failed: ${event.message}` };
+    for (const resolve of waiting.values()) resolve(answer);
+    waiting.clear();
+  };
+  return {
+    async run(request) {
+      const mine = ++seq;
+      const answer = await new Promise<LensAnswer>((resolve) => {
+        waiting.set(mine, resolve);
+        worker.postMessage({ ...request, seq: mine });
+      });
+      return mine === seq ? answer : null;
+    },
+    stop() {
+      worker.terminate();
+    },
+  };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The chain height, read every `pollMs` while `active` (null before the first read). */
+export function useChainHeight(
+  readHeight: () => Promise<number>,
+  { active, pollMs }: { active: boolean; pollMs: number },
+): number | null {
+  const [height, setHeight] = useState<number | null>(null);
+  useEffect(() => {
+    if (!active) return;
+    let live = true;
+    const read = () =>
+      readHeight().then((h) => live && setHeight(h), () => {/* the next poll tries again */});
+    read();
+    const timer = setInterval(read, pollMs);
+    return () => {
+      live = false;
+      clearInterval(timer);
+    };
+  }, [active]);
+  return height;
+}
+
+/** The lens over blocks 1..`height` (nothing while it is null), with `reveals` applied. */
+export function useAnonymityLens(
+  source: LensSource,
+  { height, reveals = [] }: { height: number | null; reveals?: readonly Reveal[] },
+): LensState {
+  const [state, setState] = useState<LensState>({
+    height: null,
+    result: null,
+    ms: null,
+    progress: null,
+    problem: null,
+  });
+  const rings = useRef<SealedRings>(new Map());
+  const runner = useRef<Runner | null>(null);
+  const revealKey = JSON.stringify(reveals);
+
+  useEffect(() => {
+    if (height === null) return;
+    let live = true;
+    const update = (change: Partial<LensState>) => live && setState((s) => ({ ...s, ...change }));
+    (async () => {
+      try {
+        runner.current ??= createRunner();
+        rings.current = await readSealedRings(source.readBlock, {
+          height,
+          known: rings.current,
+          onProgress(done, total) {
+            if (done < total) {
+              update({ progress: `Reading sealed ballots: block ${done + 1} of ${total}` });
+            }
+          },
+        });
+        const ballots = allBallots(rings.current);
+        const keyCount = await source.keyCount();
+        if (!live) return;
+        update({ progress: `Analysing ${ballots.length} sealed ballots…` });
+        const answer = await runner.current!.run({ ballots, reveals: [...reveals], keyCount });
+        if (!live || answer === null) return;
+        if ("error" in answer) return update({ progress: null, problem: answer.error });
+        const { ms, ...result } = answer;
+        update({ height, result, ms, progress: null, problem: null });
+      } catch (error) {
+        update({ progress: null, problem: messageOf(error) });
+      }
+    })();
+    return () => {
+      live = false;
+    };
+  }, [height, revealKey]);
+
+  useEffect(() => () => runner.current?.stop(), []);
+  return state;
+}

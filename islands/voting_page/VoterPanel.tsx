@@ -1,0 +1,188 @@
+// One voter's panel on the voting page (page §2): key management, and vote management once a key
+// id exists, driven by lib/app/panel_actions.ts over this tab's storage and the same-origin API.
+import { useEffect, useMemo, useState } from "react";
+import Notice from "../../components/Notice.tsx";
+import StatusLine from "../../components/StatusLine.tsx";
+import VoterCard from "../../components/VoterCard.tsx";
+import { createApiClient } from "../../lib/app/api_client.ts";
+import * as actions from "../../lib/app/panel_actions.ts";
+import {
+  KEY_UNLOADED,
+  type KeyLine,
+  type StatusLine as Line,
+  type TagCheck,
+  VOTE_UNLOADED,
+  type VoteLine,
+  voteStage,
+} from "../../lib/app/status.ts";
+import PanelRing, { type PanelLens } from "./PanelRing.tsx";
+import VoteSection from "./VoteSection.tsx";
+
+/** How often a pending vote asks whether its block is sealed. */
+const PENDING_POLL_MS = 1500;
+
+/** The I/O the panel's actions use: this tab's localStorage, the same-origin API, the console. */
+function browserIO(): actions.ClientIO {
+  return {
+    storage: localStorage,
+    api: createApiClient({ fetch }),
+    log(message) {
+      console.error(message);
+    },
+  };
+}
+
+/** Props of {@link VoterPanel}. */
+type VoterPanelProps = {
+  namespace: string;
+  ringSize: number;
+  /** The page's one anonymity analysis, read by a verified vote's ring line. */
+  lens: PanelLens;
+  /** Tells the page whether this panel's vote is verified (and so shows its ring). */
+  onVerified(namespace: string, verified: boolean): void;
+};
+
+/**
+ * One voter: key management, and vote management once a key id exists (page §2); a verified
+ * vote also shows its ring and its effective anonymity.
+ */
+export default function VoterPanel({ namespace, ringSize, lens, onVerified }: VoterPanelProps) {
+  const io = useMemo(browserIO, []);
+  const [keyLine, setKeyLine] = useState<KeyLine>(KEY_UNLOADED);
+  const [voteLine, setVoteLine] = useState<VoteLine>(VOTE_UNLOADED);
+  const [keyId, setKeyId] = useState<string | null>(null);
+  const [working, setWorking] = useState<string | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+  const [content, setContent] = useState("");
+  const [tagLine, setTagLine] = useState<Line<TagCheck> | null>(null);
+
+  async function refreshVote() {
+    const hasVote = actions.readStoredVote(io.storage, namespace).voteId !== null;
+    if (hasVote) setWorking("Verifying vote…");
+    try {
+      setVoteLine(await actions.loadVoteStatus(io, namespace));
+    } finally {
+      if (hasVote) setWorking(null);
+    }
+  }
+
+  useEffect(() => {
+    let live = true;
+    (async () => {
+      const line = await actions.loadKeyStatus(io, namespace);
+      if (!live) return;
+      setKeyLine(line);
+      setKeyId(actions.readStoredKeys(io.storage, namespace).keyId);
+      await refreshVote();
+    })();
+    return () => {
+      live = false;
+    };
+  }, [namespace]);
+
+  // A pending vote keeps its text until its block is sealed, then is verified again.
+  useEffect(() => {
+    if (voteLine.status !== "pending") return;
+    let busy = false;
+    const timer = setInterval(async () => {
+      if (busy) return;
+      busy = true;
+      try {
+        const height = await actions.chainHeight(io);
+        const stored = actions.readStoredVote(io.storage, namespace);
+        if (height !== null && voteStage(stored, height) !== "pending") await refreshVote();
+      } finally {
+        busy = false;
+      }
+    }, PENDING_POLL_MS);
+    return () => clearInterval(timer);
+  }, [voteLine]);
+
+  useEffect(() => onVerified(namespace, voteLine.status === "voted"), [voteLine]);
+
+  // A verified vote asks the bulletin board which vote holds its tag: another one means its key
+  // signed a vote it did not cast.
+  useEffect(() => {
+    if (voteLine.status !== "voted") {
+      setTagLine(null);
+      return;
+    }
+    let live = true;
+    actions.checkOwnTag(io, namespace).then((line) => {
+      if (live) setTagLine(line);
+    });
+    return () => {
+      live = false;
+    };
+  }, [voteLine]);
+
+  function onGenerate() {
+    setKeyLine(actions.generateKeys(io, namespace));
+    setKeyId(null);
+    setVoteLine(VOTE_UNLOADED);
+    setProblem(null);
+  }
+
+  async function onRegister() {
+    setWorking("Registering key…");
+    let registered = false;
+    try {
+      const line = await actions.registerKey(io, namespace);
+      registered = line.status === "registered";
+      setKeyLine(line);
+      setKeyId(actions.readStoredKeys(io.storage, namespace).keyId);
+    } finally {
+      setWorking(null);
+    }
+    if (registered) await refreshVote();
+  }
+
+  async function onSubmit(event: Event) {
+    event.preventDefault();
+    setProblem(null);
+    setWorking("Signing vote…");
+    try {
+      const outcome = await actions.submitVote(io, namespace, { content, ringSize });
+      if (!outcome.ok) {
+        setProblem(outcome.reason);
+        return;
+      }
+      performance.mark("ringvote:signed", { detail: { signMs: outcome.signMs } });
+    } finally {
+      setWorking(null);
+    }
+    await refreshVote();
+  }
+
+  return (
+    <VoterCard name={namespace}>
+      <div class="section" data-section="key">
+        <h3>KEY MANAGEMENT</h3>
+        <StatusLine kind="key" line={keyLine} />
+        <div class="actions">
+          <button type="button" onClick={onGenerate} disabled={working !== null}>
+            Generate new keys
+          </button>
+          <button type="button" onClick={onRegister} disabled={working !== null}>
+            Register A Key
+          </button>
+        </div>
+      </div>
+      {keyId !== null && (
+        <VoteSection
+          voteLine={voteLine}
+          tagLine={tagLine}
+          content={content}
+          onContent={setContent}
+          onSubmit={onSubmit}
+          working={working !== null}
+        />
+      )}
+      {voteLine.status === "voted" && (
+        <PanelRing namespace={namespace} storage={io.storage} lens={lens} />
+      )}
+      {working !== null && <Notice tone="working" text={working} />}
+      {problem !== null && <Notice tone="problem" text={problem} />}
+    </VoterCard>
+  );
+}

@@ -1,0 +1,46 @@
+// Browser-safe. One job of the anonymity lens, as the pages hand it to their worker: the sealed
+// ballots' rings, the demonstrator's reveals and the directory size in; the exact analysis without
+// and with the reveals, the ballots the reveals cost anonymity, and the decoy-use test out.
+import {
+  analyseAnonymity,
+  type AnonymityAnalysis,
+  type AnonymityChange,
+  anonymityChanges,
+  type Reveal,
+  type RingBallot,
+} from "./anonymity.ts";
+import { type DecoyUse, decoyUse } from "./decoy_use.ts";
+
+/** What a page asks: `seq` lets it drop answers to requests it has since replaced. */
+export type LensRequest = {
+  seq: number;
+  ballots: RingBallot[];
+  reveals: Reveal[];
+  /** Registered keys in the directory, for the decoy-use test. */
+  keyCount: number;
+};
+
+/** The lens over one record: `revealed` is null when there are no reveals. */
+export type LensResult = {
+  seq: number;
+  base: AnonymityAnalysis;
+  revealed: AnonymityAnalysis | null;
+  /** Ballots whose effective anonymity the reveals lowered, lowest first. */
+  changes: AnonymityChange[];
+  decoy: DecoyUse;
+};
+
+/** What the worker answers: the result with the time it took, or the error's message. */
+export type LensAnswer =
+  | (LensResult & { ms: number })
+  | { seq: number; error: string };
+
+/** Runs one lens job; throws as {@link analyseAnonymity} does on malformed input. */
+export function runLens(request: LensRequest): LensResult {
+  const { seq, ballots, reveals, keyCount } = request;
+  const base = analyseAnonymity(ballots);
+  const revealed = reveals.length === 0 ? null : analyseAnonymity(ballots, { reveals });
+  const changes = base.consistent && revealed?.consistent ? anonymityChanges(base, revealed) : [];
+  const decoy = decoyUse(ballots.map((b) => b.ring), { keyCount });
+  return { seq, base, revealed, changes, decoy };
+}

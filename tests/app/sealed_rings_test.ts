@@ -1,0 +1,99 @@
+// The anonymity lens over the real API (lib/app/sealed_rings.ts and lib/app/anonymity_lens.ts):
+// the application over in-memory KV, read through the API client as the pages read it. Every
+// page of a block's votes is read, sealed blocks are read once, and a closed set of real ballots
+// leaves a ballot one possible signer.
+import assert from "node:assert/strict";
+import { runLens } from "../../lib/app/anonymity_lens.ts";
+import { createApiClient } from "../../lib/app/api_client.ts";
+import { allBallots, lensSource, readSealedRings } from "../../lib/app/sealed_rings.ts";
+import { MAX_PAGE_LIMIT } from "../../lib/protocol/schemas.ts";
+import { createApp } from "../../server/app.ts";
+import { sealNextBlock } from "../../server/sealer.ts";
+import { createStore } from "../../server/store.ts";
+import { makeVoters, signedVote, type TestVoter } from "../helpers/ledger_fixtures.ts";
+
+Deno.test("the lens reads every sealed ballot's ring once and analyses the record", async (t) => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const store = await createStore(kv);
+    const api = createApiClient({ fetch: createApp({ store }).request });
+    const voters = makeVoters(MAX_PAGE_LIMIT + 3);
+    for (const v of voters) await api.registerKey({ key: v.key });
+    const cast = async (signer: TestVoter, ring: TestVoter[]) =>
+      (await api.submitVote(signedVote(signer, ring, "yes"))).voteId;
+
+    // Block 1: more votes than one page holds, each over its signer and the next voter.
+    const first: { id: string; ring: string[] }[] = [];
+    for (let i = 0; i <= MAX_PAGE_LIMIT; i++) {
+      const ring = [voters[i], voters[i + 1]];
+      first.push({ id: await cast(voters[i], ring), ring: ring.map((v) => v.key) });
+    }
+    await sealNextBlock(store, 1_700_000_000_000);
+    const source = lensSource(api);
+    const reads: number[] = [];
+    const counted = (h: number) => {
+      reads.push(h);
+      return source.readBlock(h);
+    };
+
+    await t.step("a block's ballots, every page of them, in leaf order", async () => {
+      const ballots = await source.readBlock(1);
+      assert.equal(ballots.length, MAX_PAGE_LIMIT + 1);
+      assert.deepEqual(
+        new Map(ballots.map((b) => [b.id, b.ring])),
+        new Map(first.map((b) => [b.id, b.ring])),
+      );
+      assert.equal(await source.keyCount(), voters.length);
+    });
+
+    let rings = await readSealedRings(counted, { height: 1 });
+    // Block 2: the last voter over itself and voter 101, the top of block 1's chain.
+    const last = voters.length - 1;
+    const closing = await cast(voters[last], [voters[last], voters[MAX_PAGE_LIMIT + 1]]);
+    await sealNextBlock(store, 1_700_000_060_000);
+
+    await t.step("a new height reads only the new block", async () => {
+      const progress: string[] = [];
+      rings = await readSealedRings(counted, {
+        height: 2,
+        known: rings,
+        onProgress: (done, total) => progress.push(`${done}/${total}`),
+      });
+      assert.deepEqual(reads, [1, 2]);
+      assert.deepEqual(progress, ["0/1", "1/1"]);
+      assert.equal(allBallots(rings).length, MAX_PAGE_LIMIT + 2);
+    });
+
+    await t.step("the analysis of the record read through the API", () => {
+      const result = runLens({
+        seq: 7,
+        ballots: allBallots(rings),
+        reveals: [],
+        keyCount: voters.length,
+      });
+      assert.equal(result.seq, 7);
+      assert.ok(result.base.consistent);
+      if (!result.base.consistent) return;
+      // Ballots 0..100 over {i, i+1} and the last over {102, 101}: 102 ballots over 103 keys,
+      // each free to shift by one, so every ballot keeps both members.
+      assert.ok(result.base.ballots.every((b) => b.effectiveAnonymity === 2));
+      const revealed = runLens({
+        seq: 8,
+        ballots: allBallots(rings),
+        reveals: [{ key: voters[1].key, ballot: first[0].id }],
+        keyCount: voters.length,
+      });
+      assert.ok(revealed.revealed?.consistent);
+      if (!revealed.revealed?.consistent) return;
+      // Key 1 cast ballot 0: ballot 1 can only be key 2's, ballot 2 key 3's, and so on up the
+      // chain to the closing ballot, left only its signer.
+      assert.ok(revealed.revealed.ballots.every((b) => b.effectiveAnonymity === 1));
+      const closed = revealed.revealed.ballots.find((b) => b.id === closing)!;
+      assert.deepEqual(closed.possibleSigners, [voters[last].key]);
+      assert.equal(revealed.changes.length, MAX_PAGE_LIMIT + 2);
+      assert.equal(revealed.decoy.slots, 2 * (MAX_PAGE_LIMIT + 2));
+    });
+  } finally {
+    kv.close();
+  }
+});
