@@ -3,9 +3,12 @@
 // lib/; faker is imported on the first click only.
 import { useEffect, useMemo, useState } from "react";
 import { useSignal } from "@preact/signals";
+import ForkAlert from "../components/ForkAlert.tsx";
 import { anonymityByBallot, shownAnalysis } from "../lib/app/anonymity_view.ts";
 import { createApiClient } from "../lib/app/api_client.ts";
+import { watchHeads } from "../lib/app/heads.ts";
 import { lensSource } from "../lib/app/sealed_rings.ts";
+import type { ForkEvidence } from "../lib/protocol/schemas.ts";
 import {
   parseVoterList,
   serializeVoterList,
@@ -18,6 +21,8 @@ import VoterPanel from "./voting_page/VoterPanel.tsx";
 
 /** How often the page follows the chain while some panel shows its ballot's anonymity. */
 const LENS_POLL_MS = 3000;
+/** How often the page checks that the chain still extends the signed heads it has seen. */
+const HEAD_CHECK_MS = 5000;
 
 /** Props the server renders the voting page with. */
 export type VotingPageProps = { ringSize: number };
@@ -30,6 +35,7 @@ export default function VotingPage({ ringSize }: VotingPageProps) {
   // Panels whose vote is verified, by namespace: while there are any, the page follows the chain
   // and keeps one anonymity analysis per height for all of them.
   const verified = useSignal<ReadonlySet<string>>(new Set());
+  const fork = useForkEvidence();
   const api = useMemo(() => createApiClient({ fetch }), []);
   const source = useMemo(() => lensSource(api), []);
   const height = useChainHeight(async () => (await api.blockStatus()).height, {
@@ -76,8 +82,9 @@ export default function VotingPage({ ringSize }: VotingPageProps) {
   return (
     <div class="voting-page" data-ready={ready ? "true" : "false"}>
       <p class="page-link">
-        <a href="/board">Public bulletin board</a>
+        <a href="/board">Public bulletin board</a> · <a href="/lab">Attack lab</a>
       </p>
+      {fork && <ForkAlert evidence={fork} />}
       <button type="button" class="add-voter" onClick={addVoter} disabled={!ready || adding}>
         Generate A new Voter
       </button>
@@ -94,4 +101,21 @@ export default function VotingPage({ ringSize }: VotingPageProps) {
       </div>
     </div>
   );
+}
+
+/**
+ * Fork evidence against the server, once found: the chain's head (and the block at the highest
+ * remembered height) checked against the signed heads this browser has seen, now and every
+ * {@link HEAD_CHECK_MS}.
+ */
+function useForkEvidence(): ForkEvidence | null {
+  const [fork, setFork] = useState<ForkEvidence | null>(null);
+  useEffect(() =>
+    watchHeads(createApiClient({ fetch }), {
+      storage: localStorage,
+      everyMs: HEAD_CHECK_MS,
+      onFork: setFork,
+      onError: console.error,
+    }), []);
+  return fork;
 }

@@ -24,7 +24,7 @@ export default function BulletinBoardPage({ data }: { data: BulletinBoardData })
   return (
     <main class="page">
       <nav class="page-link">
-        <a href="/">Back to the voting page</a>
+        <a href="/">Back to the voting page</a> · <a href="/lab">Attack lab</a>
       </nav>
       <h1 class="bulletin-title">Public bulletin board</h1>
       <p class="bulletin-intro">

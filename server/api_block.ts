@@ -4,15 +4,21 @@ import { Hono } from "hono";
 import { Hex32, VoteId } from "../lib/protocol/schemas.ts";
 import { integerParam, integerQuery, pageLimit } from "./api_common.ts";
 import { invalidRequest, quote, refusal } from "./errors.ts";
+import { type HeadSigner, withHeadSignature } from "./head_signer.ts";
 import type { Store } from "./store.ts";
 
 const DEFAULT_PAGE = 100;
 
-/** Routes under `/api`, for blocks, votes, the tally and tags. */
-export function createBlockApp(store: Store): Hono {
+/**
+ * Routes under `/api`, for blocks, votes, the tally, tags and the server key. Every block record
+ * (status, blocks list, vote proofs) carries the server's `head_signature`.
+ */
+export function createBlockApp(store: Store, signer: HeadSigner): Hono {
   const app = new Hono();
 
-  app.get("/block/status", async (c) => c.json(await store.status()));
+  app.get("/server-key", (c) => c.json({ key: signer.key }));
+
+  app.get("/block/status", async (c) => c.json(withHeadSignature(signer, await store.status())));
 
   app.get("/block/hash/id/:height", async (c) => {
     const height = integerParam(c.req.param("height"), "height");
@@ -27,7 +33,8 @@ export function createBlockApp(store: Store): Hono {
     if (!VoteId.safeParse(voteId).success) {
       throw refusal("unknown_vote", `No vote "${quote(voteId)}" in block ${height}`);
     }
-    return c.json(await store.voteProof(height, voteId));
+    const proof = await store.voteProof(height, voteId);
+    return c.json({ ...proof, block: withHeadSignature(signer, proof.block) });
   });
 
   app.get("/block/id/:height/votes", async (c) => {
@@ -40,7 +47,8 @@ export function createBlockApp(store: Store): Hono {
   app.get("/blocks", async (c) => {
     const from = integerQuery(c, "from", 0);
     const limit = pageLimit(integerQuery(c, "limit", DEFAULT_PAGE));
-    return c.json(await store.blocks(from, limit));
+    const { blocks, height } = await store.blocks(from, limit);
+    return c.json({ blocks: blocks.map((block) => withHeadSignature(signer, block)), height });
   });
 
   app.get("/tally", async (c) => c.json(await store.tally()));

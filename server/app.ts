@@ -9,6 +9,8 @@ import { createPkiApp } from "./api_pki.ts";
 import { createVoteApp, type VerifyVote } from "./api_vote.ts";
 import { type Config, DEFAULT_RING_SIZE } from "./config.ts";
 import { notFound, refusal, toApiError } from "./errors.ts";
+import { createHeadSigner } from "./head_signer.ts";
+import { createLensApp } from "./lens.ts";
 import { createPageApp } from "./pages.ts";
 import { securityHeaders } from "./security.ts";
 import type { Store } from "./store.ts";
@@ -51,7 +53,10 @@ export function createApp(options: AppOptions): Hono {
 
   app.route("/api/pki", createPkiApp(store, onKeyRegistered));
   app.route("/api/vote", createVoteApp(store, verifyVote, members));
-  app.route("/api", createBlockApp(store));
+  const signer = createHeadSigner(store.serverSeed());
+  // The attack lab's lying-server lens: read-only, and only for requests that opt in by path.
+  app.route("/api/lens", createLensApp((path) => Promise.resolve(app.request(path)), signer));
+  app.route("/api", createBlockApp(store, signer));
 
   app.notFound((c) => {
     throw notFound(c.req.method, c.req.path);

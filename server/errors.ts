@@ -51,6 +51,7 @@ export const ERROR_STATUS = {
   unknown_vote: 404,
   block_not_sealed: 404,
   unknown_tag: 404,
+  unknown_lie: 404,
   duplicate_key: 409,
   duplicate_tag: 409,
   payload_too_large: 413,

@@ -23,7 +23,10 @@ export type VoteIndex = { index: number; path: string[] };
 /** Which vote sits at a leaf index of a sealed block. */
 export type LeafRecord = { voteId: string };
 
-function cfg(name: "open" | "head" | "keys"): Deno.KvKey {
+/** The server's Ed25519 head-signing key (protocol §4 "Signed heads"): its 32-byte seed. */
+export type ServerKeyRecord = { seed: Uint8Array };
+
+function cfg(name: "open" | "head" | "keys" | "server-key"): Deno.KvKey {
   return ["cfg", name];
 }
 
@@ -43,6 +46,8 @@ export const kvKeys = {
   head: () => cfg("head"),
   /** {@link KeyCountRecord}: the directory size. */
   keyCount: () => cfg("keys"),
+  /** {@link ServerKeyRecord}: the server's head-signing key. */
+  serverKey: () => cfg("server-key"),
   /** {@link KeyEntry}: the key with this id. */
   key: (id: number): Deno.KvKey => ["key", id],
   /** {@link KeyIdRecord}: the id of this key. */

@@ -1,10 +1,12 @@
-// The page side of the server: GET / (routes/index.tsx) and GET /board (routes/board.tsx)
-// rendered with their islands marked for hydration, and the built, content-hashed island bundles under /static/build/, cached for a year.
+// The page side of the server: GET / (routes/index.tsx), GET /board (routes/board.tsx) and
+// GET /lab (routes/lab.tsx) rendered with their islands marked for hydration, and the built,
+// content-hashed island bundles under /static/build/, cached for a year.
 import { type Context, Hono } from "hono";
 import { compress } from "hono/compress";
 import { type ComponentChild, h } from "preact";
 import BulletinBoardPage, { handler as bulletinBoardHandler } from "../routes/board.tsx";
 import IndexPage, { handler as indexHandler } from "../routes/index.tsx";
+import LabPage, { handler as labHandler } from "../routes/lab.tsx";
 import { notFound } from "./errors.ts";
 import { type AssetManifest, ICON_URL, renderPage } from "./render.tsx";
 
@@ -41,6 +43,7 @@ export function createPageApp(options: PageAppOptions): Hono {
   const app = new Hono();
   app.use("/", compress());
   app.use("/board", compress());
+  app.use("/lab", compress());
   app.use(`${BUILD_URL}*`, compress());
 
   /** The document for `page`, or 503 while the islands are not built. */
@@ -62,6 +65,11 @@ export function createPageApp(options: PageAppOptions): Hono {
   app.get("/board", (c) => {
     const data = bulletinBoardHandler(c.req.raw);
     return servePage(c, h(BulletinBoardPage, { data }), "Ringvote: public bulletin board");
+  });
+
+  app.get("/lab", (c) => {
+    const data = labHandler(c.req.raw, { ringSize });
+    return servePage(c, h(LabPage, { data }), "Ringvote: attack lab");
   });
 
   // Browsers ask for /favicon.ico by themselves when a document names no icon: both answer it.

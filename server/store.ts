@@ -23,6 +23,7 @@ import {
   type OpenRecord,
   readRetrying,
   type SealRecord,
+  type ServerKeyRecord,
   type TagUse,
   tryCommit,
   type VoteIndex,
@@ -61,6 +62,8 @@ export interface Store {
   tally(): Promise<wire.Tally>;
   /** Which vote used `tag`; 404 `unknown_tag`. */
   tagUse(tag: string): Promise<wire.TagRecord>;
+  /** The seed of the server's head-signing key, made once at first start (protocol §4). */
+  serverSeed(): Uint8Array;
   /** The height of a block closed but not finalized (a crash, or another sealer), or null. */
   pendingBlock(): Promise<number | null>;
   /**
@@ -105,6 +108,7 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
   const now = options.now ?? Date.now;
   const newVoteId = options.newVoteId ?? randomVoteId;
   await ensureGenesis(kv, now());
+  const serverSeed = await ensureServerKey(kv);
   const tallyCache: TallyCache = { height: 0, counts: new Map(), total: 0, pending: null };
   return {
     registerKey: (key) => registerKey(kv, key),
@@ -119,6 +123,7 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
     blockVotes: (height, offset, limit) => blockVotes(kv, height, offset, limit),
     tally: () => tally(kv, tallyCache),
     tagUse: (tag) => tagUse(kv, tag),
+    serverSeed: () => serverSeed.slice(),
     pendingBlock: () => pendingBlock(kv),
     closeOpenBlock: (at) => closeOpenBlock(kv, at),
     closedBlock: (height) => closedBlock(kv, height),
@@ -150,6 +155,26 @@ async function ensureGenesis(kv: Deno.Kv, now: number): Promise<void> {
     );
     if (res?.ok) return;
     if (attempt >= MAX_ATTEMPTS) throw new Error("Could not create the genesis block");
+    await backoff(attempt);
+  }
+}
+
+/**
+ * The head-signing key's seed: read, or made and stored with a check that nothing is there yet,
+ * so that processes starting together on one database all end with the one stored key.
+ */
+async function ensureServerKey(kv: Deno.Kv): Promise<Uint8Array> {
+  for (let attempt = 0;; attempt++) {
+    const existing = await readRetrying(() => kv.get<ServerKeyRecord>(kvKeys.serverKey()));
+    if (existing.value) return existing.value.seed;
+    const seed = crypto.getRandomValues(new Uint8Array(32));
+    const res = await tryCommit(
+      kv.atomic()
+        .check({ key: kvKeys.serverKey(), versionstamp: null })
+        .set(kvKeys.serverKey(), { seed } satisfies ServerKeyRecord),
+    );
+    if (res?.ok) return seed;
+    if (attempt >= MAX_ATTEMPTS) throw new Error("Could not store the server key");
     await backoff(attempt);
   }
 }

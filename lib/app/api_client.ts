@@ -14,6 +14,7 @@ import {
   KeyRecord,
   type KeyRegistration,
   MAX_PAGE_LIMIT,
+  ServerKey,
   TagRecord,
   Tally,
   VoteAccepted,
@@ -24,8 +25,12 @@ import {
 /** A fetch-compatible function: `fetch` itself, or a Hono app's `request` in tests. */
 export type Transport = (url: string, init: RequestInit) => Response | Promise<Response>;
 
-/** Where the API is: the transport and the base URL paths are appended to ("" = same origin). */
-export type ApiClientOptions = { fetch: Transport; baseUrl?: string };
+/**
+ * Where the API is: the transport and the base URL paths are appended to ("" = same origin).
+ * `lens` names a lie of the attack lab's lying-server lens: every read goes to
+ * `/api/lens/{lens}/…` instead of `/api/…` (read-only; writes are refused there).
+ */
+export type ApiClientOptions = { fetch: Transport; baseUrl?: string; lens?: string };
 
 /** Codes the client gives failures that carry no error body of the server's. */
 export type ClientErrorCode = "network_error" | "malformed_answer" | "http_error";
@@ -75,12 +80,14 @@ export type BlockVoteEntry = BlockVotes["votes"][number];
 export type ApiClient = ReturnType<typeof createApiClient>;
 
 /** The client over `fetch` at `baseUrl`. */
-export function createApiClient({ fetch, baseUrl = "" }: ApiClientOptions) {
+export function createApiClient({ fetch, baseUrl = "", lens }: ApiClientOptions) {
   const root = baseUrl.replace(/\/+$/, "");
+  const lensPrefix = lens === undefined ? null : `/api/lens/${encodeURIComponent(lens)}/`;
+  const at = (path: string) => lensPrefix === null ? path : lensPrefix + path.slice("/api/".length);
   const get = <T>(path: string, schema: z.ZodMiniType<T>) =>
-    send({ fetch, root }, { method: "GET", path, schema });
+    send({ fetch, root }, { method: "GET", path: at(path), schema });
   const post = <T>(path: string, body: unknown, schema: z.ZodMiniType<T>) =>
-    send({ fetch, root }, { method: "POST", path, body, schema });
+    send({ fetch, root }, { method: "POST", path: at(path), body, schema });
   const id = (value: string | number) => encodeURIComponent(String(value));
 
   return {
@@ -99,6 +106,8 @@ export function createApiClient({ fetch, baseUrl = "" }: ApiClientOptions) {
     submitVote: (body: VoteSubmission) => post("/api/vote", body, VoteAccepted),
     /** GET /api/tally: the tally of sealed votes. */
     tally: () => get("/api/tally", Tally),
+    /** GET /api/server-key: the hex Ed25519 key that signs block heads. */
+    serverKey: () => get("/api/server-key", ServerKey),
     /** GET /api/tag/{tag}: the vote cast with a tag; 404 `unknown_tag` when none. */
     voteOfTag: (tag: string) => get(`/api/tag/${id(tag)}`, TagRecord),
     /** GET /api/pki/key/offset/{o}/limit/{l}: the key directory, ids ascending from o + 1. */

@@ -5,9 +5,11 @@
 // workers may check in parallel), Merkle roots, ring membership, tag uniqueness, sizes and the
 // tally. The caller supplies the API client (its transport injected) and may supply the checker
 // of vote chunks, so this module stays pure; `deno task audit` and the board's one-click
-// audit run this same code and print the same report.
+// audit run this same code and print the same report. The blocks phase also checks every head
+// signature against the server key (protocol §4 "Signed heads").
 import { bytesToHex, hexToBytes } from "../protocol/bytes.ts";
 import { checkLink, isGenesis, verifyBlockHash } from "../protocol/chain.ts";
+import { verifyHead } from "../protocol/head.ts";
 import { merkleRoot } from "../protocol/merkle.ts";
 import {
   type BlockRecord,
@@ -148,9 +150,10 @@ export async function auditLedger(api: ApiClient, opts: AuditOptions = {}): Prom
   try {
     const status = await api.blockStatus();
     report.height = status.height;
+    const { key: serverKey } = await api.serverKey();
     const registered = await readKeys(api, context("keys"));
     report.keys = registered.size;
-    const blocks = await readBlocks(api, { status, ctx: context("blocks") });
+    const blocks = await readBlocks(api, { status, serverKey, ctx: context("blocks") });
     report.blocks = blocks.length;
     if (blocks.length === 0) throw new Error("the server lists no block, not even genesis");
     const ledger = await readVotes(api, {
@@ -192,11 +195,22 @@ async function readKeys(api: ApiClient, ctx: PhaseContext): Promise<Set<string>>
   return registered;
 }
 
-/** Blocks phase: every header in height order, genesis, each hash from its fields, each link. */
+/**
+ * Blocks phase: every header in height order, genesis, each hash from its fields, each link, and
+ * every head signature (the status's and each block's) against the server key.
+ */
 async function readBlocks(
   api: ApiClient,
-  { status, ctx }: { status: BlockStatus; ctx: PhaseContext },
+  { status, serverKey, ctx }: { status: BlockStatus; serverKey: string; ctx: PhaseContext },
 ): Promise<BlockRecord[]> {
+  const checkHead = (where: string, head: SignedHeadFields) => {
+    const { height, hash, head_signature } = head;
+    if (head_signature === undefined) ctx.fail(`${where}: no head signature`);
+    else if (!verifyHead(serverKey, { height, hash, head_signature })) {
+      ctx.fail(`${where}: head signature is not the server key's (${serverKey})`);
+    }
+  };
+  checkHead("status", status);
   const blocks: BlockRecord[] = [];
   for await (const page of pagesOf(api.blocks, { count: status.height + 1 })) {
     blocks.push(...page.items);
@@ -215,6 +229,7 @@ async function readBlocks(
   if (!verifyBlockHash(genesis)) ctx.fail("block 0: hash does not match its fields");
   blocks.forEach((b, i) => {
     if (b.height !== i) ctx.fail(`block ${i}: served with height ${b.height}`);
+    checkHead(`block ${i}`, b);
     if (i === 0) return;
     if (b.size === 0) ctx.fail(`block ${i}: sealed with no votes`);
     if (!verifyBlockHash(b)) ctx.fail(`block ${i}: hash does not match its fields`);
@@ -226,6 +241,9 @@ async function readBlocks(
   if (head.hash !== status.hash) ctx.fail(`status: head hash differs from block ${head.height}`);
   return blocks;
 }
+
+/** The fields of a served block record that its head signature covers. */
+type SignedHeadFields = { height: number; hash: string; head_signature?: string };
 
 /** One page of a block's votes listing. */
 type PageRequest = { height: number; offset: number };

@@ -20,6 +20,10 @@ export function codePointLength(text: string): number {
 export const Hex32 = z.string().check(
   z.regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hex characters"),
 );
+/** 64 bytes as 128 lowercase hex characters: Ed25519 signatures. */
+export const Hex64 = z.string().check(
+  z.regex(/^[0-9a-f]{128}$/, "must be 128 lowercase hex characters"),
+);
 /** A vote id: 16 random bytes, base64url without padding. */
 export const VoteId = z.string().check(
   z.regex(/^[A-Za-z0-9_-]{22}$/, "must be 22 base64url characters"),
@@ -82,13 +86,15 @@ export const BlockRecord = z.object({
   prev_hash: Hex32,
   hash: Hex32,
   size: Count,
+  /** The server's signature over the head (protocol §4 "Signed heads"); additive to v1. */
+  head_signature: z.optional(Hex64),
 });
 // The head's fields in the answers below are the block record's own.
-const { height, hash, timestamp } = BlockRecord.shape;
+const { height, hash, timestamp, head_signature } = BlockRecord.shape;
 /** Answer of `GET /api/block/hash/id/{height}`: a block record's height and hash. */
 export const BlockHash = z.object({ height, hash });
 /** Answer of `GET /api/block/status`: the head block's height, hash and time, and the open block. */
-export const BlockStatus = z.object({ height, hash, timestamp, openBlock: Id });
+export const BlockStatus = z.object({ height, hash, timestamp, head_signature, openBlock: Id });
 /** Answer of `GET /api/block/id/{blockId}/vote/{voteId}`. */
 export const VoteProof = z.object({
   vote: VoteRecord,
@@ -109,6 +115,18 @@ export const TallyEntry = z.object({ payload: z.string(), count: Id });
 export const Tally = z.object({ total: Count, results: z.array(TallyEntry) });
 /** Answer of `GET /api/tag/{tag}`. */
 export const TagRecord = z.object({ voteId: VoteId, blockId: Id });
+/** Answer of `GET /api/server-key`: the hex Ed25519 key that signs block heads. */
+export const ServerKey = z.object({ key: Hex32 });
+/** A block head with the server's signature (protocol §4 "Signed heads"). */
+export const SignedHead = z.object({ height: Count, hash: Hex32, head_signature: Hex64 });
+/** The `kind` field naming a fork-evidence file. */
+export const FORK_EVIDENCE_KIND = "ringvote/v1/fork-evidence";
+/** Fork evidence: two heads signed by `key` at one height with different hashes. */
+export const ForkEvidence = z.object({
+  kind: z.literal(FORK_EVIDENCE_KIND),
+  key: Hex32,
+  heads: z.tuple([SignedHead, SignedHead]),
+});
 /** Every error answer; some codes add fields (`duplicate_key` carries `id`). */
 export const ErrorBody = z.object({
   error: z.looseObject({ code: z.string(), message: z.string() }),
@@ -130,6 +148,9 @@ export type BlockVotes = z.infer<typeof BlockVotes>;
 export type TallyEntry = z.infer<typeof TallyEntry>;
 export type Tally = z.infer<typeof Tally>;
 export type TagRecord = z.infer<typeof TagRecord>;
+export type ServerKey = z.infer<typeof ServerKey>;
+export type SignedHead = z.infer<typeof SignedHead>;
+export type ForkEvidence = z.infer<typeof ForkEvidence>;
 export type ErrorBody = z.infer<typeof ErrorBody>;
 
 /** One line per issue, `path: message`, for a 400 answer or a console log. */

@@ -111,6 +111,23 @@ Deno.test("the auditor catches every kind of tampering", async (t) => {
       }),
       expect: /is not registered/,
     },
+    {
+      desc: "a head signature from another block",
+      api: tampered(/\/api\/blocks/, (b) => {
+        b.blocks[2].head_signature = b.blocks[1].head_signature;
+      }),
+      expect: /block 2: head signature is not the server key's/,
+    },
+    {
+      desc: "a block served without its head signature",
+      api: tampered(/\/api\/blocks/, (b) => delete b.blocks[0].head_signature),
+      expect: /block 0: no head signature/,
+    },
+    {
+      desc: "another server key",
+      api: tampered(/\/api\/server-key/, (b) => (b.key = b.key.replace(/^../, "00"))),
+      expect: /status: head signature is not the server key's/,
+    },
   ];
   for (const c of cases) {
     await t.step(c.desc, async () => {

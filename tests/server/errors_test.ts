@@ -46,6 +46,7 @@ Deno.test("every error answer has the same headers and shape as the error type's
       ["no such vote", 404, "unknown_vote", "/api/block/id/1/vote/AAAAAAAAAAAAAAAAAAAAAA"],
       ["vote not sealed", 404, "block_not_sealed", `/api/block/id/1/vote/${voteId}`],
       ["no such tag", 404, "unknown_tag", `/api/tag/${"0".repeat(64)}`],
+      ["no such lie of the lens", 404, "unknown_lie", "/api/lens/nothing/block/status"],
       ["changed payload", 400, "invalid_signature", "/api/vote", json({ ...vote, payload: "No" })],
       [
         "unregistered ring member",

@@ -240,3 +240,25 @@ Deno.test("the icon: named by every page's head, answered at /favicon.svg and /f
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("GET /lab renders the lab shell, linked from and to both other pages", async () => {
+  const { dir, outDir, manifest } = await freshBuild();
+  try {
+    const app = createPageApp({ ringSize: 6, buildDir: outDir });
+    const res = await app.request("/lab");
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get("content-type") ?? "", /^text\/html/);
+    const html = await res.text();
+    assert.match(html, /<title>Ringvote: attack lab<\/title>/);
+    assert.match(html, /<div data-island="AttackLab" data-island-props="island-props-0">/);
+    assert.match(html, /\{"ringSize":6\}<\/script>/);
+    assert.ok(html.includes(`<script type="module" src="${manifest.islands.AttackLab}">`));
+    assert.match(html, /<a href="\/">Voting page<\/a>/);
+    assert.match(html, /<a href="\/board">Public bulletin board<\/a>/);
+    for (const page of ["/", "/board"]) {
+      assert.match(await (await app.request(page)).text(), /<a href="\/lab">Attack lab<\/a>/);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,0 +1,33 @@
+// The alarm a page raises when the server has signed two histories (protocol §4 "Signed heads"):
+// both heads side by side, what that proves in plain words, and the evidence as a JSON download
+// that anyone can check with the server's public key.
+import { evidenceFile } from "../lib/app/heads.ts";
+import type { ForkEvidence } from "../lib/protocol/schemas.ts";
+
+/** The fork evidence, explained, with its download link. */
+export default function ForkAlert({ evidence }: { evidence: ForkEvidence }) {
+  const file = evidenceFile(evidence);
+  const href = `data:application/json;charset=utf-8,${encodeURIComponent(file.text)}`;
+  const [a, b] = evidence.heads;
+  return (
+    <section class="fork-alert" role="alert" data-fork-height={a.height}>
+      <h2>The server showed two different histories</h2>
+      <p>
+        This browser saw block {a.height}{" "}
+        with one fingerprint; the server now shows another. Both are signed with the server's key,
+        so this is proof — not a suspicion — that the server rewrote its history.
+      </p>
+      <dl class="fork-heads">
+        <dt>Block {a.height}, seen before</dt>
+        <dd class="hex">{a.hash}</dd>
+        <dt>Block {b.height}, shown now</dt>
+        <dd class="hex">{b.hash}</dd>
+        <dt>Server key</dt>
+        <dd class="hex">{evidence.key}</dd>
+      </dl>
+      <a class="button fork-download" href={href} download={file.name}>
+        Download the evidence (JSON)
+      </a>
+    </section>
+  );
+}

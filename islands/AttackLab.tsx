@@ -1,0 +1,156 @@
+// The attack lab (/lab): it prepares its own voters and honest votes in this browser, then lets
+// the demonstrator throw every attack at the running server and look at the lab voter's vote
+// through a lying-server lens. Each section is a component of components/; the state is here.
+import { useEffect, useMemo, useState } from "react";
+import AttackCard, { type AttackResult } from "../components/AttackCard.tsx";
+import LabSection from "../components/LabSection.tsx";
+import LabPreparation, { type Preparation } from "../components/LabPreparation.tsx";
+import LieCard, { type LieResult } from "../components/LieCard.tsx";
+import { createApiClient } from "../lib/app/api_client.ts";
+import { type Attack, type AttackId, ATTACKS } from "../lib/app/attacks.ts";
+import type { SeenHeads } from "../lib/app/heads.ts";
+import {
+  type LabIO,
+  type LabReady,
+  prepareLab,
+  readLedger,
+  runAttack,
+  runLie,
+} from "../lib/app/lab.ts";
+import { type LieId, LIES } from "../lib/app/lies.ts";
+
+/** Props the server renders the lab with. */
+export type AttackLabProps = { ringSize: number };
+
+const ATTACKS_INTRO = "Each attack is built in this browser from the lab's own keys and sent " +
+  "for real. A green card means the server refused it and the ledger did not change.";
+
+function lensIntro(viewer: string): string {
+  return `The lens shows ${viewer}'s vote as a dishonest server would. It only changes what ` +
+    "this page is told — the ledger is untouched. A green card means the voter's own checks " +
+    "caught the lie.";
+}
+
+function browserIO(): LabIO {
+  return {
+    storage: localStorage,
+    api: createApiClient({ fetch }),
+    lensApi: (lie) => createApiClient({ fetch, lens: lie }),
+    log: (message) => console.error(message),
+  };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The lab: preparation, the attacks, the lying-server lens. */
+export default function AttackLab({ ringSize }: AttackLabProps) {
+  const io = useMemo(browserIO, []);
+  const [preparation, setPreparation] = useState<Preparation>({
+    state: "working",
+    line: "Preparing the lab…",
+  });
+  const [lab, setLab] = useState<LabReady | null>(null);
+  const [attacks, setAttacks] = useState<Partial<Record<AttackId, AttackResult>>>({});
+  const [lies, setLies] = useState<Partial<Record<LieId, LieResult>>>({});
+  const [running, setRunning] = useState<string | null>(null);
+  const [seen, setSeen] = useState<SeenHeads>({ key: null, heads: [] });
+
+  async function prepare() {
+    setPreparation({ state: "working", line: "Preparing the lab…" });
+    try {
+      const ready = await prepareLab(io, {
+        count: ringSize + 2,
+        ringSize,
+        progress: (line) => setPreparation({ state: "working", line }),
+      });
+      setLab(ready);
+      const ledger = await readLedger(io.api).catch(() => null);
+      setPreparation({ state: "ready", voters: ringSize + 2, viewer: ready.viewer, ledger });
+    } catch (error) {
+      setPreparation({ state: "failed", problem: messageOf(error) });
+    }
+  }
+
+  useEffect(() => {
+    prepare();
+  }, []);
+
+  /** Runs `work` as card `id`, keeping its result, or the problem that stopped it, with `keep`. */
+  async function perform<R>(
+    id: string,
+    work: (ready: LabReady) => Promise<R>,
+    keep: (result: R | { problem: string }) => void,
+  ) {
+    if (!lab) return;
+    setRunning(id);
+    try {
+      keep(await work(lab));
+    } catch (error) {
+      keep({ problem: messageOf(error) });
+    } finally {
+      setRunning(null);
+    }
+  }
+
+  function attack(attack: Attack) {
+    return perform(
+      attack.id,
+      (ready) => runAttack(io.api, { attack, input: ready.input }),
+      (result) => setAttacks((all) => ({ ...all, [attack.id]: result })),
+    );
+  }
+
+  function lie(id: LieId) {
+    return perform(
+      id,
+      async (ready) => {
+        const run = await runLie(io, { lie: id, viewer: ready.viewer, seen });
+        setSeen(run.seen);
+        return run;
+      },
+      (result) => setLies((all) => ({ ...all, [id]: result })),
+    );
+  }
+
+  const busy = lab === null || running !== null;
+  const control = (attribute: string, id: string, label: string, onRun: () => void) => ({
+    control: { [attribute]: id },
+    label,
+    running: running === id,
+    disabled: busy,
+    onRun,
+  });
+  return (
+    <div class="lab" data-ready={lab ? "true" : "false"}>
+      <LabPreparation preparation={preparation} onRetry={prepare} />
+      <LabSection
+        title="Attacks on the voting server"
+        intro={ATTACKS_INTRO}
+      >
+        {ATTACKS.map((a) => (
+          <AttackCard
+            key={a.id}
+            attack={a}
+            result={attacks[a.id] ?? null}
+            run={control("data-attack", a.id, "Run this attack", () => attack(a))}
+          />
+        ))}
+      </LabSection>
+      <LabSection
+        title="What if the server lies?"
+        intro={lensIntro(lab?.viewer ?? "the lab voter")}
+      >
+        {LIES.map((l) => (
+          <LieCard
+            key={l.id}
+            lie={l}
+            result={lies[l.id] ?? null}
+            run={control("data-lie", l.id, "Look through the lying lens", () => lie(l.id))}
+          />
+        ))}
+      </LabSection>
+    </div>
+  );
+}

@@ -1,0 +1,175 @@
+// Browser-safe. The signed heads a page remembers (protocol §4 "Signed heads"): every head it is
+// shown is checked against the server key and against the heads it saw before. Two heads signed
+// by one key at one height with different hashes are fork evidence, which the page shows and
+// offers as a JSON download anyone can check (lib/protocol/head.ts `checkForkEvidence`).
+import * as z from "zod/mini";
+import { forkEvidence, verifyHead } from "../protocol/head.ts";
+import { type ForkEvidence, SignedHead } from "../protocol/schemas.ts";
+import type { ApiClient } from "./api_client.ts";
+
+/**
+ * Browser-storage key of the voting page's and the board's remembered heads: one JSON value,
+ * apart from the per-voter entries of page §3 (those are prefixed by a voter's namespace).
+ */
+export const SEEN_HEADS_KEY = "ringvote/seen-heads";
+
+/** Most heads remembered; the highest are kept, since a fork below them changes them too. */
+export const MAX_SEEN_HEADS = 256;
+
+/** What a page remembers: the server key it trusts and the heads it has seen, by height. */
+export type SeenHeads = { key: string | null; heads: SignedHead[] };
+
+const Stored = z.object({ key: z.nullable(z.string()), heads: z.array(SignedHead) });
+
+/** The remembered heads from storage; an empty memory when absent or unreadable. */
+export function parseSeenHeads(stored: string | null): SeenHeads {
+  if (stored === null) return { key: null, heads: [] };
+  try {
+    const parsed = Stored.safeParse(JSON.parse(stored));
+    return parsed.success ? parsed.data : { key: null, heads: [] };
+  } catch {
+    return { key: null, heads: [] };
+  }
+}
+
+/** The stored form of `seen`. */
+export function serializeSeenHeads(seen: SeenHeads): string {
+  return JSON.stringify(seen);
+}
+
+/** A head as shown: a block record or a status, with its signature if it carries one. */
+export type ShownHead = { height: number; hash: string; head_signature?: string };
+
+/**
+ * The outcome of showing heads to the memory: the updated memory, the first fork found (evidence
+ * against the key), the heads whose signature is missing or wrong, and whether the server key
+ * changed (a new server: the memory starts again under the new key).
+ */
+export type HeadObservation = {
+  seen: SeenHeads;
+  fork: ForkEvidence | null;
+  unsigned: ShownHead[];
+  keyChanged: boolean;
+};
+
+/**
+ * Checks `shown` heads, signed by `key`, against `seen`: a validly signed head at a remembered
+ * height with another hash is a fork; a new validly signed head is remembered; a head without a
+ * valid signature proves nothing and is listed. Pure: `seen` is not modified.
+ */
+export function observeHeads(
+  seen: SeenHeads,
+  { key, shown }: { key: string; shown: readonly ShownHead[] },
+): HeadObservation {
+  const keyChanged = seen.key !== null && seen.key !== key;
+  const byHeight = new Map<number, SignedHead>();
+  if (!keyChanged) { for (const head of seen.heads) byHeight.set(head.height, head); }
+  let fork: ForkEvidence | null = null;
+  const unsigned: ShownHead[] = [];
+  for (const head of shown) {
+    const signed = validlySigned(key, head);
+    if (signed === null) {
+      unsigned.push(head);
+      continue;
+    }
+    const known = byHeight.get(head.height);
+    if (known === undefined) byHeight.set(head.height, signed);
+    else if (known.hash !== head.hash) fork ??= forkEvidence(key, [known, signed]);
+  }
+  const heads = [...byHeight.values()].sort((a, b) => a.height - b.height).slice(-MAX_SEEN_HEADS);
+  return { seen: { key, heads }, fork, unsigned, keyChanged };
+}
+
+function validlySigned(key: string, head: ShownHead): SignedHead | null {
+  const { height, hash, head_signature } = head;
+  if (head_signature === undefined) return null;
+  try {
+    return verifyHead(key, { height, hash, head_signature })
+      ? { height, hash, head_signature }
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The remembered heads at heights up to `height`, highest first: the ones a chain must extend. */
+export function headsBelow(seen: SeenHeads, height: number): SignedHead[] {
+  return seen.heads.filter((h) => h.height <= height).reverse();
+}
+
+/** File name and JSON text of a fork-evidence download. */
+export function evidenceFile(evidence: ForkEvidence): { name: string; text: string } {
+  return {
+    name: `ringvote-fork-evidence-height-${evidence.heads[0].height}.json`,
+    text: JSON.stringify(evidence, null, 2) + "\n",
+  };
+}
+
+/**
+ * The heads to check beside those a page was shown: the served block at the highest remembered
+ * height up to `height`, so a chain that no longer extends what this browser saw is caught even
+ * when that block is not on screen.
+ */
+export async function rememberedBlocks(
+  api: ApiClient,
+  { seen, height }: { seen: SeenHeads; height: number },
+): Promise<ShownHead[]> {
+  const remembered = headsBelow(seen, height)[0];
+  return remembered ? (await api.blocks(remembered.height, 1)).items : [];
+}
+
+/** Where a page keeps its remembered heads. */
+export type HeadStorage = Pick<Storage, "getItem" | "setItem">;
+
+/**
+ * A page's check of the chain it is shown (protocol §4 "Signed heads"): reads the server key and
+ * the chain's head, adds `shown` and the block at the highest remembered height, observes them
+ * against the heads in `storage` and stores the updated memory (unchanged when a fork is found,
+ * so the evidence stays reproducible).
+ */
+export async function checkShownChain(
+  api: ApiClient,
+  { storage, shown = [] }: { storage: HeadStorage; shown?: readonly ShownHead[] },
+): Promise<HeadObservation> {
+  const [{ key }, status] = await Promise.all([api.serverKey(), api.blockStatus()]);
+  const seen = parseSeenHeads(storage.getItem(SEEN_HEADS_KEY));
+  const extra = await rememberedBlocks(api, { seen, height: status.height });
+  const observed = observeHeads(seen, { key, shown: [status, ...shown, ...extra] });
+  if (!observed.fork) storage.setItem(SEEN_HEADS_KEY, serializeSeenHeads(observed.seen));
+  return observed;
+}
+
+/**
+ * Runs {@link checkShownChain} now and every `everyMs` until the answered function is called;
+ * `onFork` hears the first fork found, `onError` every check that could not be made.
+ */
+export function watchHeads(
+  api: ApiClient,
+  { storage, everyMs, onFork, onError }: {
+    storage: HeadStorage;
+    everyMs: number;
+    onFork: (evidence: ForkEvidence) => void;
+    onError: (message: string) => void;
+  },
+): () => void {
+  let live = true;
+  let found = false;
+  const check = async () => {
+    if (found) return;
+    try {
+      const { fork } = await checkShownChain(api, { storage });
+      if (live && fork) {
+        found = true;
+        onFork(fork);
+      }
+    } catch (error) {
+      if (live) onError(`Signed heads could not be checked: ${(error as Error).message}`);
+    }
+  };
+  check();
+  const timer = setInterval(check, everyMs);
+  return () => {
+    live = false;
+    clearInterval(timer);
+  };
+}

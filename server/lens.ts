@@ -1,0 +1,159 @@
+// The lying-server lens of the attack lab: `GET /api/lens/{lie}/…` answers the honest read of
+// `/api/…` with one lie told (lib/app/lies.ts). It only ever reads — it calls the honest routes
+// and rewrites their JSON — so it never writes to the ledger, and requests outside the prefix
+// are untouched. Lies about blocks are signed with the server key: the server is the liar, and
+// its signature on two histories is what makes a fork provable.
+import { Hono } from "hono";
+import { isLieId, type LieId } from "../lib/app/lies.ts";
+import { blockHash } from "../lib/protocol/chain.ts";
+import type { BlockRecord as Block } from "../lib/protocol/schemas.ts";
+import { quote, refusal } from "./errors.ts";
+import { type HeadSigner, withHeadSignature } from "./head_signer.ts";
+
+/** Reads an honest API path (e.g. `/api/blocks?from=0`) from the application itself. */
+export type HonestRead = (path: string) => Promise<Response>;
+
+// deno-lint-ignore no-explicit-any
+type Json = any;
+/** The forked twin of the honest block at `height` with `hash`. */
+type Fork = (head: { height: number; hash: string }) => Promise<Block>;
+
+const PROOF = /^\/api\/block\/id\/\d+\/vote\/[^/]+$/;
+const TAG = /^\/api\/tag\/[^/]+$/;
+const HASH = /^\/api\/block\/hash\/id\/\d+$/;
+
+/** How far the forked history moves each block's close time: one second. */
+const FORK_SHIFT_MS = 1000;
+
+/** Routes under `/api/lens`: `GET /{lie}/{path}` mirrors `GET /api/{path}` with the lie told. */
+export function createLensApp(read: HonestRead, signer: HeadSigner): Hono {
+  const app = new Hono();
+  const fork = forkedHistory(read, signer);
+
+  app.get("/:lie/*", async (c) => {
+    const lie = c.req.param("lie");
+    if (!isLieId(lie)) throw refusal("unknown_lie", `No lie "${quote(lie)}"`);
+    const url = new URL(c.req.url);
+    const path = `/api/${url.pathname.slice(`/api/lens/${lie}/`.length)}`;
+    if (path.startsWith("/api/lens/")) throw refusal("not_found", "A lens of a lens");
+    const honest = await read(path + url.search);
+    if (!(honest.headers.get("content-type") ?? "").startsWith("application/json")) return honest;
+    const body: Json = await honest.json();
+    if (!honest.ok) return c.json(body, honest.status as 404);
+    return c.json(await tellLie(lie, { path, body, signer, fork }));
+  });
+
+  return app;
+}
+
+/** The answer `body` of `path` with `lie` told; throws the honest 404 of a thing it hides. */
+async function tellLie(
+  lie: LieId,
+  { path, body, signer, fork }: {
+    path: string;
+    body: Json;
+    signer: HeadSigner;
+    fork: Fork;
+  },
+): Promise<Json> {
+  switch (lie) {
+    case "rewrite-payload":
+      if (PROOF.test(path)) body.vote.payload = `${body.vote.payload} (changed)`;
+      return body;
+    case "rewrite-signature":
+      if (PROOF.test(path)) body.vote.signature = rewriteSignature(body.vote.signature);
+      return body;
+    case "drop-vote":
+      if (PROOF.test(path)) throw refusal("unknown_vote", "No such vote");
+      if (TAG.test(path)) throw refusal("unknown_tag", "No vote with this tag");
+      return body;
+    case "alter-path":
+      if (PROOF.test(path)) {
+        body.path = body.path.length > 0
+          ? [flipHex(body.path[0]), ...body.path.slice(1)]
+          : [body.block.merkle_root];
+      }
+      return body;
+    case "rewrite-block-hash":
+      if (PROOF.test(path)) {
+        // Reversed, so the false hash differs at a glance, not only in its last digit.
+        const hash = [...body.block.hash].reverse().join("");
+        body.block = withHeadSignature(signer, { ...body.block, hash });
+      }
+      return body;
+    case "fork-chain":
+      return await forkAnswer(path, body, fork);
+  }
+}
+
+/** Every block record in `body` replaced by its forked twin. */
+async function forkAnswer(path: string, body: Json, fork: Fork): Promise<Json> {
+  if (PROOF.test(path)) return { ...body, block: await fork(body.block) };
+  if (path === "/api/blocks") {
+    const blocks = [];
+    for (const block of body.blocks) blocks.push(await fork(block));
+    return { ...body, blocks };
+  }
+  if (path === "/api/block/status" || HASH.test(path)) {
+    const { hash, head_signature } = await fork(body);
+    return "head_signature" in body ? { ...body, hash, head_signature } : { ...body, hash };
+  }
+  return body;
+}
+
+/**
+ * The forked history: from height 1 on, every block closed one second later than the honest one,
+ * linked to its forked predecessor, its hash recomputed and its head signed by the server. Each
+ * block and its links check out; only a head remembered from the honest chain tells them apart.
+ */
+function forkedHistory(read: HonestRead, signer: HeadSigner): Fork {
+  // Sealed blocks never change, so both histories are remembered by height.
+  const honest = new Map<number, Block>();
+  const forked = new Map<number, Block>();
+
+  async function honestAt(height: number): Promise<Block> {
+    if (!honest.has(height)) {
+      const res = await read(`/api/blocks?from=${height}&limit=100`);
+      const { blocks } = await res.json() as { blocks: Block[] };
+      for (const block of blocks) honest.set(block.height, block);
+    }
+    const block = honest.get(height);
+    if (!block) throw refusal("unknown_block", `No sealed block at height ${height}`);
+    return block;
+  }
+
+  return async function fork({ height }) {
+    if (height === 0) return await honestAt(0);
+    const done = forked.get(height);
+    if (done) return done;
+    let from = height;
+    while (from > 1 && !forked.has(from - 1)) from--;
+    let prev = from === 1 ? await honestAt(0) : forked.get(from - 1)!;
+    for (let h = from; h <= height; h++) {
+      const { head_signature: _, ...fields } = await honestAt(h);
+      const header = {
+        ...fields,
+        timestamp: fields.timestamp + FORK_SHIFT_MS,
+        prev_hash: prev.hash,
+      };
+      prev = withHeadSignature(signer, { ...header, hash: blockHash(header) });
+      forked.set(h, prev);
+    }
+    return prev;
+  };
+}
+
+/** The wire signature with the last hex digit of `c0` changed (still well-formed). */
+function rewriteSignature(signature: string): string {
+  try {
+    const parsed = JSON.parse(signature);
+    return JSON.stringify({ ...parsed, c0: flipHex(parsed.c0) });
+  } catch {
+    return `${signature} `;
+  }
+}
+
+/** `hex` with its last digit changed. */
+function flipHex(hex: string): string {
+  return hex.slice(0, -1) + (hex.endsWith("0") ? "1" : "0");
+}

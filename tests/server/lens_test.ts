@@ -1,0 +1,123 @@
+// The lying-server lens (GET /api/lens/{lie}/…) over the real app and in-memory KV: it never
+// writes, honest requests answer byte for byte what they answered before, each lie is told, and
+// a voter's own checks (lib/app/lens_checks.ts) catch every one, naming the check that failed.
+import assert from "node:assert/strict";
+import { createApiClient } from "../../lib/app/api_client.ts";
+import { checkVoteView } from "../../lib/app/lens_checks.ts";
+import { LIES } from "../../lib/app/lies.ts";
+import { type SeenHeads } from "../../lib/app/heads.ts";
+import { checkBlocks } from "../../lib/app/record_checks.ts";
+import { checkForkEvidence, verifyHead } from "../../lib/protocol/head.ts";
+import { createApp } from "../../server/app.ts";
+import { sealNextBlock } from "../../server/sealer.ts";
+import { createStore } from "../../server/store.ts";
+import { call, dumpKv, makeVoters, ringFor, signedVote } from "../helpers/ledger_fixtures.ts";
+
+/** Two sealed blocks: block 1 holds the lab voter's vote and another, block 2 one more vote. */
+async function ledger() {
+  const kv = await Deno.openKv(":memory:");
+  const store = await createStore(kv);
+  const app = createApp({ store });
+  const voters = makeVoters(5);
+  for (const v of voters) await store.registerKey(v.key);
+  const mine = signedVote(voters[0], ringFor(voters[0], voters, 3), "Choice A");
+  const accepted = await call(app, "POST", "/api/vote", mine);
+  await call(app, "POST", "/api/vote", signedVote(voters[1], ringFor(voters[1], voters, 3), "B"));
+  await sealNextBlock(store, Date.now());
+  await call(app, "POST", "/api/vote", signedVote(voters[2], ringFor(voters[2], voters, 3), "C"));
+  await sealNextBlock(store, Date.now() + 1);
+  const stored = {
+    voteId: accepted.body.voteId as string,
+    blockId: String(accepted.body.blockId),
+    voteContent: mine.payload,
+    voteSignature: mine.signature,
+  };
+  return { kv, app, stored };
+}
+
+const HONEST_PATHS = (voteId: string) => [
+  "/api/block/status",
+  "/api/blocks",
+  "/api/block/hash/id/1",
+  `/api/block/id/1/vote/${voteId}`,
+  "/api/block/id/1/votes",
+  "/api/tally",
+  "/api/server-key",
+];
+
+Deno.test("the lens tells each lie only where asked, never writes, and leaves honest reads alone", async (t) => {
+  const { kv, app, stored } = await ledger();
+  const honestText = async () =>
+    await Promise.all(
+      HONEST_PATHS(stored.voteId).map(async (p) => await (await app.request(p)).text()),
+    );
+  const before = await honestText();
+  const kvBefore = await dumpKv(kv);
+
+  for (const lie of LIES) {
+    await t.step(`${lie.id}: every mirrored read answers`, async () => {
+      for (const path of HONEST_PATHS(stored.voteId)) {
+        const lens = path.replace("/api/", `/api/lens/${lie.id}/`);
+        const res = await app.request(lens);
+        const dropped = lie.id === "drop-vote" && path.includes("/vote/");
+        assert.equal(res.status, dropped ? 404 : 200, lens);
+        assert.match(res.headers.get("content-type") ?? "", /^application\/json/);
+        await res.body?.cancel();
+      }
+    });
+  }
+  await t.step("writes and unknown lies are refused under the lens", async () => {
+    const post = await call(app, "POST", "/api/lens/drop-vote/vote", { payload: "x" });
+    assert.equal(post.status, 404);
+    const unknown = await call(app, "GET", "/api/lens/tell-the-truth/block/status");
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.body.error.code, "unknown_lie");
+  });
+  await t.step("KV unchanged, honest answers byte for byte the same", async () => {
+    assert.deepEqual(await dumpKv(kv), kvBefore);
+    assert.deepEqual(await honestText(), before);
+  });
+  kv.close();
+});
+
+Deno.test("a voter's own checks catch every lie and name the check that failed", async (t) => {
+  const { kv, app, stored } = await ledger();
+  const honest = createApiClient({ fetch: app.request });
+  const { key } = await honest.serverKey();
+  // What this browser saw of the honest server first.
+  const first = await checkVoteView(honest, { stored, key, seen: { key: null, heads: [] } });
+  await t.step("the honest server passes every check", () => {
+    assert.deepEqual(first.failed, []);
+    assert.equal(first.detected, false);
+    assert.deepEqual(first.seen.heads.map((h) => h.height), [1, 2]);
+  });
+  for (const lie of LIES) {
+    await t.step(`${lie.id} is caught as ${lie.caughtBy}`, async () => {
+      const lens = createApiClient({ fetch: app.request, lens: lie.id });
+      const verdict = await checkVoteView(lens, { stored, key, seen: first.seen });
+      assert.equal(verdict.detected, true);
+      assert.ok(verdict.failed.includes(lie.caughtBy), `${verdict.failed} / ${verdict.details}`);
+    });
+  }
+  await t.step("the forked chain is consistent in itself and validly signed", async () => {
+    const lens = createApiClient({ fetch: app.request, lens: "fork-chain" });
+    const { items } = await lens.blocks(0, 100);
+    assert.ok(checkBlocks(items).every((c) => c.hashOk && c.link === "ok"));
+    for (const block of items) {
+      assert.ok(verifyHead(key, { ...block, head_signature: block.head_signature! }));
+    }
+    const honestBlocks = (await honest.blocks(0, 100)).items;
+    assert.notEqual(items[1].hash, honestBlocks[1].hash);
+    assert.equal(items[0].hash, honestBlocks[0].hash, "genesis is shared");
+  });
+  await t.step("the fork's evidence checks out with the server key alone", async () => {
+    const lens = createApiClient({ fetch: app.request, lens: "fork-chain" });
+    const seen: SeenHeads = first.seen;
+    const verdict = await checkVoteView(lens, { stored, key, seen });
+    assert.deepEqual(verdict.failed, ["fork"]);
+    assert.ok(verdict.evidence);
+    assert.equal(verdict.evidence.key, key);
+    assert.equal(checkForkEvidence(JSON.parse(JSON.stringify(verdict.evidence))).ok, true);
+  });
+  kv.close();
+});
