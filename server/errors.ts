@@ -1,22 +1,26 @@
 // Typed errors thrown by the store and the API handlers. `app.onError` (server/app.ts) is the one
 // place that turns them into `{"error": {"code", "message"}}` answers (protocol §4).
 
-/** Status codes a caller's fault maps to. */
-export type ErrorStatus = 400 | 403 | 404 | 409 | 413;
+/** Status codes a caller's fault maps to, and 503 when verification capacity is saturated. */
+export type ErrorStatus = 400 | 403 | 404 | 409 | 413 | 503;
 
 /** An error the caller caused: its snake_case `code`, HTTP `status` and extra body fields. */
 export class ApiError extends Error {
   readonly code: string;
   readonly status: ErrorStatus;
   readonly extra: Record<string, unknown>;
+  /** Response headers the answer carries (`Retry-After` on 503 `busy`). */
+  readonly headers: Record<string, string>;
 
   constructor(
     status: ErrorStatus,
     code: string,
     message: string,
     extra: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
   ) {
     super(message);
+    this.headers = headers;
     this.name = "ApiError";
     this.status = status;
     this.code = code;
@@ -32,6 +36,19 @@ export class ApiError extends Error {
 /** 400 `invalid_request`: the body or a parameter does not have the documented shape. */
 export function invalidRequest(message: string): ApiError {
   return new ApiError(400, "invalid_request", message);
+}
+
+/** Seconds a caller refused with 503 `busy` is asked to wait before retrying. */
+export const BUSY_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * 503 `busy` with `Retry-After` (protocol §4): verification capacity is saturated and nothing was
+ * stored, so the same request may simply be sent again later.
+ */
+export function busy(message: string): ApiError {
+  return new ApiError(503, "busy", message, {}, {
+    "Retry-After": String(BUSY_RETRY_AFTER_SECONDS),
+  });
 }
 
 /** 404 `not_found`: no such route. */

@@ -1,0 +1,168 @@
+// The verifier the API uses for its two expensive computations: a vote's ring verification and a
+// new key's checks and precomputation (lib/protocol/key_precomputation.ts). Two implementations
+// share one interface: a pool of worker threads (server/verify_pool.ts), and, where there is no
+// `Worker` global (an edge runtime), this thread, one job per event-loop turn so that other
+// requests are answered in between. Both hold at most `maxQueued` jobs: beyond that they refuse
+// with 503 `busy` before anything is stored (protocol §4), and both keep decoded members in one
+// least-recently-used cache whose byte budget is the whole process's.
+import { bytesToHex, hexToBytes } from "../lib/protocol/bytes.ts";
+import {
+  type KeyPrecomputation,
+  memberFromPrecomputation,
+  precomputeKey,
+} from "../lib/protocol/key_precomputation.ts";
+import { createMemberCache, DEFAULT_MEMBER_BUDGET } from "../lib/protocol/member_cache.ts";
+import {
+  checkRing,
+  type Member,
+  type MemberCache,
+  type RingCheck,
+  type RingSignature,
+} from "../lib/protocol/ring_signature.ts";
+import { busy } from "./errors.ts";
+
+/**
+ * Work for a verifier. `verify` carries the stored precomputation of each ring member, in ring
+ * order (null for a key stored without one: it is checked from its bytes); `precompute` a key
+ * to register.
+ */
+export type VerifierJob =
+  | {
+    type: "verify";
+    signature: RingSignature;
+    payload: string;
+    members: (KeyPrecomputation | null)[];
+  }
+  | { type: "precompute"; key: string };
+
+/** What each kind of job answers. */
+export type JobResult<J extends VerifierJob> = J extends { type: "verify" } ? RingCheck
+  : KeyPrecomputation | string;
+
+/** Verification as the API sees it, whichever thread does the work. */
+export type Verifier = {
+  /** Every protocol §2 check of `signature` over `payload`; see checkRing for what throws. */
+  verify(
+    signature: RingSignature,
+    payload: string,
+    members?: (KeyPrecomputation | null)[],
+  ): Promise<RingCheck>;
+  /** A key's registration checks and precomputation, or the reason it is refused. */
+  precompute(key: string): Promise<KeyPrecomputation | string>;
+  /** Jobs accepted and not yet answered. */
+  readonly queued: number;
+  close(): void;
+};
+
+/** Options shared by both verifiers. */
+export type VerifierOptions = {
+  /** Most jobs accepted and not yet answered; more are refused with 503 `busy`. */
+  maxQueued?: number;
+  /** Bytes of decoded members kept for the whole process (lib/protocol/member_cache.ts). */
+  memberBudgetBytes?: number;
+};
+
+/** Default bound of the queue: 16 requests in flight per core, with room to spare. */
+export const DEFAULT_MAX_QUEUED = 128;
+
+/** The 503 `busy` every verifier answers once `maxQueued` jobs wait. */
+export function verifierBusy(queued: number): Error {
+  return busy(`The server is verifying ${queued} requests already; try again shortly`);
+}
+
+/**
+ * Members of a verification: those the cache holds, else decoded from their precomputation (and
+ * remembered), else left to checkRing's own checks. Keyed by hex public key.
+ */
+function knownMembers(
+  cache: MemberCache,
+  signature: RingSignature,
+  members: (KeyPrecomputation | null)[],
+): MemberCache {
+  const known = new Map<string, Member>();
+  signature.ring.forEach((bytes, i) => {
+    const stored = members[i];
+    if (!stored || !(bytes instanceof Uint8Array)) return;
+    const hex = bytesToHex(bytes);
+    let member = cache.get(hex);
+    if (!member) {
+      member = memberFromPrecomputation(stored);
+      cache.set?.(hex, member);
+    }
+    known.set(hex, member);
+  });
+  return known;
+}
+
+/** Runs one job on this thread over `cache`; throws what checkRing or the key decoder throws. */
+export function runJob<J extends VerifierJob>(job: J, cache: MemberCache): JobResult<J> {
+  if (job.type === "verify") {
+    const members = knownMembers(cache, job.signature, job.members);
+    return checkRing(job.signature, job.payload, { members }) as JobResult<J>;
+  }
+  let bytes: Uint8Array;
+  try {
+    bytes = hexToBytes(job.key, 32, "key");
+  } catch (error) {
+    return `key is not 32 bytes of lowercase hex: ${(error as Error).message}` as JobResult<J>;
+  }
+  return precomputeKey(bytes) as JobResult<J>;
+}
+
+/** Resolves on a later turn of the event loop, after pending I/O callbacks have run. */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+/**
+ * The verifier for runtimes without workers: jobs run on this thread one per event-loop turn, in
+ * arrival order, so a status request waits at most one job (a ring-8 verification takes a few ms).
+ */
+export function createInProcessVerifier(opts: VerifierOptions = {}): Verifier {
+  const maxQueued = opts.maxQueued ?? DEFAULT_MAX_QUEUED;
+  const cache = createMemberCache({ budgetBytes: opts.memberBudgetBytes ?? DEFAULT_MEMBER_BUDGET });
+  const jobs: { run(): void; reject(error: Error): void }[] = [];
+  let running = false;
+  let closed = false;
+
+  async function drain(): Promise<void> {
+    running = true;
+    while (jobs.length > 0) {
+      await nextTurn();
+      jobs.shift()?.run();
+    }
+    running = false;
+  }
+
+  function submit<J extends VerifierJob>(job: J): Promise<JobResult<J>> {
+    if (closed) return Promise.reject(new Error("The verifier is closed"));
+    if (jobs.length >= maxQueued) return Promise.reject(verifierBusy(jobs.length));
+    const answer = new Promise<JobResult<J>>((resolve, reject) => {
+      jobs.push({
+        run() {
+          try {
+            resolve(runJob(job, cache));
+          } catch (error) {
+            reject(error);
+          }
+        },
+        reject,
+      });
+    });
+    if (!running) drain();
+    return answer;
+  }
+
+  return {
+    verify: (signature, payload, members = []) =>
+      submit({ type: "verify", signature, payload, members }),
+    precompute: (key) => submit({ type: "precompute", key }),
+    get queued() {
+      return jobs.length;
+    },
+    close() {
+      closed = true;
+      for (const job of jobs.splice(0)) job.reject(new Error("The verifier is closed"));
+    },
+  };
+}
