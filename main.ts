@@ -42,6 +42,7 @@ if (config.blockIntervalMs === null) {
 const pool = createVerifyPool();
 const app = createApp({
   store: await storeReady,
+  config,
   verifyVote: pool.verify,
   onKeyRegistered: pool.admit,
 });

@@ -8,6 +8,7 @@ import { MAX_BODY_BYTES } from "../lib/protocol/schemas.ts";
 import { createBlockApp } from "./api_block.ts";
 import { createPkiApp } from "./api_pki.ts";
 import { createVoteApp, type VerifyVote } from "./api_vote.ts";
+import { type Config, DEFAULT_RING_SIZE } from "./config.ts";
 import { ApiError, routeNotFound } from "./errors.ts";
 import { createPageApp } from "./pages.ts";
 import { securityHeaders } from "./security.ts";
@@ -15,19 +16,24 @@ import type { Store } from "./store.ts";
 import type { MemberCache } from "../lib/protocol/ring_signature.ts";
 
 /**
- * What the application needs: the store; optionally another vote verifier, the cache of checked
- * ring members (one per app by default), and who to tell when a key has been registered (the
- * verifier pool, which builds the key's tables then).
+ * What the application needs: the store; optionally the configuration the page uses (default
+ * ring size otherwise), where the page bundles were built, another vote verifier, the cache of
+ * checked ring members (one per app by default), and who to tell when a key has been registered
+ * (the verifier pool, which builds the key's tables then).
  */
 export type AppOptions = {
   store: Store;
+  config?: Pick<Config, "ringSize">;
+  buildDir?: URL;
   verifyVote?: VerifyVote;
   members?: MemberCache;
   onKeyRegistered?: (key: string) => void;
 };
 
 /** The whole HTTP application over `store`. */
-export function createApp({ store, verifyVote, members, onKeyRegistered }: AppOptions): Hono {
+export function createApp(options: AppOptions): Hono {
+  const { store, verifyVote, members, onKeyRegistered } = options;
+  const ringSize = options.config?.ringSize ?? DEFAULT_RING_SIZE;
   const app = new Hono();
 
   app.use("*", securityHeaders());
@@ -64,6 +70,6 @@ export function createApp({ store, verifyVote, members, onKeyRegistered }: AppOp
     return c.json({ error: { code: "internal_error", message: "Internal server error" } }, 500);
   });
 
-  app.route("/", createPageApp());
+  app.route("/", createPageApp({ ringSize, buildDir: options.buildDir }));
   return app;
 }

@@ -13,6 +13,9 @@ export type Config = {
   ringSize: number;
 };
 
+/** Ring size the page uses when `RING_SIZE` is unset (protocol §6). */
+export const DEFAULT_RING_SIZE = 8;
+
 /** Default Deno KV file, relative to the working directory. */
 export const DEFAULT_KV_PATH = "./data/ringvote.kv";
 
@@ -29,7 +32,7 @@ export function readConfig(env: (name: string) => string | undefined): Config {
     blockIntervalMs: interval
       ? integer(env, { name: "BLOCK_INTERVAL_MS", fallback: 0, min: 1, max: 86_400_000 })
       : null,
-    ringSize: integer(env, { name: "RING_SIZE", fallback: 8, min: 2, max: 64 }),
+    ringSize: integer(env, { name: "RING_SIZE", fallback: DEFAULT_RING_SIZE, min: 2, max: 64 }),
   };
 }
 

@@ -12,24 +12,14 @@ export const BUILD_DIR = new URL("../static/build/", import.meta.url);
 /** URL prefix of the built files. */
 export const BUILD_URL = "/static/build/";
 
-/** Options of {@link createPageApp}; the defaults come from the environment and the build. */
-export type PageAppOptions = { ringSize?: number; buildDir?: URL };
+/** Options of {@link createPageApp}: the configured ring size, and where the build wrote. */
+export type PageAppOptions = { ringSize: number; buildDir?: URL };
 
 const BUILT_FILE = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*\.(js|css)$/;
 const CONTENT_TYPES: Record<string, string> = {
   js: "text/javascript; charset=utf-8",
   css: "text/css; charset=utf-8",
 };
-
-/** The ring size from `RING_SIZE` (protocol §6), default 8; throws for a value outside 2..64. */
-export function ringSizeFromEnv(value = Deno.env.get("RING_SIZE")): number {
-  if (value === undefined || value === "") return 8;
-  const n = Number(value);
-  if (!/^[0-9]+$/.test(value) || n < 2 || n > 64) {
-    throw new Error(`RING_SIZE must be an integer from 2 to 64, got "${value}"`);
-  }
-  return n;
-}
 
 /** The build manifest in `buildDir`, or null when the islands have not been built. */
 export function readManifest(buildDir: URL = BUILD_DIR): AssetManifest | null {
@@ -42,8 +32,8 @@ export function readManifest(buildDir: URL = BUILD_DIR): AssetManifest | null {
 }
 
 /** The Hono app serving the voting page, the bulletin board and their static bundles. */
-export function createPageApp(options: PageAppOptions = {}): Hono {
-  const ringSize = options.ringSize ?? ringSizeFromEnv();
+export function createPageApp(options: PageAppOptions): Hono {
+  const ringSize = options.ringSize;
   const buildDir = options.buildDir ?? BUILD_DIR;
   let manifest: AssetManifest | null = null;
   const app = new Hono();

@@ -1,76 +1,102 @@
-// The key directory, vote ledger and bulletin-board reads over Deno KV, with the key layout and
-// the commit protocol of protocol §5. Sealing (close and finalize) lives in server/sealer.ts.
+// The ledger over Deno KV (protocol §5): the key directory, vote submission, the bulletin-board
+// reads, and the close and finalize steps the sealer (server/sealer.ts) drives. The key layout
+// and the commit helpers live in server/kv_layout.ts.
 import { genesisBlock } from "../lib/protocol/chain.ts";
 import { bytesToBase64 } from "../lib/protocol/bytes.ts";
 import type {
   Block,
+  BlockList,
   BlockStatus,
+  BlockVotes,
   KeyPage,
   KeyRecord,
+  TagRecord,
   Tally,
   Vote,
+  VoteAccepted,
+  VoteProof,
 } from "../lib/protocol/schemas.ts";
 import { rankTally } from "../lib/protocol/tally.ts";
 import { ApiError, quote } from "./errors.ts";
+import {
+  backoff,
+  type BatchOptions,
+  commitInBatches,
+  getManyChunked,
+  type HeadRecord,
+  type KeyCountRecord,
+  type KeyEntry,
+  type KeyIdRecord,
+  kvKeys,
+  type LeafRecord,
+  MAX_ATTEMPTS,
+  type OpenRecord,
+  readRetrying,
+  type SealRecord,
+  type TagUse,
+  tryCommit,
+  type VoteIndex,
+  type VoteRef,
+} from "./kv_layout.ts";
 
-/** The guard: the block new votes go into. */
-export type OpenRecord = { height: number };
-/** The last sealed block. */
-export type HeadRecord = { height: number; hash: string };
-/** Where a vote was committed: the block it is (or will be) sealed in. */
-export type VoteRef = { height: number };
-/** Who used a tag. */
-export type TagUse = { voteId: string; height: number };
-/** The close time of a block, fixing its timestamp (and so its hash) before finalize. */
-export type SealRecord = { closedAt: number };
-/** A vote's leaf index and RFC 9162 inclusion proof, written at sealing. */
-export type VoteIndex = { index: number; path: string[] };
-/** Which vote sits at a leaf index of a sealed block. */
-export type LeafRecord = { voteId: string };
+/** A closed block waiting for finalize: its fixed close time and the head it will follow. */
+export type ClosedBlock = { closedAt: number; prev: HeadRecord };
 
-/** Keys are arrays, collection name first (protocol §5). */
-export const kvKeys = {
-  open: (): Deno.KvKey => ["cfg", "open"],
-  head: (): Deno.KvKey => ["cfg", "head"],
-  keyCount: (): Deno.KvKey => ["cfg", "keys"],
-  key: (id: number): Deno.KvKey => ["key", id],
-  keyId: (key: string): Deno.KvKey => ["keyid", key],
-  vote: (height: number, voteId: string): Deno.KvKey => ["vote", height, voteId],
-  votesOf: (height: number): Deno.KvKey => ["vote", height],
-  voteRef: (voteId: string): Deno.KvKey => ["voteref", voteId],
-  tag: (tag: string): Deno.KvKey => ["tag", tag],
-  seal: (height: number): Deno.KvKey => ["seal", height],
-  voteIndex: (voteId: string): Deno.KvKey => ["voteidx", voteId],
-  leaf: (height: number, index: number): Deno.KvKey => ["leaf", height, index],
-  block: (height: number): Deno.KvKey => ["block", height],
-};
+/** One vote's proof as the sealer computed it, to be stored under its vote id. */
+export type ProofToStore = { voteId: string; proof: VoteIndex };
 
-/** Most keys one `getMany` may read. */
-export const GET_MANY_LIMIT = 10;
-
-/** The ledger operations the API calls; `kv` is exposed for the sealer and tests. */
+/** The ledger operations the API and the sealer call. */
 export interface Store {
-  readonly kv: Deno.Kv;
+  /** Registers `key` with the next id; 409 `duplicate_key` if it is registered already. */
   registerKey(key: string): Promise<KeyRecord>;
+  /** The key with id `id`; 404 `unknown_key` if there is none. */
   keyById(id: number): Promise<KeyRecord>;
+  /** Up to `limit` keys from id `offset + 1`, and the directory size. */
   keyPage(offset: number, limit: number): Promise<KeyPage>;
+  /** The members of `keys` that are not registered, in the order given. */
   unregisteredKeys(keys: string[]): Promise<string[]>;
-  submitVote(vote: Vote, tag: string): Promise<{ voteId: string; blockId: number }>;
+  /** Commits a verified vote into the open block; 409 `duplicate_tag` if the tag has voted. */
+  submitVote(vote: Vote, tag: string): Promise<VoteAccepted>;
+  /** The head block and the open block. */
   status(): Promise<BlockStatus>;
+  /** The sealed block at `height`, or null. */
   block(height: number): Promise<Block | null>;
-  blocks(from: number, limit: number): Promise<{ blocks: Block[]; height: number }>;
-  voteProof(height: number, voteId: string): Promise<{
-    vote: Vote;
-    index: number;
-    path: string[];
-    block: Block;
-  }>;
-  blockVotes(height: number, offset: number, limit: number): Promise<{
-    votes: { voteId: string; index: number; vote: Vote }[];
-    total: number;
-  }>;
+  /** Up to `limit` sealed blocks from height `from`, and the head height. */
+  blocks(from: number, limit: number): Promise<BlockList>;
+  /** A sealed vote with its stored proof; 404 `unknown_vote` or `block_not_sealed`. */
+  voteProof(height: number, voteId: string): Promise<VoteProof>;
+  /** Up to `limit` votes of sealed block `height` from leaf `offset`; 404 `unknown_block`. */
+  blockVotes(height: number, offset: number, limit: number): Promise<BlockVotes>;
+  /** Counts per payload over sealed votes, count descending. */
   tally(): Promise<Tally>;
-  tagUse(tag: string): Promise<{ voteId: string; blockId: number }>;
+  /** Which vote used `tag`; 404 `unknown_tag`. */
+  tagUse(tag: string): Promise<TagRecord>;
+  /** The height of a block closed but not finalized (a crash, or another sealer), or null. */
+  pendingBlock(): Promise<number | null>;
+  /**
+   * Close (one commit): moves the guard from N to N+1 and fixes `["seal", N]` at `now`, only
+   * when block N holds a vote. Returns the height to finalize: N, or a block another process
+   * closed meanwhile; null when there is nothing to close.
+   */
+  closeOpenBlock(now: number): Promise<number | null>;
+  /** The block at `height` if it is sealed already, else its close record; throws if not closed. */
+  closedBlock(height: number): Promise<{ sealed: Block } | ClosedBlock>;
+  /** `leafOf` of every vote of block `height`, in leaf (vote id) order, with the vote ids. */
+  mapBlockVotes<T>(
+    height: number,
+    leafOf: (vote: Vote) => T,
+  ): Promise<{ voteIds: string[]; leaves: T[] }>;
+  /** Stores every proof and leaf of block `height` in commits within the KV limits. */
+  writeProofs(
+    height: number,
+    proofs: Iterable<ProofToStore>,
+    options?: BatchOptions,
+  ): Promise<void>;
+  /**
+   * Writes `block` and moves the head to it in one commit checked against both; returns the
+   * stored block (this one, or an identical one a concurrent sealer wrote).
+   */
+  appendBlock(block: Block): Promise<Block>;
 }
 
 /** Options of {@link createStore}. */
@@ -91,7 +117,6 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
   await ensureGenesis(kv, now());
   const tallyCache: TallyCache = { height: 0, counts: new Map(), total: 0, pending: null };
   return {
-    kv,
     registerKey: (key) => registerKey(kv, key),
     keyById: (id) => keyById(kv, id),
     keyPage: (offset, limit) => keyPage(kv, offset, limit),
@@ -104,6 +129,12 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
     blockVotes: (height, offset, limit) => blockVotes(kv, height, offset, limit),
     tally: () => tally(kv, tallyCache),
     tagUse: (tag) => tagUse(kv, tag),
+    pendingBlock: () => pendingBlock(kv),
+    closeOpenBlock: (at) => closeOpenBlock(kv, at),
+    closedBlock: (height) => closedBlock(kv, height),
+    mapBlockVotes: (height, leafOf) => mapBlockVotes(kv, height, leafOf),
+    writeProofs: (height, proofs, batch) => writeProofs(kv, height, proofs, batch),
+    appendBlock: (block) => appendBlock(kv, block),
   };
 }
 
@@ -111,49 +142,6 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
 export function randomVoteId(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
   return bytesToBase64(bytes).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-}
-
-/**
- * True for the transient errors a commit throws when several processes share one SQLite file
- * (`database is locked`); the commit may or may not have landed, so callers read back.
- */
-export function isTransientKvError(error: unknown): boolean {
-  return error instanceof Error && /database is locked|database is busy|SQLITE_BUSY/i.test(
-    error.message,
-  );
-}
-
-/** Commits `op`; a transient throw is reported as `null` (outcome unknown), anything else rethrows. */
-export async function tryCommit(
-  op: Deno.AtomicOperation,
-): Promise<Deno.KvCommitResult | Deno.KvCommitError | null> {
-  try {
-    return await op.commit();
-  } catch (error) {
-    if (isTransientKvError(error)) return null;
-    throw error;
-  }
-}
-
-/** Runs a read, retrying while the database reports a transient lock. */
-export async function readRetrying<T>(read: () => Promise<T>): Promise<T> {
-  for (let attempt = 0;; attempt++) {
-    try {
-      return await read();
-    } catch (error) {
-      if (!isTransientKvError(error) || attempt >= MAX_ATTEMPTS) throw error;
-      await backoff(attempt);
-    }
-  }
-}
-
-/** Upper bound on optimistic retries; reaching it means something is wrong, not contention. */
-export const MAX_ATTEMPTS = 10_000;
-
-/** Short randomised pause before retrying a commit that lost a race. */
-export function backoff(attempt: number): Promise<void> {
-  const ms = Math.min(50, 1 + attempt) * Math.random();
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 async function ensureGenesis(kv: Deno.Kv, now: number): Promise<void> {
@@ -181,7 +169,7 @@ async function ensureGenesis(kv: Deno.Kv, now: number): Promise<void> {
 async function registerKey(kv: Deno.Kv, key: string): Promise<KeyRecord> {
   for (let attempt = 0;; attempt++) {
     const [count, existing] = await readRetrying(() =>
-      kv.getMany<[{ total: number }, { id: number }]>([kvKeys.keyCount(), kvKeys.keyId(key)])
+      kv.getMany<[KeyCountRecord, KeyIdRecord]>([kvKeys.keyCount(), kvKeys.keyId(key)])
     );
     if (existing.value) throw duplicateKey(key, existing.value.id);
     const id = (count.value?.total ?? 0) + 1;
@@ -189,15 +177,15 @@ async function registerKey(kv: Deno.Kv, key: string): Promise<KeyRecord> {
       kv.atomic()
         .check(count)
         .check({ key: kvKeys.keyId(key), versionstamp: null })
-        .set(kvKeys.keyCount(), { total: id })
-        .set(kvKeys.key(id), { key })
-        .set(kvKeys.keyId(key), { id }),
+        .set(kvKeys.keyCount(), { total: id } satisfies KeyCountRecord)
+        .set(kvKeys.key(id), { key } satisfies KeyEntry)
+        .set(kvKeys.keyId(key), { id } satisfies KeyIdRecord),
     );
     if (res?.ok) return { id, key, total: id };
     if (res === null) {
       // The commit threw: it may have landed. If the key now holds the id this attempt wrote,
       // the registration is ours (or an identical concurrent one) and succeeded.
-      const landed = await readRetrying(() => kv.get<{ id: number }>(kvKeys.keyId(key)));
+      const landed = await readRetrying(() => kv.get<KeyIdRecord>(kvKeys.keyId(key)));
       if (landed.value?.id === id) return { id, key, total: id };
     }
     if (attempt >= MAX_ATTEMPTS) throw new Error(`Key registration kept conflicting`);
@@ -210,13 +198,13 @@ function duplicateKey(key: string, id: number): ApiError {
 }
 
 async function keyTotal(kv: Deno.Kv): Promise<number> {
-  const count = await readRetrying(() => kv.get<{ total: number }>(kvKeys.keyCount()));
+  const count = await readRetrying(() => kv.get<KeyCountRecord>(kvKeys.keyCount()));
   return count.value?.total ?? 0;
 }
 
 async function keyById(kv: Deno.Kv, id: number): Promise<KeyRecord> {
   const [record, count] = await readRetrying(() =>
-    kv.getMany<[{ key: string }, { total: number }]>([kvKeys.key(id), kvKeys.keyCount()])
+    kv.getMany<[KeyEntry, KeyCountRecord]>([kvKeys.key(id), kvKeys.keyCount()])
   );
   if (!record.value) throw new ApiError(404, "unknown_key", `No key with id ${id}`);
   return { id, key: record.value.key, total: count.value?.total ?? 0 };
@@ -225,7 +213,7 @@ async function keyById(kv: Deno.Kv, id: number): Promise<KeyRecord> {
 async function keyPage(kv: Deno.Kv, offset: number, limit: number): Promise<KeyPage> {
   const keys: KeyPage["keys"] = [];
   if (limit > 0) {
-    const entries = kv.list<{ key: string }>({
+    const entries = kv.list<KeyEntry>({
       start: kvKeys.key(offset + 1),
       end: kvKeys.key(offset + limit + 1),
     });
@@ -237,15 +225,8 @@ async function keyPage(kv: Deno.Kv, offset: number, limit: number): Promise<KeyP
 }
 
 async function unregisteredKeys(kv: Deno.Kv, keys: string[]): Promise<string[]> {
-  const missing: string[] = [];
-  for (let i = 0; i < keys.length; i += GET_MANY_LIMIT) {
-    const chunk = keys.slice(i, i + GET_MANY_LIMIT);
-    const found = await readRetrying(() => kv.getMany(chunk.map(kvKeys.keyId)));
-    found.forEach((entry, j) => {
-      if (entry.versionstamp === null) missing.push(chunk[j]);
-    });
-  }
-  return missing;
+  const found = await getManyChunked<KeyIdRecord>(kv, keys.map(kvKeys.keyId));
+  return keys.filter((_, i) => found[i].versionstamp === null);
 }
 
 // ---- vote ledger ----
@@ -256,10 +237,10 @@ async function unregisteredKeys(kv: Deno.Kv, keys: string[]): Promise<string[]> 
  * and the tag. After a lost race or a thrown commit it reads back the reference (landed: answer
  * it) and the tag (taken: 409), and otherwise retries into the new open block.
  */
-export async function submitVote(
+async function submitVote(
   kv: Deno.Kv,
   { vote, tag, voteId }: { vote: Vote; tag: string; voteId: string },
-): Promise<{ voteId: string; blockId: number }> {
+): Promise<VoteAccepted> {
   for (let attempt = 0;; attempt++) {
     const open = await readRetrying(() => kv.get<OpenRecord>(kvKeys.open()));
     if (!open.value) throw new Error("The ledger has no open block");
@@ -290,11 +271,16 @@ function duplicateTag(tag: string): ApiError {
 
 // ---- reads ----
 
-async function blockStatus(kv: Deno.Kv): Promise<BlockStatus> {
+async function readPointers(kv: Deno.Kv) {
   const [open, head] = await readRetrying(() =>
     kv.getMany<[OpenRecord, HeadRecord]>([kvKeys.open(), kvKeys.head()])
   );
   if (!open.value || !head.value) throw new Error("The ledger has no genesis block");
+  return { open, head };
+}
+
+async function blockStatus(kv: Deno.Kv): Promise<BlockStatus> {
+  const { open, head } = await readPointers(kv);
   const block = await readRetrying(() => kv.get<Block>(kvKeys.block(head.value.height)));
   if (!block.value) throw new Error(`Head block ${head.value.height} is missing`);
   return {
@@ -311,11 +297,7 @@ async function headHeight(kv: Deno.Kv): Promise<number> {
   return head.value.height;
 }
 
-async function blockRange(
-  kv: Deno.Kv,
-  from: number,
-  limit: number,
-): Promise<{ blocks: Block[]; height: number }> {
+async function blockRange(kv: Deno.Kv, from: number, limit: number): Promise<BlockList> {
   const height = await headHeight(kv);
   const blocks: Block[] = [];
   if (limit > 0) {
@@ -329,7 +311,7 @@ async function blockRange(
 }
 
 /** A vote's proof from stored data: one `getMany` of four point reads. */
-async function voteProof(kv: Deno.Kv, height: number, voteId: string) {
+async function voteProof(kv: Deno.Kv, height: number, voteId: string): Promise<VoteProof> {
   const [ref, block, index, vote] = await readRetrying(() =>
     kv.getMany<[VoteRef, Block, VoteIndex, Vote]>([
       kvKeys.voteRef(voteId),
@@ -351,7 +333,12 @@ function unknownBlock(height: number): ApiError {
   return new ApiError(404, "unknown_block", `No sealed block at height ${height}`);
 }
 
-async function blockVotes(kv: Deno.Kv, height: number, offset: number, limit: number) {
+async function blockVotes(
+  kv: Deno.Kv,
+  height: number,
+  offset: number,
+  limit: number,
+): Promise<BlockVotes> {
   const block = await readRetrying(() => kv.get<Block>(kvKeys.block(height)));
   if (!block.value) throw unknownBlock(height);
   const leaves: { voteId: string; index: number }[] = [];
@@ -364,21 +351,19 @@ async function blockVotes(kv: Deno.Kv, height: number, offset: number, limit: nu
       leaves.push({ voteId: entry.value.voteId, index: entry.key[2] as number });
     }
   }
-  const votes: { voteId: string; index: number; vote: Vote }[] = [];
-  for (let i = 0; i < leaves.length; i += GET_MANY_LIMIT) {
-    const chunk = leaves.slice(i, i + GET_MANY_LIMIT);
-    const found = await readRetrying(() =>
-      kv.getMany<Vote[]>(chunk.map((leaf) => kvKeys.vote(height, leaf.voteId)))
-    );
-    found.forEach((entry, j) => {
-      if (!entry.value) throw new Error(`Vote ${chunk[j].voteId} of block ${height} is missing`);
-      votes.push({ ...chunk[j], vote: entry.value });
-    });
-  }
+  const found = await getManyChunked<Vote>(
+    kv,
+    leaves.map((leaf) => kvKeys.vote(height, leaf.voteId)),
+  );
+  const votes = leaves.map((leaf, i) => {
+    const vote = found[i].value;
+    if (!vote) throw new Error(`Vote ${leaf.voteId} of block ${height} is missing`);
+    return { ...leaf, vote };
+  });
   return { votes, total: block.value.size };
 }
 
-async function tagUse(kv: Deno.Kv, tag: string): Promise<{ voteId: string; blockId: number }> {
+async function tagUse(kv: Deno.Kv, tag: string): Promise<TagRecord> {
   const used = await readRetrying(() => kv.get<TagUse>(kvKeys.tag(tag)));
   if (!used.value) throw new ApiError(404, "unknown_tag", `No vote with tag "${quote(tag)}"`);
   return { voteId: used.value.voteId, blockId: used.value.height };
@@ -421,5 +406,131 @@ async function extendTally(kv: Deno.Kv, cache: TallyCache, head: number): Promis
     }
     cache.total += payloads.length;
     cache.height = height;
+  }
+}
+
+// ---- sealing steps (protocol §5 "Close" and "Finalize") ----
+
+async function pendingBlock(kv: Deno.Kv): Promise<number | null> {
+  const { open, head } = await readPointers(kv);
+  return open.value.height === head.value.height + 2 ? head.value.height + 1 : null;
+}
+
+async function closeOpenBlock(kv: Deno.Kv, now: number): Promise<number | null> {
+  for (let attempt = 0;; attempt++) {
+    const { open, head } = await readPointers(kv);
+    const height = open.value.height;
+    if (height === head.value.height + 2) return height - 1;
+    if (height !== head.value.height + 1) {
+      throw new Error(`Open block ${height} does not follow head ${head.value.height}`);
+    }
+    if (!(await holdsVotes(kv, height))) return null;
+    const res = await tryCommit(
+      kv.atomic()
+        .check(open)
+        .check(head)
+        .check({ key: kvKeys.seal(height), versionstamp: null })
+        .set(kvKeys.open(), { height: height + 1 } satisfies OpenRecord)
+        .set(kvKeys.seal(height), { closedAt: now } satisfies SealRecord),
+    );
+    if (res?.ok) return height;
+    const seal = await readRetrying(() => kv.get<SealRecord>(kvKeys.seal(height)));
+    if (seal.value) return height;
+    if (attempt >= MAX_ATTEMPTS) throw new Error(`Closing block ${height} kept conflicting`);
+    await backoff(attempt);
+  }
+}
+
+async function holdsVotes(kv: Deno.Kv, height: number): Promise<boolean> {
+  return await readRetrying(async () => {
+    for await (const _ of kv.list({ prefix: kvKeys.votesOf(height) }, { limit: 1 })) return true;
+    return false;
+  });
+}
+
+async function closedBlock(
+  kv: Deno.Kv,
+  height: number,
+): Promise<{ sealed: Block } | ClosedBlock> {
+  const [seal, head, existing] = await readRetrying(() =>
+    kv.getMany<[SealRecord, HeadRecord, Block]>([
+      kvKeys.seal(height),
+      kvKeys.head(),
+      kvKeys.block(height),
+    ])
+  );
+  if (existing.value) return { sealed: existing.value };
+  if (!seal.value) throw new Error(`Block ${height} is not closed`);
+  if (!head.value || head.value.height !== height - 1) {
+    throw new Error(`Block ${height} cannot follow head ${head.value?.height}`);
+  }
+  return { closedAt: seal.value.closedAt, prev: head.value };
+}
+
+async function mapBlockVotes<T>(kv: Deno.Kv, height: number, leafOf: (vote: Vote) => T) {
+  const voteIds: string[] = [];
+  const leaves: T[] = [];
+  // The whole listing is retried, so a lock mid-way does not leave a partial list.
+  await readRetrying(async () => {
+    voteIds.length = leaves.length = 0;
+    for await (const entry of kv.list<Vote>({ prefix: kvKeys.votesOf(height) })) {
+      voteIds.push(entry.key[2] as string);
+      leaves.push(leafOf(entry.value));
+    }
+  });
+  return { voteIds, leaves };
+}
+
+function* proofGroups(height: number, proofs: Iterable<ProofToStore>) {
+  let index = 0;
+  for (const { voteId, proof } of proofs) {
+    const leaf: LeafRecord = { voteId };
+    // Generous size estimate: key bytes plus JSON value bytes plus per-entry overhead.
+    const bytes = 2 * (voteId.length + 48) + JSON.stringify(proof).length +
+      JSON.stringify(leaf).length;
+    const entries: [Deno.KvKey, unknown][] = [
+      [kvKeys.voteIndex(voteId), proof],
+      [kvKeys.leaf(height, index++), leaf],
+    ];
+    yield { entries, bytes };
+  }
+}
+
+function writeProofs(
+  kv: Deno.Kv,
+  height: number,
+  proofs: Iterable<ProofToStore>,
+  options: BatchOptions = {},
+): Promise<void> {
+  return commitInBatches(kv, proofGroups(height, proofs), options);
+}
+
+async function appendBlock(kv: Deno.Kv, block: Block): Promise<Block> {
+  const height = block.height;
+  for (let attempt = 0;; attempt++) {
+    const head = await readRetrying(() => kv.get<HeadRecord>(kvKeys.head()));
+    const follows = head.value?.height === height - 1 && head.value.hash === block.prev_hash;
+    const res = follows
+      ? await tryCommit(
+        kv.atomic()
+          .check({ key: kvKeys.block(height), versionstamp: null })
+          .check(head)
+          .set(kvKeys.block(height), block)
+          .set(kvKeys.head(), { height, hash: block.hash } satisfies HeadRecord),
+      )
+      : { ok: false as const };
+    if (res?.ok) return block;
+    const stored = await readRetrying(() => kv.get<Block>(kvKeys.block(height)));
+    if (stored.value) {
+      if (stored.value.hash !== block.hash) {
+        throw new Error(`Block ${height} was sealed with a different hash`);
+      }
+      return stored.value;
+    }
+    if (res !== null || attempt >= MAX_ATTEMPTS) {
+      // The checks failed yet no block is stored: the head moved without this block.
+      throw new Error(`Block ${height} could not be written: the head changed`);
+    }
+    await backoff(attempt);
   }
 }

@@ -40,6 +40,9 @@ Deno.test("readConfig: a bad value stops the start naming the variable", () => {
     [{ BLOCK_INTERVAL_MS: "1.5" }, /BLOCK_INTERVAL_MS/],
     [{ RING_SIZE: "1" }, /RING_SIZE/],
     [{ RING_SIZE: "65" }, /RING_SIZE/],
+    [{ RING_SIZE: "8.5" }, /RING_SIZE/],
+    [{ RING_SIZE: "-3" }, /RING_SIZE/],
+    [{ RING_SIZE: "eight" }, /RING_SIZE/],
   ];
   for (const [vars, message] of cases) assert.throws(() => readConfig(env(vars)), message);
 });

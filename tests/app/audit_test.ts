@@ -4,7 +4,8 @@ import { auditLedger, type Get } from "../../lib/app/audit.ts";
 import { tallyOf } from "../../lib/protocol/tally.ts";
 import { createApp } from "../../server/app.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
-import { createStore, kvKeys, type OpenRecord } from "../../server/store.ts";
+import { kvKeys, type OpenRecord } from "../../server/kv_layout.ts";
+import { createStore } from "../../server/store.ts";
 import { call, makeVoters, ringFor, signedVote } from "../helpers/ledger_fixtures.ts";
 
 /** A ledger of three sealed blocks (3, 2 and 2 votes) behind the real app, in-memory KV. */

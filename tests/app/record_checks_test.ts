@@ -35,7 +35,8 @@ import { build } from "../../scripts/build.ts";
 import { createApp } from "../../server/app.ts";
 import { createPageApp } from "../../server/pages.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
-import { createStore, kvKeys } from "../../server/store.ts";
+import { kvKeys } from "../../server/kv_layout.ts";
+import { createStore } from "../../server/store.ts";
 
 /** A vote whose ring keys are derived from `n`, so every vote differs. */
 function sampleVote(n: number, payload = `Choice ${"ABC"[n % 3]}`): Vote {

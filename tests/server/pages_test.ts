@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { build, staticImports } from "../../scripts/build.ts";
-import { createPageApp, readManifest, ringSizeFromEnv } from "../../server/pages.ts";
+import { createApp } from "../../server/app.ts";
+import { createPageApp, readManifest } from "../../server/pages.ts";
+import { createStore } from "../../server/store.ts";
 import { serializeProps } from "../../components/Island.ts";
 import { bytesToHex } from "../../lib/protocol/bytes.ts";
 
@@ -108,12 +110,21 @@ Deno.test("serializeProps cannot close the script element it lives in", () => {
   });
 });
 
-Deno.test("RING_SIZE defaults to 8 and must be an integer from 2 to 64", () => {
-  assert.equal(ringSizeFromEnv(undefined), 8);
-  assert.equal(ringSizeFromEnv(""), 8);
-  assert.equal(ringSizeFromEnv("12"), 12);
-  for (const bad of ["1", "65", "8.5", "-3", "eight"]) {
-    assert.throws(() => ringSizeFromEnv(bad), /RING_SIZE must be an integer from 2 to 64/, bad);
+Deno.test("the page gets the ring size createApp was configured with, 8 by default", async () => {
+  const { dir, outDir } = await freshBuild();
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const store = await createStore(kv);
+    for (const [config, expected] of [[{ ringSize: 12 }, 12], [undefined, 8]] as const) {
+      const app = createApp({ store, config, buildDir: outDir });
+      const res = await app.request("/");
+      assert.equal(res.status, 200);
+      const html = await res.text();
+      assert.ok(html.includes(`{"ringSize":${expected}}</script>`), `ring size ${expected}`);
+    }
+  } finally {
+    kv.close();
+    await Deno.remove(dir, { recursive: true });
   }
 });
 

@@ -3,7 +3,8 @@
 // only the outcome report of chosen commits is replaced by the error SQLite gives.
 import assert from "node:assert/strict";
 import { sealNextBlock } from "../../server/sealer.ts";
-import { createStore, isTransientKvError } from "../../server/store.ts";
+import { isTransientKvError } from "../../server/kv_layout.ts";
+import { createStore } from "../../server/store.ts";
 import { proofVerifies, unsignedVote } from "../helpers/ledger_fixtures.ts";
 
 /** What happens to the next commits: the real outcome, or a lock error after or instead of it. */

@@ -1,0 +1,162 @@
+// The Deno KV key layout of protocol §5 and the commit helpers every KV write goes through:
+// typed key builders, the records stored under them, commit-with-retry and read-back helpers,
+// and batching within the KV limits (mutations and bytes per commit, keys per getMany).
+
+/** The guard: the block new votes go into. */
+export type OpenRecord = { height: number };
+/** The last sealed block. */
+export type HeadRecord = { height: number; hash: string };
+/** How many keys the directory holds; the next key id is `total + 1`. */
+export type KeyCountRecord = { total: number };
+/** A registered key, stored under its id. */
+export type KeyEntry = { key: string };
+/** The id a registered key holds, stored under the key (the uniqueness index). */
+export type KeyIdRecord = { id: number };
+/** Where a vote was committed: the block it is (or will be) sealed in. */
+export type VoteRef = { height: number };
+/** Who used a tag. */
+export type TagUse = { voteId: string; height: number };
+/** The close time of a block, fixing its timestamp (and so its hash) before finalize. */
+export type SealRecord = { closedAt: number };
+/** A vote's leaf index and RFC 9162 inclusion proof, written at sealing. */
+export type VoteIndex = { index: number; path: string[] };
+/** Which vote sits at a leaf index of a sealed block. */
+export type LeafRecord = { voteId: string };
+
+/** Keys are arrays, collection name first (protocol §5). */
+export const kvKeys = {
+  open: (): Deno.KvKey => ["cfg", "open"],
+  head: (): Deno.KvKey => ["cfg", "head"],
+  keyCount: (): Deno.KvKey => ["cfg", "keys"],
+  key: (id: number): Deno.KvKey => ["key", id],
+  keyId: (key: string): Deno.KvKey => ["keyid", key],
+  vote: (height: number, voteId: string): Deno.KvKey => ["vote", height, voteId],
+  votesOf: (height: number): Deno.KvKey => ["vote", height],
+  voteRef: (voteId: string): Deno.KvKey => ["voteref", voteId],
+  tag: (tag: string): Deno.KvKey => ["tag", tag],
+  seal: (height: number): Deno.KvKey => ["seal", height],
+  voteIndex: (voteId: string): Deno.KvKey => ["voteidx", voteId],
+  leaf: (height: number, index: number): Deno.KvKey => ["leaf", height, index],
+  block: (height: number): Deno.KvKey => ["block", height],
+};
+
+/** Most keys one `getMany` may read. */
+export const GET_MANY_LIMIT = 10;
+/** Default most mutations per batched commit (KV allows 1000). */
+export const BATCH_MAX_MUTATIONS = 900;
+/** Default most bytes of keys and values per batched commit (KV allows 800 KiB). */
+export const BATCH_MAX_BYTES = 700_000;
+/** Upper bound on optimistic retries; reaching it means something is wrong, not contention. */
+export const MAX_ATTEMPTS = 10_000;
+
+/**
+ * True for the transient errors a commit throws when several processes share one SQLite file
+ * (`database is locked`); the commit may or may not have landed, so callers read back.
+ */
+export function isTransientKvError(error: unknown): boolean {
+  return error instanceof Error && /database is locked|database is busy|SQLITE_BUSY/i.test(
+    error.message,
+  );
+}
+
+/** Commits `op`; a transient throw is reported as `null` (outcome unknown), anything else rethrows. */
+export async function tryCommit(
+  op: Deno.AtomicOperation,
+): Promise<Deno.KvCommitResult | Deno.KvCommitError | null> {
+  try {
+    return await op.commit();
+  } catch (error) {
+    if (isTransientKvError(error)) return null;
+    throw error;
+  }
+}
+
+/** Runs a read, retrying while the database reports a transient lock. */
+export async function readRetrying<T>(read: () => Promise<T>): Promise<T> {
+  for (let attempt = 0;; attempt++) {
+    try {
+      return await read();
+    } catch (error) {
+      if (!isTransientKvError(error) || attempt >= MAX_ATTEMPTS) throw error;
+      await backoff(attempt);
+    }
+  }
+}
+
+/** Short randomised pause before retrying a commit that lost a race. */
+export function backoff(attempt: number): Promise<void> {
+  const ms = Math.min(50, 1 + attempt) * Math.random();
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Reads `keys` with as many `getMany` calls as {@link GET_MANY_LIMIT} needs, retrying locks;
+ * the entries come back in the order of `keys`.
+ */
+export async function getManyChunked<T>(
+  kv: Deno.Kv,
+  keys: Deno.KvKey[],
+): Promise<Deno.KvEntryMaybe<T>[]> {
+  const entries: Deno.KvEntryMaybe<T>[] = [];
+  for (let i = 0; i < keys.length; i += GET_MANY_LIMIT) {
+    const chunk = keys.slice(i, i + GET_MANY_LIMIT);
+    entries.push(...await readRetrying(() => kv.getMany<T[]>(chunk)));
+  }
+  return entries;
+}
+
+/** Sets `entries` in one commit, retrying while the database is locked (sets are idempotent). */
+export async function commitIdempotent(
+  kv: Deno.Kv,
+  entries: [Deno.KvKey, unknown][],
+): Promise<void> {
+  for (let attempt = 0;; attempt++) {
+    const op = kv.atomic();
+    for (const [key, value] of entries) op.set(key, value);
+    const res = await tryCommit(op);
+    if (res?.ok) return;
+    if (res !== null || attempt >= MAX_ATTEMPTS) throw new Error("A proof commit failed");
+    await backoff(attempt);
+  }
+}
+
+/** Limits of {@link commitInBatches}, and who to tell after each commit. */
+export type BatchOptions = {
+  /** Most mutations per commit; {@link BATCH_MAX_MUTATIONS} by default. */
+  maxMutations?: number;
+  /** Most estimated bytes per commit; {@link BATCH_MAX_BYTES} by default. */
+  maxBytes?: number;
+  /** Called after the k-th commit (from 1); a throw stops the writing there. */
+  afterCommit?: (k: number) => void;
+};
+
+/**
+ * Sets idempotent `groups` of entries in as few commits as the limits allow, never splitting a
+ * group across commits. Each group comes with its estimated size in bytes.
+ */
+export async function commitInBatches(
+  kv: Deno.Kv,
+  groups: Iterable<{ entries: [Deno.KvKey, unknown][]; bytes: number }>,
+  options: BatchOptions = {},
+): Promise<void> {
+  const maxMutations = options.maxMutations ?? BATCH_MAX_MUTATIONS;
+  const maxBytes = options.maxBytes ?? BATCH_MAX_BYTES;
+  let batch: [Deno.KvKey, unknown][] = [];
+  let batchBytes = 0;
+  let commits = 0;
+  const flush = async () => {
+    if (batch.length === 0) return;
+    await commitIdempotent(kv, batch);
+    batch = [];
+    batchBytes = 0;
+    options.afterCommit?.(++commits);
+  };
+  for (const { entries, bytes } of groups) {
+    if (batch.length + entries.length > maxMutations || batchBytes + bytes > maxBytes) {
+      await flush();
+    }
+    batch.push(...entries);
+    batchBytes += bytes;
+  }
+  await flush();
+}
