@@ -7,32 +7,30 @@ import { HTTPException } from "hono/http-exception";
 import { MAX_BODY_BYTES } from "../lib/protocol/schemas.ts";
 import { createBlockApp } from "./api_block.ts";
 import { createPkiApp } from "./api_pki.ts";
-import { createVoteApp, type VerifyVote } from "./api_vote.ts";
+import { createVoteApp } from "./api_vote.ts";
 import { type Config, DEFAULT_RING_SIZE } from "./config.ts";
 import { ApiError, routeNotFound } from "./errors.ts";
 import { createPageApp } from "./pages.ts";
 import { securityHeaders } from "./security.ts";
 import type { Store } from "./store.ts";
-import type { MemberCache } from "../lib/protocol/ring_signature.ts";
+import { createInProcessVerifier, type Verifier } from "./verifier.ts";
 
 /**
  * What the application needs: the store; optionally the configuration the page uses (default
- * ring size otherwise), where the page bundles were built, another vote verifier, the cache of
- * checked ring members (one per app by default), and who to tell when a key has been registered
- * (the verifier pool, which builds the key's tables then).
+ * ring size otherwise), where the page bundles were built, and the verifier of votes and new keys
+ * (this thread's by default; main.ts passes the worker pool where workers exist).
  */
 export type AppOptions = {
   store: Store;
   config?: Pick<Config, "ringSize">;
   buildDir?: URL;
-  verifyVote?: VerifyVote;
-  members?: MemberCache;
-  onKeyRegistered?: (key: string) => void;
+  verifier?: Verifier;
 };
 
 /** The whole HTTP application over `store`. */
 export function createApp(options: AppOptions): Hono {
-  const { store, verifyVote, members, onKeyRegistered } = options;
+  const { store } = options;
+  const verifier = options.verifier ?? createInProcessVerifier();
   const ringSize = options.config?.ringSize ?? DEFAULT_RING_SIZE;
   const app = new Hono();
 
@@ -51,8 +49,8 @@ export function createApp(options: AppOptions): Hono {
     }),
   );
 
-  app.route("/api/pki", createPkiApp(store, onKeyRegistered));
-  app.route("/api/vote", createVoteApp(store, verifyVote, members));
+  app.route("/api/pki", createPkiApp(store, verifier));
+  app.route("/api/vote", createVoteApp(store, verifier));
   app.route("/api", createBlockApp(store));
 
   app.notFound((c) => {
@@ -61,7 +59,7 @@ export function createApp(options: AppOptions): Hono {
   });
 
   app.onError((error, c) => {
-    if (error instanceof ApiError) return c.json(error.toBody(), error.status);
+    if (error instanceof ApiError) return c.json(error.toBody(), error.status, error.headers);
     if (error instanceof HTTPException && error.status < 500) {
       const status = error.status as 400;
       return c.json({ error: { code: "invalid_request", message: error.message } }, status);

@@ -38,6 +38,11 @@ export function invalidRequest(message: string): ApiError {
   return new ApiError(400, "invalid_request", message);
 }
 
+/** 409 `duplicate_tag`: a vote with this tag is stored already. */
+export function duplicateTag(tag: string): ApiError {
+  return new ApiError(409, "duplicate_tag", `Tag "${quote(tag)}" has already voted`);
+}
+
 /** Seconds a caller refused with 503 `busy` is asked to wait before retrying. */
 export const BUSY_RETRY_AFTER_SECONDS = 1;
 

@@ -17,7 +17,8 @@ import type {
   VoteProof,
 } from "../lib/protocol/schemas.ts";
 import { rankTally } from "../lib/protocol/tally.ts";
-import { ApiError, quote } from "./errors.ts";
+import type { KeyPrecomputation } from "../lib/protocol/key_precomputation.ts";
+import { ApiError, duplicateTag, quote } from "./errors.ts";
 import {
   backoff,
   type BatchOptions,
@@ -47,14 +48,19 @@ export type ProofToStore = { voteId: string; proof: VoteIndex };
 
 /** The ledger operations the API and the sealer call. */
 export interface Store {
-  /** Registers `key` with the next id; 409 `duplicate_key` if it is registered already. */
-  registerKey(key: string): Promise<KeyRecord>;
+  /**
+   * Registers `key` with the next id, storing `pre` (its precomputation) with it; 409
+   * `duplicate_key` if it is registered already.
+   */
+  registerKey(key: string, pre?: KeyPrecomputation): Promise<KeyRecord>;
   /** The key with id `id`; 404 `unknown_key` if there is none. */
   keyById(id: number): Promise<KeyRecord>;
   /** Up to `limit` keys from id `offset + 1`, and the directory size. */
   keyPage(offset: number, limit: number): Promise<KeyPage>;
-  /** The members of `keys` that are not registered, in the order given. */
-  unregisteredKeys(keys: string[]): Promise<string[]>;
+  /** The stored record of each of `keys` (id and precomputation), null where not registered. */
+  lookupKeys(keys: string[]): Promise<(KeyIdRecord | null)[]>;
+  /** True when a vote with `tag` is stored already. */
+  isTagUsed(tag: string): Promise<boolean>;
   /** Commits a verified vote into the open block; 409 `duplicate_tag` if the tag has voted. */
   submitVote(vote: Vote, tag: string): Promise<VoteAccepted>;
   /** The head block and the open block. */
@@ -115,12 +121,16 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
   const now = options.now ?? Date.now;
   const newVoteId = options.newVoteId ?? randomVoteId;
   await ensureGenesis(kv, now());
+  const registrar = createRegistrar(kv);
   const tallyCache: TallyCache = { height: 0, counts: new Map(), total: 0, pending: null };
   return {
-    registerKey: (key) => registerKey(kv, key),
+    registerKey: (key, pre) => registrar.register(key, pre),
     keyById: (id) => keyById(kv, id),
     keyPage: (offset, limit) => keyPage(kv, offset, limit),
-    unregisteredKeys: (keys) => unregisteredKeys(kv, keys),
+    lookupKeys: async (keys) =>
+      (await getManyChunked<KeyIdRecord>(kv, keys.map(kvKeys.keyId))).map((e) => e.value),
+    isTagUsed: async (tag) =>
+      (await readRetrying(() => kv.get<TagUse>(kvKeys.tag(tag)))).versionstamp !== null,
     submitVote: (vote, tag) => submitVote(kv, { vote, tag, voteId: newVoteId() }),
     status: () => blockStatus(kv),
     block: async (height) => (await kv.get<Block>(kvKeys.block(height))).value,
@@ -166,27 +176,105 @@ async function ensureGenesis(kv: Deno.Kv, now: number): Promise<void> {
 
 // ---- key directory ----
 
-async function registerKey(kv: Deno.Kv, key: string): Promise<KeyRecord> {
+/** A registration waiting for its commit. */
+type Registration = {
+  key: string;
+  pre?: KeyPrecomputation;
+  resolve(record: KeyRecord): void;
+  reject(error: Error): void;
+};
+
+/**
+ * Most keys one registration commit takes: each adds a uniqueness check, and the id counter takes
+ * one more, within the 10 checks a commit may make (protocol §5 limits).
+ */
+const REGISTRATION_BATCH = 9;
+
+/**
+ * Registrations of one process, committed in batches: concurrent registrations would otherwise
+ * all race for the id counter, and all but one retry. Each commit takes up to
+ * REGISTRATION_BATCH waiting keys, still checked against other processes like a single one.
+ */
+function createRegistrar(kv: Deno.Kv) {
+  const waiting: Registration[] = [];
+  let running = false;
+
+  async function drain(): Promise<void> {
+    running = true;
+    try {
+      while (waiting.length > 0) {
+        const batch: Registration[] = [];
+        const keys = new Set<string>();
+        // A key sent twice at once goes into a later batch, where it meets its own first copy.
+        for (let i = 0; i < waiting.length && batch.length < REGISTRATION_BATCH; i++) {
+          if (keys.has(waiting[i].key)) continue;
+          keys.add(waiting[i].key);
+          batch.push(...waiting.splice(i--, 1));
+        }
+        try {
+          await commitRegistrations(kv, batch);
+        } catch (error) {
+          for (const registration of batch) registration.reject(error as Error);
+        }
+      }
+    } finally {
+      running = false;
+    }
+  }
+
+  return {
+    register(key: string, pre?: KeyPrecomputation): Promise<KeyRecord> {
+      const answer = new Promise<KeyRecord>((resolve, reject) => {
+        waiting.push({ key, pre, resolve, reject });
+      });
+      if (!running) drain();
+      return answer;
+    },
+  };
+}
+
+/**
+ * Commits `batch` with contiguous ids after the counter: one commit checking the counter and that
+ * every key is new. A key found registered already is refused with 409 and left out; a lost race
+ * or a lock error reads back and retries.
+ */
+async function commitRegistrations(kv: Deno.Kv, batch: Registration[]): Promise<void> {
+  let pending = batch;
   for (let attempt = 0;; attempt++) {
-    const [count, existing] = await readRetrying(() =>
-      kv.getMany<[KeyCountRecord, KeyIdRecord]>([kvKeys.keyCount(), kvKeys.keyId(key)])
+    const [count, ...existing] = await readRetrying(() =>
+      kv.getMany<[KeyCountRecord, ...KeyIdRecord[]]>([
+        kvKeys.keyCount(),
+        ...pending.map((r) => kvKeys.keyId(r.key)),
+      ])
     );
-    if (existing.value) throw duplicateKey(key, existing.value.id);
-    const id = (count.value?.total ?? 0) + 1;
-    const res = await tryCommit(
-      kv.atomic()
-        .check(count)
-        .check({ key: kvKeys.keyId(key), versionstamp: null })
-        .set(kvKeys.keyCount(), { total: id } satisfies KeyCountRecord)
-        .set(kvKeys.key(id), { key } satisfies KeyEntry)
-        .set(kvKeys.keyId(key), { id } satisfies KeyIdRecord),
-    );
-    if (res?.ok) return { id, key, total: id };
+    pending = pending.filter((registration, i) => {
+      const found = existing[i].value as KeyIdRecord | null;
+      if (found) registration.reject(duplicateKey(registration.key, found.id));
+      return !found;
+    });
+    if (pending.length === 0) return;
+    const first = ((count.value as KeyCountRecord | null)?.total ?? 0) + 1;
+    const total = first + pending.length - 1;
+    const op = kv.atomic().check(count).set(kvKeys.keyCount(), { total } satisfies KeyCountRecord);
+    pending.forEach(({ key, pre }, i) => {
+      op.check({ key: kvKeys.keyId(key), versionstamp: null })
+        .set(kvKeys.key(first + i), { key } satisfies KeyEntry)
+        .set(
+          kvKeys.keyId(key),
+          (pre ? { id: first + i, pre } : { id: first + i }) satisfies KeyIdRecord,
+        );
+    });
+    const res = await tryCommit(op);
+    let landed = res?.ok === true;
     if (res === null) {
-      // The commit threw: it may have landed. If the key now holds the id this attempt wrote,
-      // the registration is ours (or an identical concurrent one) and succeeded.
-      const landed = await readRetrying(() => kv.get<KeyIdRecord>(kvKeys.keyId(key)));
-      if (landed.value?.id === id) return { id, key, total: id };
+      // The commit threw: it may have landed, all of it or nothing. If the first key holds the
+      // id this attempt wrote, the registrations are ours (or identical concurrent ones).
+      const check = await readRetrying(() => kv.get<KeyIdRecord>(kvKeys.keyId(pending[0].key)));
+      landed = check.value?.id === first;
+    }
+    if (landed) {
+      pending.forEach(({ key, resolve }, i) => resolve({ id: first + i, key, total }));
+      return;
     }
     if (attempt >= MAX_ATTEMPTS) throw new Error(`Key registration kept conflicting`);
     await backoff(attempt);
@@ -224,11 +312,6 @@ async function keyPage(kv: Deno.Kv, offset: number, limit: number): Promise<KeyP
   return { keys, total: await keyTotal(kv) };
 }
 
-async function unregisteredKeys(kv: Deno.Kv, keys: string[]): Promise<string[]> {
-  const found = await getManyChunked<KeyIdRecord>(kv, keys.map(kvKeys.keyId));
-  return keys.filter((_, i) => found[i].versionstamp === null);
-}
-
 // ---- vote ledger ----
 
 /**
@@ -263,10 +346,6 @@ async function submitVote(
     if (attempt >= MAX_ATTEMPTS) throw new Error("Vote commit kept conflicting");
     await backoff(attempt);
   }
-}
-
-function duplicateTag(tag: string): ApiError {
-  return new ApiError(409, "duplicate_tag", `Tag "${quote(tag)}" has already voted`);
 }
 
 // ---- reads ----

@@ -7,6 +7,7 @@
 // least-recently-used cache whose byte budget is the whole process's.
 import { bytesToHex, hexToBytes } from "../lib/protocol/bytes.ts";
 import {
+  isPrecomputationOf,
   type KeyPrecomputation,
   memberFromPrecomputation,
   precomputeKey,
@@ -39,6 +40,16 @@ export type VerifierJob =
 export type JobResult<J extends VerifierJob> = J extends { type: "verify" } ? RingCheck
   : KeyPrecomputation | string;
 
+/**
+ * The pool of worker threads where the runtime has `Worker` (one per core), else this thread's
+ * verifier: the choice main.ts makes, so an edge runtime without workers still verifies.
+ */
+export async function createVerifier(opts: VerifierOptions = {}): Promise<Verifier> {
+  if (typeof globalThis.Worker !== "function") return createInProcessVerifier(opts);
+  const { createVerifyPool } = await import("./verify_pool.ts");
+  return createVerifyPool(opts);
+}
+
 /** Verification as the API sees it, whichever thread does the work. */
 export type Verifier = {
   /** Every protocol §2 check of `signature` over `payload`; see checkRing for what throws. */
@@ -49,10 +60,15 @@ export type Verifier = {
   ): Promise<RingCheck>;
   /** A key's registration checks and precomputation, or the reason it is refused. */
   precompute(key: string): Promise<KeyPrecomputation | string>;
+  /** Decoded members held now, and the most the budget allows, over every thread. */
+  memberStats(): Promise<MemberStats>;
   /** Jobs accepted and not yet answered. */
   readonly queued: number;
   close(): void;
 };
+
+/** How many decoded members a verifier holds, and how many its budget allows. */
+export type MemberStats = { held: number; capacity: number };
 
 /** Options shared by both verifiers. */
 export type VerifierOptions = {
@@ -62,8 +78,11 @@ export type VerifierOptions = {
   memberBudgetBytes?: number;
 };
 
-/** Default bound of the queue: 16 requests in flight per core, with room to spare. */
-export const DEFAULT_MAX_QUEUED = 128;
+/**
+ * Default bound of the queue: a few hundred requests wait at most about a second on two cores,
+ * so a client is told to come back rather than left waiting longer.
+ */
+export const DEFAULT_MAX_QUEUED = 256;
 
 /** The 503 `busy` every verifier answers once `maxQueued` jobs wait. */
 export function verifierBusy(queued: number): Error {
@@ -82,7 +101,8 @@ function knownMembers(
   const known = new Map<string, Member>();
   signature.ring.forEach((bytes, i) => {
     const stored = members[i];
-    if (!stored || !(bytes instanceof Uint8Array)) return;
+    if (!stored || !(bytes instanceof Uint8Array) || bytes.length !== 32) return;
+    if (!isPrecomputationOf(stored, bytes)) return;
     const hex = bytesToHex(bytes);
     let member = cache.get(hex);
     if (!member) {
@@ -157,6 +177,7 @@ export function createInProcessVerifier(opts: VerifierOptions = {}): Verifier {
     verify: (signature, payload, members = []) =>
       submit({ type: "verify", signature, payload, members }),
     precompute: (key) => submit({ type: "precompute", key }),
+    memberStats: () => Promise.resolve({ held: cache.size, capacity: cache.capacity }),
     get queued() {
       return jobs.length;
     },

@@ -12,9 +12,10 @@ import type { RingCheck, RingSignature } from "../lib/protocol/ring_signature.ts
 import {
   DEFAULT_MAX_QUEUED,
   type JobResult,
+  type MemberStats,
   type Verifier,
-  type VerifierJob,
   verifierBusy,
+  type VerifierJob,
   type VerifierOptions,
 } from "./verifier.ts";
 import { busy } from "./errors.ts";
@@ -23,12 +24,14 @@ import { DEFAULT_MEMBER_BUDGET } from "../lib/protocol/member_cache.ts";
 /** Messages to a verification worker. */
 export type WorkerRequest =
   | { type: "configure"; memberBudgetBytes: number }
-  | { type: "job"; id: number; job: VerifierJob };
+  | { type: "job"; id: number; job: VerifierJob }
+  | { type: "stats"; id: number };
 
 /** Messages from a verification worker, answering the job with the same id. */
 export type WorkerReply =
   | { id: number; result: RingCheck | KeyPrecomputation | string }
-  | { id: number; error: { name: string; message: string } };
+  | { id: number; error: { name: string; message: string } }
+  | { id: number; stats: MemberStats };
 
 /** Options of {@link createVerifyPool}. */
 export type VerifyPoolOptions = VerifierOptions & {
@@ -51,7 +54,11 @@ type Pending = {
   resolve(value: unknown): void;
   reject(error: Error): void;
 };
-type Slot = { worker: Worker; pending: Map<number, Pending> };
+type Slot = {
+  worker: Worker;
+  pending: Map<number, Pending>;
+  stats: Map<number, (stats: MemberStats) => void>;
+};
 
 const DEFAULT_STALL_MS = 30_000;
 
@@ -80,9 +87,14 @@ export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
 
   function startSlot(): Slot {
     const worker = new Worker(workerUrl, { type: "module" });
-    const slot: Slot = { worker, pending: new Map() };
+    const slot: Slot = { worker, pending: new Map(), stats: new Map() };
     worker.onmessage = (event: MessageEvent<WorkerReply>) => {
       const reply = event.data;
+      if ("stats" in reply) {
+        slot.stats.get(reply.id)?.(reply.stats);
+        slot.stats.delete(reply.id);
+        return;
+      }
       const pending = slot.pending.get(reply.id);
       if (!pending) return;
       slot.pending.delete(reply.id);
@@ -104,7 +116,9 @@ export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
   function send(slot: Slot, pending: Pending): void {
     pending.sentAt = performance.now();
     slot.pending.set(pending.id, pending);
-    slot.worker.postMessage({ type: "job", id: pending.id, job: pending.job } satisfies WorkerRequest);
+    slot.worker.postMessage(
+      { type: "job", id: pending.id, job: pending.job } satisfies WorkerRequest,
+    );
   }
 
   function leastBusy(): Slot {
@@ -172,6 +186,19 @@ export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
     verify: (signature, payload, members = []) =>
       submit({ type: "verify", signature, payload, members }),
     precompute: (key) => submit({ type: "precompute", key }),
+    async memberStats() {
+      const each = await Promise.all(slots.map((slot) =>
+        new Promise<MemberStats>((resolve) => {
+          const id = nextId++;
+          slot.stats.set(id, resolve);
+          slot.worker.postMessage({ type: "stats", id } satisfies WorkerRequest);
+        })
+      ));
+      return {
+        held: each.reduce((sum, s) => sum + s.held, 0),
+        capacity: each.reduce((sum, s) => sum + s.capacity, 0),
+      };
+    },
     close() {
       if (closed) return;
       closed = true;

@@ -4,16 +4,20 @@
 /// <reference no-default-lib="true" />
 /// <reference lib="deno.worker" />
 import { createMemberCache } from "../lib/protocol/member_cache.ts";
-import type { MemberCache } from "../lib/protocol/ring_signature.ts";
 import { runJob } from "./verifier.ts";
 import type { WorkerReply, WorkerRequest } from "./verify_pool.ts";
 
-let members: MemberCache = createMemberCache({ budgetBytes: 0 });
+let members = createMemberCache({ budgetBytes: 0 });
 
 self.onmessage = (event: MessageEvent<WorkerRequest>) => {
   const request = event.data;
   if (request.type === "configure") {
     members = createMemberCache({ budgetBytes: request.memberBudgetBytes });
+    return;
+  }
+  if (request.type === "stats") {
+    const stats = { held: members.size, capacity: members.capacity };
+    self.postMessage({ id: request.id, stats } satisfies WorkerReply);
     return;
   }
   let reply: WorkerReply;

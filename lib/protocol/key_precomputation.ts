@@ -10,6 +10,8 @@ import {
   combToAffine,
   multiplyByComb,
 } from "./comb_table.ts";
+import { bytesToNumberLE } from "@noble/curves/utils.js";
+import { assertBytes } from "./bytes.ts";
 import { decodePoint, L } from "./keys.ts";
 import { hashToPoint, type Member } from "./ring_signature.ts";
 
@@ -32,6 +34,19 @@ export function precomputeKey(bytes: Uint8Array): KeyPrecomputation | string {
   if (!decoded.point) return decoded.reason;
   const hpComb = combTable(hashToPoint(bytes));
   return { point: combToAffine(pointComb!), hp: combToAffine(hpComb) };
+}
+
+/**
+ * True when `stored` is the precomputation of the key encoded by `bytes` (RFC 8032 §5.1.2: y in
+ * the low 255 bits, the parity of x in the top bit): a record handed over for the wrong key is
+ * never used for this one.
+ */
+export function isPrecomputationOf(stored: KeyPrecomputation, bytes: Uint8Array): boolean {
+  const encoded = bytesToNumberLE(assertBytes(bytes, 32, "key"));
+  const y = encoded & ((1n << 255n) - 1n);
+  const xOdd = encoded >> 255n;
+  const [x, storedY] = stored.point;
+  return storedY === y && typeof x === "bigint" && (x & 1n) === xOdd;
 }
 
 /**

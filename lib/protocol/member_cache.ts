@@ -10,16 +10,17 @@ import type { Member, MemberCache } from "./ring_signature.ts";
  * Heap bytes one member with both combs takes (62 points), as measured by
  * `deno run -A --v8-flags=--expose-gc bench/member_memory.ts` (see README, Performance).
  */
-export const MEMBER_BYTES = 16_000;
+export const MEMBER_BYTES = 8_000;
 
 /** Options: the byte budget; members beyond it push out the least recently used. */
 export type MemberCacheOptions = { budgetBytes?: number };
 
-/** Default budget: 32 MiB, about 2,000 registered keys. */
+/** Default budget: 32 MiB, about 4,000 registered keys. */
 export const DEFAULT_MEMBER_BUDGET = 32 * 1024 * 1024;
 
 /** A least-recently-used member cache holding at most `budgetBytes / MEMBER_BYTES` members. */
 export function createMemberCache(opts: MemberCacheOptions = {}): MemberCache & {
+  set(key: string, member: Member): void;
   readonly size: number;
   readonly capacity: number;
   keys(): IterableIterator<string>;
