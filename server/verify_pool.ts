@@ -8,7 +8,7 @@
 // replaced; each job it held is sent once more to a live worker, and answered 503 `busy` if that
 // one fails too. No job waits forever.
 import type { KeyPrecomputation } from "../lib/protocol/key_precomputation.ts";
-import type { RingCheck, RingSignature } from "../lib/protocol/ring_signature.ts";
+import type { RingCheck } from "../lib/protocol/ring_signature.ts";
 import {
   DEFAULT_MAX_QUEUED,
   type JobResult,
