@@ -21,6 +21,7 @@ import {
   type RingSignature,
 } from "../lib/protocol/ring_signature.ts";
 import { busy } from "./errors.ts";
+import { nextTurn } from "./event_loop.ts";
 
 /**
  * Work for a verifier. `verify` carries the stored precomputation of each ring member, in ring
@@ -127,11 +128,6 @@ export function runJob<J extends VerifierJob>(job: J, cache: MemberCache): JobRe
     return `key is not 32 bytes of lowercase hex: ${(error as Error).message}` as JobResult<J>;
   }
   return precomputeKey(bytes) as JobResult<J>;
-}
-
-/** Resolves on a later turn of the event loop, after pending I/O callbacks have run. */
-export function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 /**
