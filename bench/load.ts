@@ -4,9 +4,9 @@
 // Reports accepted votes/s and p50/p99 latency, next to the straightforward verifier's
 // single-thread rate (bench/baseline_lsag.ts) measured in this same run on the same signatures.
 //
-// Two phases, each with its own voters: "steady" after registration and a warm-up (the workers
-// built every key's tables when it was registered), and "after a restart" on the same KV file
-// with empty caches and cold code, where tables are rebuilt on a key's first use.
+// Two phases, each with its own voters: "steady" after registration and a warm-up, and "after a
+// restart" on the same KV file with cold code. Either way each vote brings its members' combs,
+// stored at registration, from KV: nothing about a key is recomputed after a restart.
 //
 //   deno run -A bench/load.ts [votes per phase=800]
 //
@@ -94,8 +94,7 @@ try {
       }),
     );
   }
-  // Warm-up: connections open, workers compiled. The workers build each key's tables while
-  // registration runs; any still waiting are built between the warm-up's verifications.
+  // Warm-up: connections open, workers compiled.
   await drive(server.url, votes.slice(0, WARMUP), IN_FLIGHT);
   phases.push(await timed("steady", server.url, votes.slice(WARMUP, WARMUP + VOTES)));
   await server.stop();

@@ -11,6 +11,7 @@
 // `sealVotes` votes, and reports the slowest `GET /api/block/status` seen throughout.
 //
 //   deno run -A bench/scale.ts [sizes=2000,20000,100000] [votes per phase=400] [sealVotes=10000]
+//     [profiles=workers,edge]
 import { decodeSignature } from "../lib/protocol/ring_signature.ts";
 import type { VoteSubmission } from "../lib/protocol/schemas.ts";
 import { makeVoters, signedVote, type TestVoter } from "../tests/helpers/ledger_fixtures.ts";
@@ -29,7 +30,7 @@ type Profile = { name: string; entry?: URL; v8Flags?: string[] };
 const PROFILES: Profile[] = [
   { name: "workers" },
   { name: "edge", entry: EDGE_MAIN, v8Flags: ["--max-old-space-size=512"] },
-];
+].filter((p) => (Deno.args[3] ?? "workers,edge").split(",").includes(p.name));
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -214,8 +215,12 @@ async function runProfile(profile: Profile): Promise<{ rows: Row[]; seal?: strin
         },
         slowestStatus,
       });
+      console.error(JSON.stringify({ profile: profile.name, ...rows[rows.length - 1] }));
     }
-    if (profile.entry && SEAL_VOTES > 0) seal = await sealLarge();
+    if (profile.entry && SEAL_VOTES > 0) {
+      seal = await sealLarge();
+      console.error(seal);
+    }
   } finally {
     await server.stop();
     await Deno.remove(dir, { recursive: true });
