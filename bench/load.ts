@@ -13,9 +13,10 @@
 // Rings follow protocol §2: the signer plus members drawn uniformly from every registered key.
 import { decodeSignature } from "../lib/protocol/ring_signature.ts";
 import type { VoteSubmission } from "../lib/protocol/schemas.ts";
-import { makeVoters, signedVote, type TestVoter } from "../tests/helpers/ledger_fixtures.ts";
+import { makeVoters, signedVote } from "../tests/helpers/ledger_fixtures.ts";
 import { startServer } from "../tests/helpers/server_process.ts";
 import { baselineVerify } from "./baseline_lsag.ts";
+import { percentile, postAll, sampledRing } from "./http_driver.ts";
 
 const VOTES = Number(Deno.args[0] ?? 800);
 const WARMUP = 100;
@@ -23,39 +24,17 @@ const IN_FLIGHT = 16;
 const RING_SIZE = 8;
 const BASELINE_SAMPLE = 60;
 
-/** The signer and RING_SIZE - 1 other keys drawn uniformly, ordered by key. */
-function sampledRing(signer: TestVoter, voters: TestVoter[]): TestVoter[] {
-  const ring = new Set([signer]);
-  while (ring.size < RING_SIZE) ring.add(voters[Math.floor(Math.random() * voters.length)]);
-  return [...ring].sort((a, b) => (a.key < b.key ? -1 : 1));
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-/** Posts every body with `inFlight` clients; returns each request's latency in ms. */
-async function drive(url: string, bodies: VoteSubmission[], inFlight: number): Promise<number[]> {
-  const latencies: number[] = [];
-  let at = 0;
-  const client = async () => {
-    while (at < bodies.length) {
-      const body = JSON.stringify(bodies[at++]);
-      const started = performance.now();
-      const res = await fetch(new URL("/api/vote", url), { method: "POST", body });
-      const text = await res.text();
-      latencies.push(performance.now() - started);
-      if (res.status !== 202) throw new Error(`Vote refused with ${res.status}: ${text}`);
-    }
-  };
-  await Promise.all(Array.from({ length: inFlight }, client));
-  return latencies;
+/** Posts every vote with `inFlight` clients; returns each request's latency in ms. */
+function drive(url: string, bodies: VoteSubmission[], inFlight: number): Promise<number[]> {
+  return postAll(url, "/api/vote", bodies, { inFlight, status: 202 });
 }
 
 const total = WARMUP + 2 * VOTES;
 console.error(`Signing ${total} ring-${RING_SIZE} votes…`);
 const voters = makeVoters(total);
-const votes = voters.map((v, i) => signedVote(v, sampledRing(v, voters), `option ${i % 4}`));
+const votes = voters.map((v, i) =>
+  signedVote(v, sampledRing(v, voters, RING_SIZE), `option ${i % 4}`)
+);
 
 // The straightforward verifier, one thread, on the same kind of signatures.
 const sample = votes.slice(0, BASELINE_SAMPLE).map((v) => decodeSignature(v.signature));

@@ -17,6 +17,7 @@ import type { VoteSubmission } from "../lib/protocol/schemas.ts";
 import { makeVoters, signedVote, type TestVoter } from "../tests/helpers/ledger_fixtures.ts";
 import { type ServerProcess, startServer } from "../tests/helpers/server_process.ts";
 import { baselineVerify } from "./baseline_lsag.ts";
+import { percentile, postAll, sampledRing } from "./http_driver.ts";
 
 const SIZES = (Deno.args[0] ?? "2000,20000,100000").split(",").map(Number);
 const VOTES = Number(Deno.args[1] ?? 400);
@@ -31,10 +32,6 @@ const PROFILES: Profile[] = [
   { name: "workers" },
   { name: "edge", entry: EDGE_MAIN, v8Flags: ["--max-old-space-size=512"] },
 ].filter((p) => (Deno.args[3] ?? "workers,edge").split(",").includes(p.name));
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
 
 /** VmRSS of process `pid` in MB (every thread of it), or 0 once it is gone. */
 function rssMb(pid: number): number {
@@ -85,34 +82,15 @@ async function post(url: string, path: string, body: unknown): Promise<Response>
 /** Registers `voters` with IN_FLIGHT requests in flight; returns keys per second. */
 async function register(url: string, voters: TestVoter[]): Promise<number> {
   const started = performance.now();
-  let at = 0;
-  const client = async () => {
-    while (at < voters.length) {
-      const res = await post(url, "/api/pki/key", { key: voters[at++].key });
-      const text = await res.text();
-      if (res.status !== 201) throw new Error(`Registration refused with ${res.status}: ${text}`);
-    }
-  };
-  await Promise.all(Array.from({ length: IN_FLIGHT }, client));
+  const bodies = voters.map((v) => ({ key: v.key }));
+  await postAll(url, "/api/pki/key", bodies, { inFlight: IN_FLIGHT, status: 201 });
   return voters.length / ((performance.now() - started) / 1000);
 }
 
-/** Posts every vote with IN_FLIGHT clients; returns the rate and each request's latency. */
+/** Posts every vote with IN_FLIGHT clients; returns the rate and the p50 and p99 latencies. */
 async function drive(url: string, votes: VoteSubmission[]) {
-  const latencies: number[] = [];
   const started = performance.now();
-  let at = 0;
-  const client = async () => {
-    while (at < votes.length) {
-      const body = votes[at++];
-      const sent = performance.now();
-      const res = await post(url, "/api/vote", body);
-      const text = await res.text();
-      latencies.push(performance.now() - sent);
-      if (res.status !== 202) throw new Error(`Vote refused with ${res.status}: ${text}`);
-    }
-  };
-  await Promise.all(Array.from({ length: IN_FLIGHT }, client));
+  const latencies = await postAll(url, "/api/vote", votes, { inFlight: IN_FLIGHT, status: 202 });
   const rate = votes.length / ((performance.now() - started) / 1000);
   latencies.sort((a, b) => a - b);
   return { rate, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
@@ -120,12 +98,9 @@ async function drive(url: string, votes: VoteSubmission[]) {
 
 /** Signed votes by `signers`, each over a ring drawn uniformly from `directory`. */
 function signVotes(signers: TestVoter[], directory: TestVoter[]): VoteSubmission[] {
-  return signers.map((signer, i) => {
-    const ring = new Set([signer]);
-    while (ring.size < RING_SIZE) ring.add(directory[Math.floor(Math.random() * directory.length)]);
-    const sorted = [...ring].sort((a, b) => (a.key < b.key ? -1 : 1));
-    return signedVote(signer, sorted, `option ${i % 4}`);
-  });
+  return signers.map((signer, i) =>
+    signedVote(signer, sampledRing(signer, directory, RING_SIZE), `option ${i % 4}`)
+  );
 }
 
 /** The straightforward verifier's single-thread rate, on a sample of `votes`. */
