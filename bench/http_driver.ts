@@ -13,10 +13,10 @@ export function percentile(sorted: number[], p: number): number {
  */
 export async function postAll(
   url: string,
-  path: string,
   bodies: unknown[],
-  opts: { inFlight: number; status: number },
+  opts: { path: string; inFlight: number; status: number },
 ): Promise<number[]> {
+  const { path } = opts;
   const latencies: number[] = [];
   let at = 0;
   const client = async () => {

@@ -26,7 +26,7 @@ const BASELINE_SAMPLE = 60;
 
 /** Posts every vote with `inFlight` clients; returns each request's latency in ms. */
 function drive(url: string, bodies: VoteSubmission[], inFlight: number): Promise<number[]> {
-  return postAll(url, "/api/vote", bodies, { inFlight, status: 202 });
+  return postAll(url, bodies, { path: "/api/vote", inFlight, status: 202 });
 }
 
 const total = WARMUP + 2 * VOTES;

@@ -83,14 +83,18 @@ async function post(url: string, path: string, body: unknown): Promise<Response>
 async function register(url: string, voters: TestVoter[]): Promise<number> {
   const started = performance.now();
   const bodies = voters.map((v) => ({ key: v.key }));
-  await postAll(url, "/api/pki/key", bodies, { inFlight: IN_FLIGHT, status: 201 });
+  await postAll(url, bodies, { path: "/api/pki/key", inFlight: IN_FLIGHT, status: 201 });
   return voters.length / ((performance.now() - started) / 1000);
 }
 
 /** Posts every vote with IN_FLIGHT clients; returns the rate and the p50 and p99 latencies. */
 async function drive(url: string, votes: VoteSubmission[]) {
   const started = performance.now();
-  const latencies = await postAll(url, "/api/vote", votes, { inFlight: IN_FLIGHT, status: 202 });
+  const latencies = await postAll(url, votes, {
+    path: "/api/vote",
+    inFlight: IN_FLIGHT,
+    status: 202,
+  });
   const rate = votes.length / ((performance.now() - started) / 1000);
   latencies.sort((a, b) => a - b);
   return { rate, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };

@@ -2,7 +2,7 @@
 import { Hono } from "hono";
 import { describeIssues, KeyRegistration } from "../lib/protocol/schemas.ts";
 import { integerParam, pageLimit, readJson } from "./api_common.ts";
-import { ApiError, invalidRequest, quote } from "./errors.ts";
+import { ApiError, duplicateKey, invalidRequest, quote } from "./errors.ts";
 import type { Store } from "./store.ts";
 import type { Verifier } from "./verifier.ts";
 
@@ -33,6 +33,9 @@ export function createPkiApp(store: Store, verifier: Verifier): Hono {
       throw invalidRequest(`Invalid body: ${describeIssues(parsed.error)}`);
     }
     const { key } = parsed.data;
+    // A key registered already costs one read, not a precomputation, before its 409.
+    const [existing] = await store.lookupKeys([key]);
+    if (existing) throw duplicateKey(key, existing.id);
     const pre = await verifier.precompute(key);
     if (typeof pre === "string") throw invalidKey(`Key "${quote(key)}" is refused: ${pre}`);
     return c.json(await store.registerKey(key, pre), 201);

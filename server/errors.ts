@@ -38,6 +38,11 @@ export function invalidRequest(message: string): ApiError {
   return new ApiError(400, "invalid_request", message);
 }
 
+/** 409 `duplicate_key`: `key` is registered already, under `id` (carried in the body). */
+export function duplicateKey(key: string, id: number): ApiError {
+  return new ApiError(409, "duplicate_key", `Key "${quote(key)}" is already registered`, { id });
+}
+
 /** 409 `duplicate_tag`: a vote with this tag is stored already. */
 export function duplicateTag(tag: string): ApiError {
   return new ApiError(409, "duplicate_tag", `Tag "${quote(tag)}" has already voted`);

@@ -18,7 +18,7 @@ import type {
 } from "../lib/protocol/schemas.ts";
 import { rankTally } from "../lib/protocol/tally.ts";
 import type { KeyPrecomputation } from "../lib/protocol/key_precomputation.ts";
-import { ApiError, duplicateTag, quote } from "./errors.ts";
+import { ApiError, duplicateKey, duplicateTag, quote } from "./errors.ts";
 import {
   backoff,
   type BatchOptions,
@@ -279,10 +279,6 @@ async function commitRegistrations(kv: Deno.Kv, batch: Registration[]): Promise<
     if (attempt >= MAX_ATTEMPTS) throw new Error(`Key registration kept conflicting`);
     await backoff(attempt);
   }
-}
-
-function duplicateKey(key: string, id: number): ApiError {
-  return new ApiError(409, "duplicate_key", `Key "${quote(key)}" is already registered`, { id });
 }
 
 async function keyTotal(kv: Deno.Kv): Promise<number> {

@@ -96,8 +96,7 @@ export function verifierBusy(queued: number): Error {
  */
 function knownMembers(
   cache: MemberCache,
-  signature: RingSignature,
-  members: (KeyPrecomputation | null)[],
+  { signature, members }: { signature: RingSignature; members: (KeyPrecomputation | null)[] },
 ): MemberCache {
   const known = new Map<string, Member>();
   signature.ring.forEach((bytes, i) => {
@@ -118,7 +117,7 @@ function knownMembers(
 /** Runs one job on this thread over `cache`; throws what checkRing or the key decoder throws. */
 export function runJob<J extends VerifierJob>(job: J, cache: MemberCache): JobResult<J> {
   if (job.type === "verify") {
-    const members = knownMembers(cache, job.signature, job.members);
+    const members = knownMembers(cache, job);
     return checkRing(job.signature, job.payload, { members }) as JobResult<J>;
   }
   let bytes: Uint8Array;

@@ -4,9 +4,9 @@
 // own beyond a least-recently-used cache of decoded members, the process budget divided by the
 // worker count: every verification brings its members' stored precomputations along.
 //
-// A worker that fails (an uncaught error, or a job unanswered for `stallMs`) is terminated and
-// replaced; each job it held is sent once more to a live worker, and answered 503 `busy` if that
-// one fails too. No job waits forever.
+// A worker that fails (an uncaught error, or a job unanswered for `stallMs` once the worker has
+// loaded, which can take many seconds on a busy machine) is terminated and replaced; each job it
+// held is sent once more to a live worker, and answered 503 `busy` if that one fails too.
 import type { KeyPrecomputation } from "../lib/protocol/key_precomputation.ts";
 import type { RingCheck } from "../lib/protocol/ring_signature.ts";
 import {
@@ -31,7 +31,8 @@ export type WorkerRequest =
 export type WorkerReply =
   | { id: number; result: RingCheck | KeyPrecomputation | string }
   | { id: number; error: { name: string; message: string } }
-  | { id: number; stats: MemberStats };
+  | { id: number; stats: MemberStats }
+  | { ready: true };
 
 /** Options of {@link createVerifyPool}. */
 export type VerifyPoolOptions = VerifierOptions & {
@@ -56,6 +57,8 @@ type Pending = {
 };
 type Slot = {
   worker: Worker;
+  /** Whether the worker has loaded; a job is only timed for a stall from then on. */
+  ready: boolean;
   pending: Map<number, Pending>;
   stats: Map<number, (stats: MemberStats) => void>;
 };
@@ -87,9 +90,15 @@ export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
 
   function startSlot(): Slot {
     const worker = new Worker(workerUrl, { type: "module" });
-    const slot: Slot = { worker, pending: new Map(), stats: new Map() };
+    const slot: Slot = { worker, ready: false, pending: new Map(), stats: new Map() };
     worker.onmessage = (event: MessageEvent<WorkerReply>) => {
       const reply = event.data;
+      if ("ready" in reply) {
+        slot.ready = true;
+        const now = performance.now();
+        for (const pending of slot.pending.values()) pending.sentAt = now;
+        return;
+      }
       if ("stats" in reply) {
         slot.stats.get(reply.id)?.(reply.stats);
         slot.stats.delete(reply.id);
@@ -148,7 +157,7 @@ export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
   // A job unanswered for stallMs means its worker hangs (or died without a word): replace it.
   const watchdog = setInterval(() => {
     const now = performance.now();
-    for (const slot of slots.slice()) {
+    for (const slot of slots.filter((s) => s.ready)) {
       for (const pending of slot.pending.values()) {
         if (now - pending.sentAt > stallMs) {
           replace(slot, `Verification worker gave no answer in ${stallMs} ms`);

@@ -29,3 +29,5 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
   }
   self.postMessage(reply);
 };
+
+self.postMessage({ ready: true } satisfies WorkerReply);

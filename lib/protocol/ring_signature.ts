@@ -197,16 +197,15 @@ function canonicalScalar(bytes: Uint8Array, name: string): bigint | string {
 
 /**
  * One member's step of the ring equations (protocol §2 "Verify"): L_i = r_i·G + c_i·P_i and
- * R_i = r_i·Hp(P_i) + c_i·I, `tag` being the table of I. A member with combs gets comb walks;
+ * R_i = r_i·Hp(P_i) + c_i·I, `tag` being the table of I (see tagWindow). A member with combs gets comb walks;
  * otherwise the two products of L_i share one chain of doublings (mulAddUnsafe).
  */
 export function ringStep(
   member: Member,
-  scalars: { r: bigint; c: bigint },
-  tag: PointTable,
+  step: { r: bigint; c: bigint; tag: PointTable },
 ): { l: Point; r: Point } {
   const { point, hp, combs } = member;
-  const { r, c } = scalars;
+  const { r, c, tag } = step;
   const tagProduct = multiplyByTable(tag, c);
   if (combs) {
     baseTable ??= pointTable(G, BASE_WINDOW);
@@ -274,7 +273,7 @@ export function checkRing(sig: RingSignature, message: string, opts: CheckOption
   const challenge = challenger(transcript(ring, tag, message));
   let c = c0;
   for (let i = 0; i < n; i++) {
-    const step = ringStep(members[i], { r: rs[i], c }, tagProducts);
+    const step = ringStep(members[i], { r: rs[i], c, tag: tagProducts });
     c = challenge(step.l, step.r);
   }
   return c === c0 ? { ok: true } : { ok: false, reason: "the ring equations do not close" };

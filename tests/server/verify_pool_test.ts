@@ -18,7 +18,7 @@ import { createApp } from "../../server/app.ts";
 import { createStore } from "../../server/store.ts";
 import { createInProcessVerifier, type Verifier } from "../../server/verifier.ts";
 import { createVerifyPool } from "../../server/verify_pool.ts";
-import { CRASH_PAYLOAD } from "../helpers/fragile_verify_worker.ts";
+import { CRASH_PAYLOAD } from "../helpers/crash_payload.ts";
 import {
   hostilePoints,
   makeVoters,
@@ -122,7 +122,7 @@ for (const [name, make] of verifiers) {
  * A real HTTP server over `verifier` and a KV file, with `voters` registered through the API,
  * `inFlight` registrations at a time.
  */
-async function serve(verifier: Verifier, registered: TestVoter[], inFlight = 16) {
+async function serve(verifier: Verifier, registered: TestVoter[], { inFlight = 16 } = {}) {
   const dir = await Deno.makeTempDir({ prefix: "ringvote-pool-" });
   const kv = await Deno.openKv(`${dir}/ledger.kv`);
   const store = await createStore(kv);
@@ -197,7 +197,7 @@ Deno.test("a worker that fails mid-load is replaced: every vote is answered, the
 for (const [name, make] of verifiers) {
   Deno.test(`${name}: a saturated queue answers 503 busy with Retry-After and stores nothing`, async () => {
     const people = makeVoters(40);
-    const http = await serve(make({ maxQueued: 3 }), people, 3);
+    const http = await serve(make({ maxQueued: 3 }), people, { inFlight: 3 });
     try {
       const votes = people.map((v, i) =>
         signedVote(v, ringFor(v, people, 8, i), `option ${i % 2}`)
