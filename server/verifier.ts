@@ -2,9 +2,9 @@
 // new key's checks and precomputation (lib/protocol/key_precomputation.ts). Two implementations
 // share one interface: a pool of worker threads (server/verify_pool.ts), and, where there is no
 // `Worker` global (an edge runtime), this thread, in short slices between event-loop turns so
-// that other requests are answered in between. Both hold at most `maxQueued` jobs: beyond that they refuse
-// with 503 `busy` before anything is stored (protocol §4), and both keep decoded members in one
-// least-recently-used cache whose byte budget is the whole process's.
+// that other requests are answered in between. Both hold at most `maxQueued` jobs: beyond that
+// they refuse with 503 `busy` before anything is stored (protocol §4), and both keep decoded
+// members in one least-recently-used cache whose byte budget is the whole process's.
 import { bytesToHex, hexToBytes } from "../lib/protocol/bytes.ts";
 import {
   isPrecomputationOf,
