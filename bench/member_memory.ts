@@ -1,6 +1,7 @@
 // What one registered key costs: heap bytes of a decoded member with both combs (the figure behind
 // MEMBER_BYTES and the member cache budget), bytes of its stored precomputation in KV, and the time
-// registration spends checking and precomputing it.
+// registration spends checking and precomputing it, also as a ratio to one ring-8 verification by
+// the baseline verifier (bench/baseline_lsag.ts) timed in the same run.
 //
 //   deno run -A --v8-flags=--expose-gc bench/member_memory.ts
 import { serialize } from "node:v8";
@@ -12,6 +13,7 @@ import {
   precomputeKey,
 } from "../lib/protocol/key_precomputation.ts";
 import { createMemberCache, MEMBER_BYTES } from "../lib/protocol/member_cache.ts";
+import { baselineSign, baselineVerify } from "./baseline_lsag.ts";
 
 const MEMBERS = 200;
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -22,6 +24,13 @@ precomputeKey(keys[0]); // warm the code paths before timing
 const started = performance.now();
 const stored = keys.map((key) => precomputeKey(key) as KeyPrecomputation);
 const precomputeMs = (performance.now() - started) / MEMBERS;
+
+const seeds = Array.from({ length: 8 }, generateSeed);
+const ring = seeds.map((seed) => keyPairFromSeed(seed).publicKey);
+const sig = baselineSign(ring, seeds[0], "Yes");
+const baselineStarted = performance.now();
+for (let i = 0; i < 20; i++) baselineVerify(sig, "Yes");
+const baselineMs = (performance.now() - baselineStarted) / 20;
 
 const cache = createMemberCache({ budgetBytes: Number.MAX_SAFE_INTEGER });
 gc();
@@ -34,6 +43,9 @@ if (cache.size !== MEMBERS) throw new Error("The cache lost members");
 console.log(`| measure | per key |`);
 console.log(`| --- | ---: |`);
 console.log(`| registration checks and precomputation | ${precomputeMs.toFixed(2)} ms |`);
+console.log(
+  `| the same ÷ one baseline ring-8 verification | ${(precomputeMs / baselineMs).toFixed(3)} |`,
+);
 console.log(
   `| stored precomputation (KV value, V8 serialised) | ${serialize(stored[0]).length} B |`,
 );
