@@ -1,11 +1,11 @@
-// Composition root: configuration, Deno KV, the store, the sealer schedule, the pool of
-// verification workers and the HTTP server.
+// Composition root: configuration, Deno KV, the store, the sealer schedule, the verifier (a pool
+// of worker threads, or this thread where there is no Worker) and the HTTP server.
 import { dirname } from "node:path";
 import { createApp } from "./server/app.ts";
 import { isKvFile, readConfig } from "./server/config.ts";
 import { sealNextBlock } from "./server/sealer.ts";
 import { createStore, type Store } from "./server/store.ts";
-import { createVerifyPool } from "./server/verify_pool.ts";
+import { createVerifier } from "./server/verifier.ts";
 
 const config = readConfig((name) => Deno.env.get(name));
 
@@ -38,14 +38,10 @@ if (config.blockIntervalMs === null) {
   setTimeout(loop, interval);
 }
 
-// One verification worker per core: ingest verifies on every core, the request thread commits.
-const pool = createVerifyPool();
-const app = createApp({
-  store: await storeReady,
-  config,
-  verifyVote: pool.verify,
-  onKeyRegistered: pool.admit,
-});
+// One verification worker per core where the runtime has workers (ingest verifies on every core,
+// the request thread commits); on an edge runtime without them, this thread between requests.
+const verifier = await createVerifier();
+const app = createApp({ store: await storeReady, config, verifier });
 Deno.serve({
   port: config.port,
   onListen: ({ hostname, port }) => {

@@ -4,9 +4,9 @@
 // Reports accepted votes/s and p50/p99 latency, next to the straightforward verifier's
 // single-thread rate (bench/baseline_lsag.ts) measured in this same run on the same signatures.
 //
-// Two phases, each with its own voters: "steady" after registration and a warm-up (the workers
-// built every key's tables when it was registered), and "after a restart" on the same KV file
-// with empty caches and cold code, where tables are rebuilt on a key's first use.
+// Two phases, each with its own voters: "steady" after registration and a warm-up, and "after a
+// restart" on the same KV file with cold code. Either way each vote brings its members' combs,
+// stored at registration, from KV: nothing about a key is recomputed after a restart.
 //
 //   deno run -A bench/load.ts [votes per phase=800]
 //
@@ -14,9 +14,10 @@
 import { createApiClient } from "../lib/app/api_client.ts";
 import { decodeSignature } from "../lib/protocol/ring_signature.ts";
 import type { VoteSubmission } from "../lib/protocol/schemas.ts";
-import { makeVoters, signedVote, type TestVoter } from "../tests/helpers/ledger_fixtures.ts";
+import { makeVoters, signedVote } from "../tests/helpers/ledger_fixtures.ts";
 import { startServer } from "../tests/helpers/server_process.ts";
 import { baselineVerify } from "./baseline_lsag.ts";
+import { percentile, postAll, sampledRing } from "./http_driver.ts";
 
 const VOTES = Number(Deno.args[0] ?? 800);
 const WARMUP = 100;
@@ -24,38 +25,17 @@ const IN_FLIGHT = 16;
 const RING_SIZE = 8;
 const BASELINE_SAMPLE = 60;
 
-/** The signer and RING_SIZE - 1 other keys drawn uniformly, ordered by key. */
-function sampledRing(signer: TestVoter, voters: TestVoter[]): TestVoter[] {
-  const ring = new Set([signer]);
-  while (ring.size < RING_SIZE) ring.add(voters[Math.floor(Math.random() * voters.length)]);
-  return [...ring].sort((a, b) => (a.key < b.key ? -1 : 1));
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-/** Posts every body with `inFlight` clients; returns each request's latency in ms. */
-async function drive(url: string, bodies: VoteSubmission[], inFlight: number): Promise<number[]> {
-  const api = createApiClient({ fetch, baseUrl: url });
-  const latencies: number[] = [];
-  let at = 0;
-  const client = async () => {
-    while (at < bodies.length) {
-      const body = bodies[at++];
-      const started = performance.now();
-      await api.submitVote(body);
-      latencies.push(performance.now() - started);
-    }
-  };
-  await Promise.all(Array.from({ length: inFlight }, client));
-  return latencies;
+/** Posts every vote with `inFlight` clients; returns each request's latency in ms. */
+function drive(url: string, bodies: VoteSubmission[], inFlight: number): Promise<number[]> {
+  return postAll(url, bodies, { path: "/api/vote", inFlight, status: 202 });
 }
 
 const total = WARMUP + 2 * VOTES;
 console.error(`Signing ${total} ring-${RING_SIZE} votes…`);
 const voters = makeVoters(total);
-const votes = voters.map((v, i) => signedVote(v, sampledRing(v, voters), `option ${i % 4}`));
+const votes = voters.map((v, i) =>
+  signedVote(v, sampledRing(v, voters, RING_SIZE), `option ${i % 4}`)
+);
 
 // The straightforward verifier, one thread, on the same kind of signatures.
 const sample = votes.slice(0, BASELINE_SAMPLE).map((v) => decodeSignature(v.signature));
@@ -88,8 +68,7 @@ try {
       voters.slice(i, i + 50).map((v) => api.registerKey({ key: v.key, name: "Voter" })),
     );
   }
-  // Warm-up: connections open, workers compiled. The workers build each key's tables while
-  // registration runs; any still waiting are built between the warm-up's verifications.
+  // Warm-up: connections open, workers compiled.
   await drive(server.url, votes.slice(0, WARMUP), IN_FLIGHT);
   phases.push(await timed("steady", server.url, votes.slice(WARMUP, WARMUP + VOTES)));
   await server.stop();

@@ -1,42 +1,55 @@
-// Bytes of heap one tabled member takes in a member cache (lib/protocol/member_cache.ts), by window width:
-// the figure behind TABLE_BYTES_PER_MEMBER and the cache budgets. Also times building one member's
-// tables, the work a worker does when a key is registered or first met.
+// What one registered key costs: heap bytes of a decoded member with both combs (the figure behind
+// MEMBER_BYTES and the member cache budget), bytes of its stored precomputation in KV, and the time
+// registration spends checking and precomputing it, also as a ratio to one ring-8 verification by
+// the baseline verifier (bench/baseline_lsag.ts) timed in the same run.
 //
 //   deno run -A --v8-flags=--expose-gc bench/member_memory.ts
+import { serialize } from "node:v8";
 import { generateSeed, keyPairFromSeed } from "../lib/protocol/keys.ts";
 import { bytesToHex } from "../lib/protocol/bytes.ts";
-import { admitKey, createMemberCache, type MemberWindow } from "../lib/protocol/member_cache.ts";
+import {
+  type KeyPrecomputation,
+  memberFromPrecomputation,
+  precomputeKey,
+} from "../lib/protocol/key_precomputation.ts";
+import { createMemberCache, MEMBER_BYTES } from "../lib/protocol/member_cache.ts";
+import { baselineSign, baselineVerify } from "./baseline_lsag.ts";
 
-const MEMBERS = 100;
+const MEMBERS = 200;
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error("Run with --v8-flags=--expose-gc so the heap can be measured");
 
-const keys = Array.from(
-  { length: MEMBERS },
-  () => bytesToHex(keyPairFromSeed(generateSeed()).publicKey),
-);
-// Warm the code paths (and build the one-off base table) before measuring anything.
-admitKey(createMemberCache({ window: 3 }), keys[0]);
+const keys = Array.from({ length: MEMBERS }, () => keyPairFromSeed(generateSeed()).publicKey);
+precomputeKey(keys[0]); // warm the code paths before timing
+const started = performance.now();
+const stored = keys.map((key) => precomputeKey(key) as KeyPrecomputation);
+const precomputeMs = (performance.now() - started) / MEMBERS;
 
-console.log(`| window | bytes per tabled member | tables built per member |`);
-console.log(`| ---: | ---: | ---: |`);
-for (const window of [3, 4, 5, 6] as MemberWindow[]) {
-  const untabled = createMemberCache({ window, tableBudgetBytes: 0 });
-  const tabled = createMemberCache({ window, tableBudgetBytes: Number.MAX_SAFE_INTEGER });
-  gc();
-  const before = Deno.memoryUsage().heapUsed;
-  for (const key of keys) admitKey(untabled, key);
-  gc();
-  const plain = Deno.memoryUsage().heapUsed;
-  const started = performance.now();
-  for (const key of keys) admitKey(tabled, key);
-  const buildMs = (performance.now() - started) / MEMBERS;
-  gc();
-  const after = Deno.memoryUsage().heapUsed;
-  const perMember = (after - plain - (plain - before)) / MEMBERS;
-  console.log(
-    `| ${window} | ${Math.round(perMember).toLocaleString("en")} | ${buildMs.toFixed(2)} ms |`,
-  );
-  // Keep both caches alive until measured.
-  if (untabled.size + tabled.size !== 2 * MEMBERS) throw new Error("Cache lost members");
-}
+const seeds = Array.from({ length: 8 }, generateSeed);
+const ring = seeds.map((seed) => keyPairFromSeed(seed).publicKey);
+const sig = baselineSign(ring, seeds[0], "Yes");
+const baselineStarted = performance.now();
+for (let i = 0; i < 20; i++) baselineVerify(sig, "Yes");
+const baselineMs = (performance.now() - baselineStarted) / 20;
+
+const cache = createMemberCache({ budgetBytes: Number.MAX_SAFE_INTEGER });
+gc();
+const before = Deno.memoryUsage().heapUsed;
+stored.forEach((pre, i) => cache.set(bytesToHex(keys[i]), memberFromPrecomputation(pre)));
+gc();
+const perMember = (Deno.memoryUsage().heapUsed - before) / MEMBERS;
+if (cache.size !== MEMBERS) throw new Error("The cache lost members");
+
+console.log(`| measure | per key |`);
+console.log(`| --- | ---: |`);
+console.log(`| registration checks and precomputation | ${precomputeMs.toFixed(2)} ms |`);
+console.log(
+  `| the same ÷ one baseline ring-8 verification | ${(precomputeMs / baselineMs).toFixed(3)} |`,
+);
+console.log(
+  `| stored precomputation (KV value, V8 serialised) | ${serialize(stored[0]).length} B |`,
+);
+console.log(
+  `| decoded member in the cache (heap) | ${Math.round(perMember).toLocaleString("en")} B |`,
+);
+console.log(`| MEMBER_BYTES (budget accounting) | ${MEMBER_BYTES.toLocaleString("en")} B |`);

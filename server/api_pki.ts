@@ -1,14 +1,16 @@
 // The key directory calls of protocol §4: `/api/pki/key...`.
 import { Hono } from "hono";
-import { hexToBytes } from "../lib/protocol/bytes.ts";
-import { checkPublicKey } from "../lib/protocol/keys.ts";
 import { describeIssues, KeyRegistration } from "../lib/protocol/schemas.ts";
 import { integerParam, pageLimit, readJson } from "./api_common.ts";
-import { invalidRequest, quote, refusal } from "./errors.ts";
+import { duplicateKey, invalidRequest, quote, refusal } from "./errors.ts";
 import type { Store } from "./store.ts";
+import type { Verifier } from "./verifier.ts";
 
-/** Routes under `/api/pki`; `onRegistered` hears each key once it is stored. */
-export function createPkiApp(store: Store, onRegistered?: (key: string) => void): Hono {
+/**
+ * Routes under `/api/pki`. Registration runs the key's checks and precomputation on `verifier`
+ * (protocol §2 group checks, Hp and the combs its votes use) and stores them with the key.
+ */
+export function createPkiApp(store: Store, verifier: Verifier): Hono {
   const app = new Hono();
 
   app.get("/key/offset/:offset/limit/:limit", async (c) => {
@@ -31,11 +33,14 @@ export function createPkiApp(store: Store, onRegistered?: (key: string) => void)
       throw invalidRequest(`Invalid body: ${describeIssues(parsed.error)}`);
     }
     const { key } = parsed.data;
-    const reason = checkPublicKey(hexToBytes(key, 32, "key"));
-    if (reason !== null) throw refusal("invalid_key", `Key "${quote(key)}" is refused: ${reason}`);
-    const record = await store.registerKey(key);
-    onRegistered?.(key);
-    return c.json(record, 201);
+    // A key registered already costs one read, not a precomputation, before its 409.
+    const [existing] = await store.lookupKeys([key]);
+    if (existing) throw duplicateKey(key, existing.id);
+    const pre = await verifier.precompute(key);
+    if (typeof pre === "string") {
+      throw refusal("invalid_key", `Key "${quote(key)}" is refused: ${pre}`);
+    }
+    return c.json(await store.registerKey(key, pre), 201);
   });
 
   return app;

@@ -6,7 +6,7 @@ import { bodyLimit } from "hono/body-limit";
 import { MAX_BODY_BYTES } from "../lib/protocol/schemas.ts";
 import { createBlockApp } from "./api_block.ts";
 import { createPkiApp } from "./api_pki.ts";
-import { createVoteApp, type VerifyVote } from "./api_vote.ts";
+import { createVoteApp } from "./api_vote.ts";
 import { type Config, DEFAULT_RING_SIZE } from "./config.ts";
 import { notFound, refusal, toApiError } from "./errors.ts";
 import { createHeadSigner } from "./head_signer.ts";
@@ -14,26 +14,24 @@ import { createLensApp } from "./lens.ts";
 import { createPageApp } from "./pages.ts";
 import { securityHeaders } from "./security.ts";
 import type { Store } from "./store.ts";
-import type { MemberCache } from "../lib/protocol/ring_signature.ts";
+import { createInProcessVerifier, type Verifier } from "./verifier.ts";
 
 /**
  * What the application needs: the store; optionally the configuration the page uses (default
- * ring size otherwise), where the page bundles were built, another vote verifier, the cache of
- * checked ring members (one per app by default), and who to tell when a key has been registered
- * (the verifier pool, which builds the key's tables then).
+ * ring size otherwise), where the page bundles were built, and the verifier of votes and new keys
+ * (this thread's by default; main.ts passes the worker pool where workers exist).
  */
 export type AppOptions = {
   store: Store;
   config?: Pick<Config, "ringSize">;
   buildDir?: URL;
-  verifyVote?: VerifyVote;
-  members?: MemberCache;
-  onKeyRegistered?: (key: string) => void;
+  verifier?: Verifier;
 };
 
 /** The whole HTTP application over `store`. */
 export function createApp(options: AppOptions): Hono {
-  const { store, verifyVote, members, onKeyRegistered } = options;
+  const { store } = options;
+  const verifier = options.verifier ?? createInProcessVerifier();
   const ringSize = options.config?.ringSize ?? DEFAULT_RING_SIZE;
   const app = new Hono();
 
@@ -51,8 +49,8 @@ export function createApp(options: AppOptions): Hono {
     }),
   );
 
-  app.route("/api/pki", createPkiApp(store, onKeyRegistered));
-  app.route("/api/vote", createVoteApp(store, verifyVote, members));
+  app.route("/api/pki", createPkiApp(store, verifier));
+  app.route("/api/vote", createVoteApp(store, verifier));
   const signer = createHeadSigner(store.serverSeed());
   // The attack lab's lying-server lens: read-only, and only for requests that opt in by path.
   app.route("/api/lens", createLensApp((path) => Promise.resolve(app.request(path)), signer));

@@ -68,11 +68,25 @@ export function refusal(code: ErrorCode, message: string, details: ErrorDetails 
   return new ApiError(ERROR_STATUS[code], code, message, details);
 }
 
-/** 503 `busy` with `Retry-After`: verification capacity is saturated and nothing was stored. */
-export function busy(retryAfterSeconds: number): ApiError {
-  return refusal("busy", `The server is busy: retry in ${retryAfterSeconds} s`, {
-    headers: { "Retry-After": String(retryAfterSeconds) },
-  });
+/** Seconds a caller refused with 503 `busy` is asked to wait before retrying. */
+export const BUSY_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * 503 `busy` with `Retry-After` (protocol §4): verification capacity is saturated and nothing was
+ * stored, so the same request may simply be sent again later.
+ */
+export function busy(message: string, retryAfterSeconds = BUSY_RETRY_AFTER_SECONDS): ApiError {
+  return refusal("busy", message, { headers: { "Retry-After": String(retryAfterSeconds) } });
+}
+
+/** 409 `duplicate_key`: `key` is registered already, under `id` (carried in the body). */
+export function duplicateKey(key: string, id: number): ApiError {
+  return refusal("duplicate_key", `Key "${quote(key)}" is already registered`, { extra: { id } });
+}
+
+/** 409 `duplicate_tag`: a vote with this tag is stored already. */
+export function duplicateTag(tag: string): ApiError {
+  return refusal("duplicate_tag", `Tag "${quote(tag)}" has already voted`);
 }
 
 /** 400 `invalid_request`: the body or a parameter does not have the documented shape. */

@@ -1,6 +1,7 @@
 // The Deno KV key layout of protocol §5 and the commit helpers every KV write goes through:
 // typed key builders, the records stored under them, commit-with-retry and read-back helpers,
 // and batching within the KV limits (mutations and bytes per commit, keys per getMany).
+import type { KeyPrecomputation } from "../lib/protocol/key_precomputation.ts";
 
 /** The guard: the block new votes go into. */
 export type OpenRecord = { height: number };
@@ -10,8 +11,12 @@ export type HeadRecord = { height: number; hash: string };
 export type KeyCountRecord = { total: number };
 /** A registered key, stored under its id. */
 export type KeyEntry = { key: string };
-/** The id a registered key holds, stored under the key (the uniqueness index). */
-export type KeyIdRecord = { id: number };
+/**
+ * The id a registered key holds, stored under the key (the uniqueness index), with what its votes
+ * need precomputed (lib/protocol/key_precomputation.ts). Keys registered before precomputation was
+ * stored have none: their votes check them from their bytes.
+ */
+export type KeyIdRecord = { id: number; pre?: KeyPrecomputation };
 /** Where a vote was committed: the block it is (or will be) sealed in. */
 export type VoteRef = { height: number };
 /** Who used a tag. */

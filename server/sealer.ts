@@ -5,6 +5,7 @@ import { blockHash } from "../lib/protocol/chain.ts";
 import { bytesToHex } from "../lib/protocol/bytes.ts";
 import { allInclusionProofs, rootFromInclusionProof, voteLeaf } from "../lib/protocol/merkle.ts";
 import type { BlockRecord } from "../lib/protocol/schemas.ts";
+import { nextTurn } from "./event_loop.ts";
 import type { ProofToStore, Store } from "./store.ts";
 
 /**
@@ -68,7 +69,11 @@ export async function finalizeBlock(
 
   const { voteIds, leaves } = await store.mapBlockVotes(height, voteLeaf);
   if (voteIds.length === 0) throw new Error(`Closed block ${height} holds no votes`);
+  // Hashing the tree is the one long computation here (about 60 ms for 10,000 votes): requests
+  // waiting since the listing get their turn before it, and again before the writes.
+  await nextTurn();
   const proofs = allInclusionProofs(leaves);
+  await nextTurn();
   // Leaf 0's path already climbs to the root: a few hashes instead of hashing the tree again.
   const root = bytesToHex(
     rootFromInclusionProof({

@@ -6,7 +6,8 @@ import { bytesToBase64 } from "../lib/protocol/bytes.ts";
 // The wire shapes of protocol §4: the store answers in them, so the API passes them on unchanged.
 import type * as wire from "../lib/protocol/schemas.ts";
 import { rankTally } from "../lib/protocol/tally.ts";
-import { quote, refusal } from "./errors.ts";
+import type { KeyPrecomputation } from "../lib/protocol/key_precomputation.ts";
+import { duplicateKey, duplicateTag, quote, refusal } from "./errors.ts";
 import {
   absent,
   backoff,
@@ -38,14 +39,19 @@ export type ProofToStore = { voteId: string; proof: VoteIndex };
 
 /** The ledger operations the API and the sealer call. */
 export interface Store {
-  /** Registers `key` with the next id; 409 `duplicate_key` if it is registered already. */
-  registerKey(key: string): Promise<wire.KeyRecord>;
+  /**
+   * Registers `key` with the next id, storing `pre` (its precomputation) with it; 409
+   * `duplicate_key` if it is registered already.
+   */
+  registerKey(key: string, pre?: KeyPrecomputation): Promise<wire.KeyRecord>;
   /** The key with id `id`; 404 `unknown_key` if there is none. */
   keyById(id: number): Promise<wire.KeyRecord>;
   /** Up to `limit` keys from id `offset + 1`, and the directory size. */
   keyPage(offset: number, limit: number): Promise<wire.KeyPage>;
-  /** The members of `keys` that are not registered, in the order given. */
-  unregisteredKeys(keys: string[]): Promise<string[]>;
+  /** The stored record of each of `keys` (id and precomputation), null where not registered. */
+  lookupKeys(keys: string[]): Promise<(KeyIdRecord | null)[]>;
+  /** True when a vote with `tag` is stored already. */
+  isTagUsed(tag: string): Promise<boolean>;
   /** Commits a verified vote into the open block; 409 `duplicate_tag` if the tag has voted. */
   submitVote(vote: wire.VoteRecord, tag: string): Promise<wire.VoteAccepted>;
   /** The head block and the open block. */
@@ -109,12 +115,16 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
   const newVoteId = options.newVoteId ?? randomVoteId;
   await ensureGenesis(kv, now());
   const serverSeed = await ensureServerKey(kv);
+  const registrar = createRegistrar(kv);
   const tallyCache: TallyCache = { height: 0, counts: new Map(), total: 0, pending: null };
   return {
-    registerKey: (key) => registerKey(kv, key),
+    registerKey: (key, pre) => registrar.register(key, pre),
     keyById: (id) => keyById(kv, id),
     keyPage: (offset, limit) => keyPage(kv, offset, limit),
-    unregisteredKeys: (keys) => unregisteredKeys(kv, keys),
+    lookupKeys: async (keys) =>
+      (await getManyChunked<KeyIdRecord>(kv, keys.map(kvKeys.keyId))).map((e) => e.value),
+    isTagUsed: async (tag) =>
+      (await readRetrying(() => kv.get<TagUse>(kvKeys.tag(tag)))).versionstamp !== null,
     submitVote: (vote, tag) => submitVote(kv, { vote, tag, voteId: newVoteId() }),
     status: () => blockStatus(kv),
     block: async (height) => (await kv.get<wire.BlockRecord>(kvKeys.block(height))).value,
@@ -181,32 +191,105 @@ async function ensureServerKey(kv: Deno.Kv): Promise<Uint8Array> {
 
 // ---- key directory ----
 
-async function registerKey(kv: Deno.Kv, key: string): Promise<wire.KeyRecord> {
-  for (let attempt = 0;; attempt++) {
-    const [count, existing] = await readRetrying(() =>
-      kv.getMany<[KeyCountRecord, KeyIdRecord]>([kvKeys.keyCount(), kvKeys.keyId(key)])
-    );
-    if (existing.value) {
-      const { id } = existing.value;
-      throw refusal("duplicate_key", `Key "${quote(key)}" is already registered`, {
-        extra: { id },
-      });
+/** A registration waiting for its commit. */
+type Registration = {
+  key: string;
+  pre?: KeyPrecomputation;
+  resolve(record: wire.KeyRecord): void;
+  reject(error: Error): void;
+};
+
+/**
+ * Most keys one registration commit takes: each adds a uniqueness check, and the id counter takes
+ * one more, within the 10 checks a commit may make (protocol §5 limits).
+ */
+const REGISTRATION_BATCH = 9;
+
+/**
+ * Registrations of one process, committed in batches: concurrent registrations would otherwise
+ * all race for the id counter, and all but one retry. Each commit takes up to
+ * REGISTRATION_BATCH waiting keys, still checked against other processes like a single one.
+ */
+function createRegistrar(kv: Deno.Kv) {
+  const waiting: Registration[] = [];
+  let running = false;
+
+  async function drain(): Promise<void> {
+    running = true;
+    try {
+      while (waiting.length > 0) {
+        const batch: Registration[] = [];
+        const keys = new Set<string>();
+        // A key sent twice at once goes into a later batch, where it meets its own first copy.
+        for (let i = 0; i < waiting.length && batch.length < REGISTRATION_BATCH; i++) {
+          if (keys.has(waiting[i].key)) continue;
+          keys.add(waiting[i].key);
+          batch.push(...waiting.splice(i--, 1));
+        }
+        try {
+          await commitRegistrations(kv, batch);
+        } catch (error) {
+          for (const registration of batch) registration.reject(error as Error);
+        }
+      }
+    } finally {
+      running = false;
     }
-    const id = (count.value?.total ?? 0) + 1;
-    const res = await tryCommit(
-      kv.atomic()
-        .check(absent(kvKeys.keyId(key)))
-        .check(count)
-        .set(kvKeys.keyCount(), { total: id } satisfies KeyCountRecord)
-        .set(kvKeys.key(id), { key } satisfies KeyEntry)
-        .set(kvKeys.keyId(key), { id } satisfies KeyIdRecord),
+  }
+
+  return {
+    register(key: string, pre?: KeyPrecomputation): Promise<wire.KeyRecord> {
+      const answer = new Promise<wire.KeyRecord>((resolve, reject) => {
+        waiting.push({ key, pre, resolve, reject });
+      });
+      if (!running) drain();
+      return answer;
+    },
+  };
+}
+
+/**
+ * Commits `batch` with contiguous ids after the counter: one commit checking the counter and that
+ * every key is new. A key found registered already is refused with 409 and left out; a lost race
+ * or a lock error reads back and retries.
+ */
+async function commitRegistrations(kv: Deno.Kv, batch: Registration[]): Promise<void> {
+  let pending = batch;
+  for (let attempt = 0;; attempt++) {
+    const [count, ...existing] = await readRetrying(() =>
+      kv.getMany<[KeyCountRecord, ...KeyIdRecord[]]>([
+        kvKeys.keyCount(),
+        ...pending.map((r) => kvKeys.keyId(r.key)),
+      ])
     );
-    if (res?.ok) return { id, key, total: id };
+    pending = pending.filter((registration, i) => {
+      const found = existing[i].value as KeyIdRecord | null;
+      if (found) registration.reject(duplicateKey(registration.key, found.id));
+      return !found;
+    });
+    if (pending.length === 0) return;
+    const first = ((count.value as KeyCountRecord | null)?.total ?? 0) + 1;
+    const total = first + pending.length - 1;
+    const op = kv.atomic().check(count).set(kvKeys.keyCount(), { total } satisfies KeyCountRecord);
+    pending.forEach(({ key, pre }, i) => {
+      op.check(absent(kvKeys.keyId(key)))
+        .set(kvKeys.key(first + i), { key } satisfies KeyEntry)
+        .set(
+          kvKeys.keyId(key),
+          (pre ? { id: first + i, pre } : { id: first + i }) satisfies KeyIdRecord,
+        );
+    });
+    const res = await tryCommit(op);
+    let landed = res?.ok === true;
     if (res === null) {
-      // The commit threw: it may have landed. If the key now holds the id this attempt wrote,
-      // the registration is ours (or an identical concurrent one) and succeeded.
-      const landed = await readRetrying(() => kv.get<KeyIdRecord>(kvKeys.keyId(key)));
-      if (landed.value?.id === id) return { id, key, total: id };
+      // The commit threw: it may have landed, all of it or nothing. If the first key holds the
+      // id this attempt wrote, the registrations are ours (or identical concurrent ones).
+      const check = await readRetrying(() => kv.get<KeyIdRecord>(kvKeys.keyId(pending[0].key)));
+      landed = check.value?.id === first;
+    }
+    if (landed) {
+      pending.forEach(({ key, resolve }, i) => resolve({ id: first + i, key, total }));
+      return;
     }
     if (attempt >= MAX_ATTEMPTS) throw new Error(`Key registration kept conflicting`);
     await backoff(attempt);
@@ -240,11 +323,6 @@ async function keyPage(kv: Deno.Kv, offset: number, limit: number): Promise<wire
   return { keys, total: await keyTotal(kv) };
 }
 
-async function unregisteredKeys(kv: Deno.Kv, keys: string[]): Promise<string[]> {
-  const found = await getManyChunked<KeyIdRecord>(kv, keys.map(kvKeys.keyId));
-  return keys.filter((_, i) => found[i].versionstamp === null);
-}
-
 // ---- vote ledger ----
 
 /**
@@ -275,7 +353,7 @@ async function submitVote(
       kv.getMany<[VoteRef, TagUse]>([kvKeys.voteRef(voteId), kvKeys.tag(tag)])
     );
     if (ref.value) return { voteId, blockId: ref.value.height };
-    if (used.value) throw refusal("duplicate_tag", `Tag "${quote(tag)}" has already voted`);
+    if (used.value) throw duplicateTag(tag);
     if (attempt >= MAX_ATTEMPTS) throw new Error("Vote commit kept conflicting");
     await backoff(attempt);
   }

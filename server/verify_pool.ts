@@ -1,147 +1,225 @@
-// Vote verification on a pool of worker threads (server/verify_worker.ts), one per core by
-// default, so ingest uses every core while the request thread only parses, reads and commits.
-// Each worker keeps its own member cache. Requests go to the worker with the fewest outstanding
-// verifications. A key enters a worker's cache when it is registered (admit) or when a
-// verification that met it is settled as kept, after the API's registration check (see
-// MemberStaging in server/api_vote.ts).
-import type { MemberCacheOptions } from "../lib/protocol/member_cache.ts";
-import type { RingCheck, RingSignature } from "../lib/protocol/ring_signature.ts";
-import type { MemberStaging, VerifyVote } from "./api_vote.ts";
+// The verifier on a pool of worker threads (server/verify_worker.ts), one per core by default, so
+// ingest and registration use every core while the request thread only parses, reads and commits.
+// A job goes to the worker with the fewest outstanding jobs. Workers hold no per-key state of their
+// own beyond a least-recently-used cache of decoded members, the process budget divided by the
+// worker count: every verification brings its members' stored precomputations along.
+//
+// A worker that fails (an uncaught error, or a job unanswered for `stallMs` once the worker has
+// loaded, which can take many seconds on a busy machine) is terminated and replaced; each job it
+// held is sent once more to a live worker, and answered 503 `busy` if that one fails too.
+import type { KeyPrecomputation } from "../lib/protocol/key_precomputation.ts";
+import type { RingCheck } from "../lib/protocol/ring_signature.ts";
+import {
+  DEFAULT_MAX_QUEUED,
+  type JobResult,
+  type MemberStats,
+  type Verifier,
+  verifierBusy,
+  type VerifierJob,
+  type VerifierOptions,
+} from "./verifier.ts";
+import { busy } from "./errors.ts";
+import { DEFAULT_MEMBER_BUDGET } from "../lib/protocol/member_cache.ts";
 
 /** Messages to a verification worker. */
 export type WorkerRequest =
-  | { type: "configure"; cache: MemberCacheOptions }
-  | { type: "verify"; id: number; signature: RingSignature; payload: string }
-  | { type: "settle"; id: number; keep: boolean }
-  | { type: "admit"; key: string }
+  | { type: "configure"; memberBudgetBytes: number }
+  | { type: "job"; id: number; job: VerifierJob }
   | { type: "stats"; id: number };
 
-/**
- * What a worker's member cache holds: entry count, entries with tables, their keys, and how many
- * registered keys still wait to be admitted.
- */
-export type WorkerCacheStats = { size: number; tabled: number; admitting: number; keys: string[] };
-
-/** Messages from a verification worker, answering the request with the same id. */
+/** Messages from a verification worker, answering the job with the same id. */
 export type WorkerReply =
-  | { id: number; result: RingCheck }
+  | { id: number; result: RingCheck | KeyPrecomputation | string }
   | { id: number; error: { name: string; message: string } }
-  | { id: number; stats: WorkerCacheStats };
+  | { id: number; stats: MemberStats }
+  | { ready: true };
 
-/** Options of {@link createVerifyPool}: worker count and each worker's member cache. */
-export type VerifyPoolOptions = { workers?: number; cache?: MemberCacheOptions };
-
-/** A running pool: `verify` has the API's VerifyVote shape; `close` ends every worker. */
-export type VerifyPool = {
-  readonly size: number;
-  verify: VerifyVote;
-  /**
-   * A key was just registered: every worker checks it and builds its tables in the background,
-   * between verifications, so the key's first verifications find them built.
-   */
-  admit(key: string): void;
-  /** Each worker's member cache, for tests and diagnostics. */
-  cacheStats(): Promise<WorkerCacheStats[]>;
-  close(): void;
+/** Options of {@link createVerifyPool}. */
+export type VerifyPoolOptions = VerifierOptions & {
+  /** Worker count; navigator.hardwareConcurrency by default, at least 1. */
+  workers?: number;
+  /** A job unanswered this long means its worker is stuck: it is replaced. */
+  stallMs?: number;
+  /** The worker module; tests substitute one that can be made to fail. */
+  workerUrl?: URL;
 };
 
-type Waiter = { resolve(reply: WorkerReply): void; reject(error: Error): void };
-type Slot = { worker: Worker; waiting: Map<number, Waiter> };
+/** A running pool: a {@link Verifier}, plus the count of workers replaced so far. */
+export type VerifyPool = Verifier & { readonly size: number; readonly replaced: number };
 
-/**
- * Each worker's member cache unless told otherwise: window-4 tables (about 266 KB per key, see
- * lib/protocol/member_cache.ts) for up to 512 MiB of keys, about 2,000 keys per worker. Keys beyond it are
- * still cached (point and Hp) and verified, with shared-doubling products instead of table walks.
- */
-export const POOL_CACHE: MemberCacheOptions = { window: 4, tableBudgetBytes: 512 * 1024 * 1024 };
+type Pending = {
+  id: number;
+  job: VerifierJob;
+  attempts: number;
+  sentAt: number;
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+};
+type Slot = {
+  worker: Worker;
+  /** Whether the worker has loaded; a job is only timed for a stall from then on. */
+  ready: boolean;
+  pending: Map<number, Pending>;
+  stats: Map<number, (stats: MemberStats) => void>;
+};
 
-/** Starts `workers` verification threads (navigator.hardwareConcurrency by default, at least 1). */
+const DEFAULT_STALL_MS = 30_000;
+
+function errorFrom(reply: { name: string; message: string }): Error {
+  const ErrorType = reply.name === "RangeError"
+    ? RangeError
+    : reply.name === "TypeError"
+    ? TypeError
+    : Error;
+  return new ErrorType(reply.message);
+}
+
+/** Starts the verification workers. */
 export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
   const count = Math.max(1, opts.workers ?? navigator.hardwareConcurrency ?? 1);
+  const maxQueued = opts.maxQueued ?? DEFAULT_MAX_QUEUED;
+  const stallMs = opts.stallMs ?? DEFAULT_STALL_MS;
+  const workerUrl = opts.workerUrl ?? new URL("./verify_worker.ts", import.meta.url);
+  const memberBudgetBytes = Math.floor(
+    (opts.memberBudgetBytes ?? DEFAULT_MEMBER_BUDGET) / count,
+  );
   let nextId = 1;
+  let queued = 0;
+  let replaced = 0;
   let closed = false;
-  const slots: Slot[] = Array.from({ length: count }, () => {
-    const worker = new Worker(new URL("./verify_worker.ts", import.meta.url), { type: "module" });
-    const slot: Slot = { worker, waiting: new Map() };
+
+  function startSlot(): Slot {
+    const worker = new Worker(workerUrl, { type: "module" });
+    const slot: Slot = { worker, ready: false, pending: new Map(), stats: new Map() };
     worker.onmessage = (event: MessageEvent<WorkerReply>) => {
-      const waiter = slot.waiting.get(event.data.id);
-      slot.waiting.delete(event.data.id);
-      waiter?.resolve(event.data);
+      const reply = event.data;
+      if ("ready" in reply) {
+        slot.ready = true;
+        const now = performance.now();
+        for (const pending of slot.pending.values()) pending.sentAt = now;
+        return;
+      }
+      if ("stats" in reply) {
+        slot.stats.get(reply.id)?.(reply.stats);
+        slot.stats.delete(reply.id);
+        return;
+      }
+      const pending = slot.pending.get(reply.id);
+      if (!pending) return;
+      slot.pending.delete(reply.id);
+      queued--;
+      if ("error" in reply) pending.reject(errorFrom(reply.error));
+      else pending.resolve(reply.result);
     };
     worker.onerror = (event: ErrorEvent) => {
-      // A worker that fails outside a request cannot be trusted with later ones: fail what waits.
       event.preventDefault();
-      const error = new Error(`Verification worker failed: ${event.message}`);
-      slot.waiting.forEach((waiter) => waiter.reject(error));
-      slot.waiting.clear();
+      replace(slot, `Verification worker failed: ${event.message}`);
     };
-    worker.postMessage({ type: "configure", cache: opts.cache ?? POOL_CACHE } as WorkerRequest);
+    worker.onmessageerror = () => replace(slot, "Verification worker sent an unreadable answer");
+    worker.postMessage({ type: "configure", memberBudgetBytes } satisfies WorkerRequest);
     return slot;
-  });
+  }
 
-  function ask(slot: Slot, request: WorkerRequest & { id: number }): Promise<WorkerReply> {
-    if (closed) return Promise.reject(new Error("The verification pool is closed"));
-    return new Promise((resolve, reject) => {
-      slot.waiting.set(request.id, { resolve, reject });
-      slot.worker.postMessage(request);
-    });
+  const slots: Slot[] = Array.from({ length: count }, startSlot);
+
+  function send(slot: Slot, pending: Pending): void {
+    pending.sentAt = performance.now();
+    slot.pending.set(pending.id, pending);
+    slot.worker.postMessage(
+      { type: "job", id: pending.id, job: pending.job } satisfies WorkerRequest,
+    );
   }
 
   function leastBusy(): Slot {
-    return slots.reduce((best, slot) => (slot.waiting.size < best.waiting.size ? slot : best));
+    return slots.reduce((best, slot) => (slot.pending.size < best.pending.size ? slot : best));
   }
 
-  async function verify(
-    signature: RingSignature,
-    payload: string,
-    staging?: MemberStaging,
-  ): Promise<RingCheck> {
-    const slot = leastBusy();
-    const id = nextId++;
-    const reply = await ask(slot, { type: "verify", id, signature, payload });
-    if ("error" in reply) {
-      const ErrorType = reply.error.name === "RangeError"
-        ? RangeError
-        : reply.error.name === "TypeError"
-        ? TypeError
-        : Error;
-      throw new ErrorType(reply.error.message);
+  /** Ends a failed worker, starts its replacement and gives its jobs one more chance. */
+  function replace(slot: Slot, reason: string): void {
+    const index = slots.indexOf(slot);
+    if (index < 0 || closed) return;
+    slot.worker.terminate();
+    slots[index] = startSlot();
+    replaced++;
+    console.error(`${reason}; replaced it, ${slot.pending.size} jobs to retry`);
+    for (const pending of slot.pending.values()) {
+      if (pending.attempts >= 2) {
+        queued--;
+        pending.reject(busy("A verification worker failed twice on this request; try again"));
+      } else {
+        pending.attempts++;
+        send(leastBusy(), pending);
+      }
     }
-    if (!("result" in reply)) throw new Error("Verification worker answered out of turn");
-    // Without a staging area nobody vouches for the members: the worker forgets them.
-    const settle = (keep: boolean) => {
-      if (!closed) slot.worker.postMessage({ type: "settle", id, keep } as WorkerRequest);
-    };
-    if (staging && reply.result.ok) staging.onSettle(settle);
-    else settle(false);
-    return reply.result;
+    slot.pending.clear();
+  }
+
+  // A job unanswered for stallMs means its worker hangs (or died without a word): replace it.
+  const watchdog = setInterval(() => {
+    const now = performance.now();
+    for (const slot of slots.filter((s) => s.ready)) {
+      for (const pending of slot.pending.values()) {
+        if (now - pending.sentAt > stallMs) {
+          replace(slot, `Verification worker gave no answer in ${stallMs} ms`);
+          break;
+        }
+      }
+    }
+  }, Math.max(10, Math.min(1_000, stallMs / 4)));
+  Deno.unrefTimer(watchdog);
+
+  function submit<J extends VerifierJob>(job: J): Promise<JobResult<J>> {
+    if (closed) return Promise.reject(new Error("The verification pool is closed"));
+    if (queued >= maxQueued) return Promise.reject(verifierBusy(queued));
+    queued++;
+    return new Promise((resolve, reject) => {
+      send(leastBusy(), {
+        id: nextId++,
+        job,
+        attempts: 1,
+        sentAt: 0,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      });
+    });
   }
 
   return {
     size: count,
-    verify,
-    admit(key) {
-      if (closed) return;
-      for (const slot of slots) slot.worker.postMessage({ type: "admit", key } as WorkerRequest);
+    get replaced() {
+      return replaced;
     },
-    async cacheStats() {
-      const replies = await Promise.all(
-        slots.map((slot) => ask(slot, { type: "stats", id: nextId++ })),
-      );
-      return replies.map((reply) => {
-        if (!("stats" in reply)) throw new Error("Verification worker answered out of turn");
-        return reply.stats;
-      });
+    get queued() {
+      return queued;
+    },
+    verify: (signature, payload, members = []) =>
+      submit({ type: "verify", signature, payload, members }),
+    precompute: (key) => submit({ type: "precompute", key }),
+    async memberStats() {
+      const each = await Promise.all(slots.map((slot) =>
+        new Promise<MemberStats>((resolve) => {
+          const id = nextId++;
+          slot.stats.set(id, resolve);
+          slot.worker.postMessage({ type: "stats", id } satisfies WorkerRequest);
+        })
+      ));
+      return {
+        held: each.reduce((sum, s) => sum + s.held, 0),
+        capacity: each.reduce((sum, s) => sum + s.capacity, 0),
+      };
     },
     close() {
       if (closed) return;
       closed = true;
-      const error = new Error("The verification pool is closed");
+      clearInterval(watchdog);
       for (const slot of slots) {
         slot.worker.terminate();
-        slot.waiting.forEach((waiter) => waiter.reject(error));
-        slot.waiting.clear();
+        for (const pending of slot.pending.values()) {
+          pending.reject(new Error("The verification pool is closed"));
+        }
+        slot.pending.clear();
       }
+      queued = 0;
     },
   };
 }

@@ -1,57 +1,37 @@
-// Browser-safe. A verifier's memory of ring members it has checked (protocol §2 checks, done once
-// per key): the decoded point and Hp(P), and for as many members as a byte budget allows, window
-// tables of both (lib/protocol/point_table.ts) that turn each scalar product into a table walk.
+// Browser-safe. A bounded memory of ring members already decoded, least recently used first out,
+// under a byte budget: members with combs (registered keys) cost MEMBER_BYTES each. The budget is
+// the whole process's: a caller running several verifiers divides it between them.
 //
-// Entries come only from checkMember, through checkRing or admitKey, so a cached member is as
-// trustworthy as a fresh decode. The cache lives in memory and is rebuilt lazily after a restart:
-// the first verification that meets a key, or its registration, fills its entry.
-import { hexToBytes } from "./bytes.ts";
-import { pointTable } from "./point_table.ts";
-import { checkMember, type Member, type MemberCache } from "./ring_signature.ts";
+// Entries must come from checked members only (checkRing's own checks, or a precomputation this
+// server stored at registration), so a hit is as trustworthy as a fresh decode.
+import type { Member, MemberCache } from "./ring_signature.ts";
 
 /**
- * Bytes one member's two tables (P and Hp) take at each window width, as measured by
+ * Heap bytes one member with both combs takes (62 points), as measured by
  * `deno run -A --v8-flags=--expose-gc bench/member_memory.ts` (see README, Performance).
  */
-export const TABLE_BYTES_PER_MEMBER: Record<number, number> = {
-  3: 178_000,
-  4: 266_000,
-  5: 434_000,
-  6: 729_000,
-};
+export const MEMBER_BYTES = 8_000;
 
-/** Window widths a member cache builds tables at. */
-export type MemberWindow = 3 | 4 | 5 | 6;
+/** Options: the byte budget; members beyond it push out the least recently used. */
+export type MemberCacheOptions = { budgetBytes?: number };
 
-/** Options: how many members to remember, the table budget in bytes and the window width. */
-export type MemberCacheOptions = {
-  maxMembers?: number;
-  tableBudgetBytes?: number;
-  window?: MemberWindow;
-};
+/** Default budget: 32 MiB, about 4,000 registered keys. */
+export const DEFAULT_MEMBER_BUDGET = 32 * 1024 * 1024;
 
-/** A least-recently-used member cache with window tables for the first members that fit the budget. */
+/** A least-recently-used member cache holding at most `budgetBytes / MEMBER_BYTES` members. */
 export function createMemberCache(opts: MemberCacheOptions = {}): MemberCache & {
+  set(key: string, member: Member): void;
   readonly size: number;
-  readonly tabled: number;
-  readonly bytesPerTabledMember: number;
+  readonly capacity: number;
   keys(): IterableIterator<string>;
 } {
-  const maxMembers = opts.maxMembers ?? 100_000;
-  const window = opts.window ?? 4;
-  const bytesPerTabledMember = TABLE_BYTES_PER_MEMBER[window];
-  const maxTabled = Math.floor((opts.tableBudgetBytes ?? 64 * 1024 * 1024) / bytesPerTabledMember);
+  const capacity = Math.floor((opts.budgetBytes ?? DEFAULT_MEMBER_BUDGET) / MEMBER_BYTES);
   const entries = new Map<string, Member>();
-  let tabled = 0;
-
   return {
     get size() {
       return entries.size;
     },
-    get tabled() {
-      return tabled;
-    },
-    bytesPerTabledMember,
+    capacity,
     keys: () => entries.keys(),
     get(key) {
       const member = entries.get(key);
@@ -63,39 +43,10 @@ export function createMemberCache(opts: MemberCacheOptions = {}): MemberCache & 
       return member;
     },
     set(key, member) {
-      if (entries.has(key)) return;
-      if (entries.size >= maxMembers) {
-        const [oldestKey, oldest] = entries.entries().next().value!;
-        entries.delete(oldestKey);
-        if (oldest.tables) tabled--;
-      }
-      if (tabled < maxTabled) {
-        member.tables ??= {
-          point: pointTable(member.point, window),
-          hp: pointTable(member.hp, window),
-        };
-        tabled++;
-      }
+      if (capacity === 0) return;
+      entries.delete(key);
+      if (entries.size >= capacity) entries.delete(entries.keys().next().value!);
       entries.set(key, member);
     },
   };
-}
-
-/**
- * Checks a registered key (hex) and remembers it in `cache` with its tables, so its first
- * verification finds them built. Returns false, leaving the cache alone, for a key the ring
- * checks would refuse or bytes that are not 32 bytes of lowercase hex.
- */
-export function admitKey(cache: MemberCache, key: string): boolean {
-  if (cache.get(key)) return true;
-  let bytes: Uint8Array;
-  try {
-    bytes = hexToBytes(key, 32, "key");
-  } catch {
-    return false;
-  }
-  const member = checkMember(bytes, "key");
-  if (typeof member === "string") return false;
-  cache.set(key, member);
-  return true;
 }

@@ -20,6 +20,7 @@ import {
   utf8WellFormed,
 } from "./bytes.ts";
 import { decodePoint, G, keyPairFromSeed, L, type Point } from "./keys.ts";
+import { type CombTable, multiplyByComb } from "./comb_table.ts";
 import { multiplyByTable, type PointTable, pointTable } from "./point_table.ts";
 
 /** RFC 9380 domain separation tag of Hp (protocol §2 "Hash to point"). */
@@ -151,14 +152,14 @@ export function signRing(
 }
 
 /**
- * A ring member that passed the point checks once: its point, Hp(point) and, once a member cache
- * has built them, the window tables of both (see lib/protocol/member_cache.ts).
+ * A ring member that passed the point checks: its point, Hp(point) and, for a registered key,
+ * the combs of both that the server stored at registration (lib/protocol/key_precomputation.ts).
  */
-export type Member = { point: Point; hp: Point; tables?: { point: PointTable; hp: PointTable } };
+export type Member = { point: Point; hp: Point; combs?: { point: CombTable; hp: CombTable } };
 
 /**
  * Decodes a ring member with every point check of protocol §2 (canonical, not the identity,
- * torsion-free) and computes Hp; the reason for refusal otherwise. The only way a Member is made.
+ * torsion-free) and computes Hp; the reason for refusal otherwise.
  */
 export function checkMember(bytes: Uint8Array, name = "ring member"): Member | string {
   const decoded = decodePoint(bytes, name);
@@ -166,16 +167,17 @@ export function checkMember(bytes: Uint8Array, name = "ring member"): Member | s
 }
 
 /**
- * Where a verifier keeps members it has already checked, keyed by hex public key. Entries must
- * only ever come from {@link checkRing} itself, so a hit skips decoding, the torsion check and Hp.
+ * Members checked before, by hex public key: the server's registered keys (checked at
+ * registration), or a cache that `set` fills with members checkRing itself checked. A hit skips
+ * decoding, the torsion check and Hp; a member it does not know is checked here.
  */
 export type MemberCache = {
   get(key: string): Member | undefined;
-  set(key: string, member: Member): void;
+  set?(key: string, member: Member): void;
 };
 
 /**
- * Verifier options: `members`, a cache of checked members (the server's); `maxRing` above 64
+ * Verifier options: `members`, members checked before; `maxRing` above 64
  * exists only to measure cost growth in benchmarks.
  */
 export type CheckOptions = { maxRing?: number; members?: MemberCache };
@@ -185,13 +187,13 @@ export type CheckOptions = { maxRing?: number; members?: MemberCache };
  * the width with the least table building plus n+1 walks, 3 for small rings and wider as the ring
  * grows (measured by bench/point_table_bench.ts).
  */
-function tagWindow(n: number): number {
+export function tagWindow(n: number): number {
   return n < 12 ? 3 : n < 48 ? 4 : 5;
 }
 
 /**
- * Window of the base point's table, built once per thread the first time a tabled member is met
- * (a verifier with a member cache): 33 additions per r_i·G instead of noble's 44, for 4,224 points.
+ * Window of the base point's table, built once per thread the first time a member with combs is
+ * met: 33 additions per r_i·G instead of noble's 44, for 4,224 points.
  */
 const BASE_WINDOW = 8;
 let baseTable: PointTable | undefined;
@@ -203,6 +205,31 @@ function canonicalScalar(bytes: Uint8Array, name: string): bigint | string {
   assertBytes(bytes, 32, name);
   const s = bytesToNumberLE(bytes);
   return s < L ? s : `${name} is not a canonical scalar`;
+}
+
+/**
+ * One member's step of the ring equations (protocol §2 "Verify"): L_i = r_i·G + c_i·P_i and
+ * R_i = r_i·Hp(P_i) + c_i·I, `tag` being the table of I (see tagWindow). A member with combs gets comb walks;
+ * otherwise the two products of L_i share one chain of doublings (mulAddUnsafe).
+ */
+export function ringStep(
+  member: Member,
+  step: { r: bigint; c: bigint; tag: PointTable },
+): { l: Point; r: Point } {
+  const { point, hp, combs } = member;
+  const { r, c, tag } = step;
+  const tagProduct = multiplyByTable(tag, c);
+  if (combs) {
+    baseTable ??= pointTable(G, BASE_WINDOW);
+    return {
+      l: multiplyByTable(baseTable, r).add(multiplyByComb(combs.point, c)),
+      r: multiplyByComb(combs.hp, r).add(tagProduct),
+    };
+  }
+  return {
+    l: mulAddUnsafe(ed25519.Point, [G, point], [r, c]),
+    r: hp.multiplyUnsafe(r).add(tagProduct),
+  };
 }
 
 /**
@@ -235,7 +262,7 @@ export function checkRing(sig: RingSignature, message: string, opts: CheckOption
       const checked = checkMember(ring[i], `ring member ${i}`);
       if (typeof checked === "string") return { ok: false, reason: checked };
       member = checked;
-      opts.members?.set(hex, member);
+      opts.members?.set?.(hex, member);
     }
     members.push(member);
   }
@@ -262,42 +289,13 @@ export function checkRing(sig: RingSignature, message: string, opts: CheckOption
   const challenge = challenger(transcript(ring, tag, message));
   let c = c0;
   for (let i = 0; i < n; i++) {
-    c = ringStep(members[i], { r: rs[i], c, tagProducts, challenge }).next;
+    const step = ringStep(members[i], { r: rs[i], c, tag: tagProducts });
+    c = challenge(step.l, step.r);
   }
   return c === c0 ? { ok: true } : { ok: false, reason: RING_OPEN };
 }
 
 const RING_OPEN = "the ring equations do not close";
-
-/** What one link of the ring is computed from: r_i, c_i, the tag's table and Hs(T ‖ ·). */
-type StepInput = {
-  r: bigint;
-  c: bigint;
-  tagProducts: PointTable;
-  challenge: (li: Point, ri: Point) => bigint;
-};
-
-/**
- * One link of the ring (protocol §2 "Sign", step 2): L_i = r_i·G + c_i·P_i,
- * R_i = r_i·Hp(P_i) + c_i·I and c_{i+1} = Hs(T ‖ L_i ‖ R_i). The one place verification computes
- * them: checkRing runs it n times, traceRing keeps every value.
- */
-function ringStep(member: Member, { r, c, tagProducts, challenge }: StepInput) {
-  const { point, hp, tables } = member;
-  // A tabled member's products are table walks; otherwise one shared-doubling pass
-  // (mulAddUnsafe) for the two products of L_i is cheaper than two passes.
-  let li: Point, rHp: Point;
-  if (tables) {
-    baseTable ??= pointTable(G, BASE_WINDOW);
-    li = multiplyByTable(baseTable, r).add(multiplyByTable(tables.point, c));
-    rHp = multiplyByTable(tables.hp, r);
-  } else {
-    li = mulAddUnsafe(ed25519.Point, [G, point], [r, c]);
-    rHp = hp.multiplyUnsafe(r);
-  }
-  const ri = rHp.add(multiplyByTable(tagProducts, c));
-  return { li, ri, next: challenge(li, ri) };
-}
 
 /** Outcome of one group check of a point: passed, failed, or not run because an earlier one failed. */
 export type CheckOutcome = "pass" | "fail" | "not run";
@@ -407,16 +405,17 @@ export function traceRing(sig: RingSignature, message: string): RingTrace {
   let c = c0 as bigint;
   for (let i = 0; i < n; i++) {
     const member: Member = { point: members[i].point!, hp: hashToPoint(ring[i]) };
-    const step = ringStep(member, { r: rs[i] as bigint, c, tagProducts, challenge });
+    const step = ringStep(member, { r: rs[i] as bigint, c, tag: tagProducts });
+    const next = challenge(step.l, step.r);
     trace.steps.push({
       i,
       c: bytesToHex(scalarBytes(c)),
       r: trace.r[i].value,
-      L: bytesToHex(step.li.toBytes()),
-      R: bytesToHex(step.ri.toBytes()),
-      next: bytesToHex(scalarBytes(step.next)),
+      L: bytesToHex(step.l.toBytes()),
+      R: bytesToHex(step.r.toBytes()),
+      next: bytesToHex(scalarBytes(next)),
     });
-    c = step.next;
+    c = next;
   }
   const closes = c === c0;
   trace.closing = { cn: bytesToHex(scalarBytes(c)), c0: trace.c0.value, closes };

@@ -27,6 +27,10 @@ export type StartOptions = {
   env?: Record<string, string>;
   /** How long to wait for the server to answer, in ms. */
   timeoutMs?: number;
+  /** The entry module; main.ts by default (tests/helpers/edge_main.ts runs it without Worker). */
+  entry?: URL;
+  /** V8 flags for the server, e.g. `--max-old-space-size=512` (the edge profile's memory). */
+  v8Flags?: string[];
 };
 
 /** A TCP port nothing listens on right now. */
@@ -48,7 +52,14 @@ export async function startServer(options: StartOptions = {}): Promise<ServerPro
     PORT: String(port),
   };
   const process = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--config", CONFIG.pathname, MAIN.pathname],
+    args: [
+      "run",
+      "-A",
+      "--config",
+      CONFIG.pathname,
+      ...(options.v8Flags?.length ? [`--v8-flags=${options.v8Flags.join(",")}`] : []),
+      (options.entry ?? MAIN).pathname,
+    ],
     cwd: ROOT.pathname,
     env,
     clearEnv: true,

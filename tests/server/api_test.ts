@@ -10,6 +10,7 @@ import {
   VoteProof,
 } from "../../lib/protocol/schemas.ts";
 import { createApp } from "../../server/app.ts";
+import { testVerifier } from "../helpers/test_verifier.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
 import { createStore } from "../../server/store.ts";
 import {
@@ -28,7 +29,7 @@ const JSON_TYPE = "application/json";
 async function setup() {
   const kv = await Deno.openKv(":memory:");
   const store = await createStore(kv, { now: () => GENESIS_AT });
-  const app = createApp({ store });
+  const app = createApp({ store, verifier: testVerifier });
   return { kv, store, app };
 }
 

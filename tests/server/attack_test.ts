@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import type { VoteSubmission } from "../../lib/protocol/schemas.ts";
 import { createApp } from "../../server/app.ts";
+import { testVerifier } from "../helpers/test_verifier.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
 import { CONTENT_SECURITY_POLICY, SECURITY_HEADERS } from "../../server/security.ts";
 import { createStore } from "../../server/store.ts";
@@ -22,7 +23,7 @@ import {
 async function ledger() {
   const kv = await Deno.openKv(":memory:");
   const store = await createStore(kv);
-  const app = createApp({ store });
+  const app = createApp({ store, verifier: testVerifier });
   const voters = makeVoters(5);
   for (const v of voters) await store.registerKey(v.key);
   const sealedVote = signedVote(voters[0], ringFor(voters[0], voters, 3), "Yes");

@@ -6,6 +6,7 @@ import { ErrorBody } from "../../lib/protocol/schemas.ts";
 import { createApp } from "../../server/app.ts";
 import { ApiError, busy, ERROR_STATUS, type ErrorCode } from "../../server/errors.ts";
 import { createStore } from "../../server/store.ts";
+import { createInProcessVerifier } from "../../server/verifier.ts";
 import { makeVoters, ringFor, signedVote } from "../helpers/ledger_fixtures.ts";
 
 const json = (body: unknown): RequestInit => ({ method: "POST", body: JSON.stringify(body) });
@@ -108,9 +109,11 @@ Deno.test("every error answer has the same headers and shape as the error type's
 Deno.test("503 busy carries Retry-After, through the same error handler", async () => {
   const kv = await Deno.openKv(":memory:");
   try {
+    // A verifier that registers keys as usual but is saturated when a vote arrives.
+    const verifier = createInProcessVerifier();
     const app = createApp({
       store: await createStore(kv),
-      verifyVote: () => Promise.reject(busy(2)),
+      verifier: { ...verifier, verify: () => Promise.reject(busy("Saturated", 2)) },
     });
     const [a, b] = makeVoters(2);
     for (const v of [a, b]) await app.request("/api/pki/key", json({ key: v.key }));

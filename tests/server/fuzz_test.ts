@@ -9,6 +9,7 @@ import { createApiClient } from "../../lib/app/api_client.ts";
 import { auditLedger } from "../../lib/app/audit.ts";
 import { ErrorBody } from "../../lib/protocol/schemas.ts";
 import { createApp } from "../../server/app.ts";
+import { testVerifier } from "../helpers/test_verifier.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
 import { SECURITY_HEADERS } from "../../server/security.ts";
 import { createStore } from "../../server/store.ts";
@@ -24,7 +25,7 @@ type Request = { method: string; path: string; body?: string } | { seal: true };
 Deno.test("5,000 generated requests: no 5xx, the server answers, the auditor passes", async () => {
   const kv = await Deno.openKv(":memory:");
   const store = await createStore(kv);
-  const app = createApp({ store });
+  const app = createApp({ store, verifier: testVerifier });
   const voters = makeVoters(VOTERS);
   // Half the voters are registered up front, the rest may be registered by generated requests.
   for (const v of voters.slice(0, VOTERS / 2)) await store.registerKey(v.key);

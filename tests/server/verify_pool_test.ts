@@ -1,29 +1,37 @@
-// The pool of verification workers: the same answers as checkRing for good and bad signatures,
-// concurrent use, a clean shutdown, and only registered keys ever entering a worker's cache.
+// The verifiers, worker pool and in-process: the same answers as checkRing for good and bad
+// signatures; over real HTTP with a real KV, a worker that fails mid-load is replaced and every
+// request answered; a saturated queue answers 503 busy with Retry-After and stores nothing; and a
+// flood of registrations leaves the member memory within its one global budget.
 import assert from "node:assert/strict";
 import { bytesToNumberLE, numberToBytesLE } from "@noble/curves/utils.js";
 import { hexToBytes } from "../../lib/protocol/bytes.ts";
 import { L } from "../../lib/protocol/keys.ts";
+import { precomputeKey } from "../../lib/protocol/key_precomputation.ts";
+import { MEMBER_BYTES } from "../../lib/protocol/member_cache.ts";
 import {
   checkRing,
   decodeSignature,
   type RingSignature,
 } from "../../lib/protocol/ring_signature.ts";
+import type { VoteSubmission } from "../../lib/protocol/schemas.ts";
 import { createApp } from "../../server/app.ts";
 import { createStore } from "../../server/store.ts";
+import { createInProcessVerifier, type Verifier } from "../../server/verifier.ts";
 import { createVerifyPool } from "../../server/verify_pool.ts";
+import { CRASH_PAYLOAD } from "../helpers/crash_payload.ts";
 import {
-  call,
   hostilePoints,
   makeVoters,
   ringFor,
   signedVote,
+  type TestVoter,
 } from "../helpers/ledger_fixtures.ts";
 
 const voters = makeVoters(10);
 const signer = voters[0];
 const ring = ringFor(signer, voters, 8);
 const good = signedVote(signer, ring, "Yes");
+const FRAGILE = new URL("../helpers/fragile_verify_worker.ts", import.meta.url);
 
 function decoded(): RingSignature {
   return decodeSignature(good.signature);
@@ -62,124 +70,180 @@ function corpus(): { desc: string; sig: RingSignature; message: string }[] {
   ];
 }
 
-Deno.test("the pool answers exactly as checkRing, alone and under concurrent use", async (t) => {
-  const pool = createVerifyPool({ workers: 2 });
-  try {
-    const cases = corpus();
-    await t.step("one at a time", async () => {
-      for (const { desc, sig, message } of cases) {
-        assert.deepEqual(await pool.verify(sig, message), checkRing(sig, message), desc);
-      }
-    });
-    await t.step("48 verifications in flight at once", async () => {
-      const many = Array.from({ length: 48 }, (_, i) => cases[i % cases.length]);
-      const answers = await Promise.all(many.map(({ sig, message }) => pool.verify(sig, message)));
-      answers.forEach((answer, i) => {
-        assert.deepEqual(answer, checkRing(many[i].sig, many[i].message), many[i].desc);
+/** Both verifiers, each handed to `body` and closed after it. */
+const verifiers: [string, (opts: { maxQueued?: number }) => Verifier][] = [
+  ["worker pool", (opts) => createVerifyPool({ workers: 2, ...opts })],
+  ["in-process", (opts) => createInProcessVerifier(opts)],
+];
+
+for (const [name, make] of verifiers) {
+  Deno.test(`${name}: answers exactly as checkRing, alone and under concurrent use`, async (t) => {
+    const verifier = make({});
+    try {
+      const cases = corpus();
+      const stored = ring.map((v) => precomputeKey(hexToBytes(v.key)));
+      const members = stored.map((pre) => (typeof pre === "string" ? null : pre));
+      await t.step("one at a time, with and without stored members", async () => {
+        for (const { desc, sig, message } of cases) {
+          assert.deepEqual(await verifier.verify(sig, message), checkRing(sig, message), desc);
+          const withStored = await verifier.verify(sig, message, members);
+          assert.deepEqual(withStored, checkRing(sig, message), `${desc}, stored members`);
+        }
       });
-    });
-    await t.step("a malformed field throws the same error type as checkRing", async () => {
-      const sig = { ...decoded(), c0: new Uint8Array(31) };
-      assert.throws(() => checkRing(sig, "Yes"), RangeError);
-      await assert.rejects(pool.verify(sig, "Yes"), RangeError);
-    });
-    await t.step("without a staging area nothing is cached", async () => {
-      const stats = await pool.cacheStats();
-      assert.equal(stats.length, 2);
-      assert.ok(stats.every((s) => s.size === 0));
-    });
-  } finally {
-    pool.close();
-  }
-  await assert.rejects(pool.verify(decoded(), "Yes"), /closed/);
-});
-
-Deno.test("through the API, worker caches only ever hold registered keys", async () => {
-  const kv = await Deno.openKv(":memory:");
-  const pool = createVerifyPool({ workers: 2 });
-  try {
-    const store = await createStore(kv);
-    const app = createApp({ store, verifyVote: pool.verify });
-    const registered = makeVoters(4);
-    for (const v of registered) await store.registerKey(v.key);
-    const [stranger] = makeVoters(1);
-
-    const refused = await call(
-      app,
-      "POST",
-      "/api/vote",
-      signedVote(registered[0], [registered[0], registered[1], stranger], "Yes"),
-    );
-    assert.equal(refused.status, 403);
-    assert.equal(refused.body.error.code, "unregistered_key");
-    const forged = signedVote(registered[1], registered.slice(0, 3), "Yes");
-    const badSig = await call(app, "POST", "/api/vote", { ...forged, payload: "No" });
-    assert.equal(badSig.status, 400);
-    assert.equal(badSig.body.error.code, "invalid_signature");
-    assert.deepEqual((await pool.cacheStats()).flatMap((s) => s.keys), []);
-
-    const members = registered.slice(0, 3);
-    const votes = members.map((v, i) => signedVote(v, members, `option ${i}`));
-    const answers = await Promise.all(votes.map((vote) => call(app, "POST", "/api/vote", vote)));
-    assert.deepEqual(answers.map((a) => a.status), [202, 202, 202]);
-    const stats = await pool.cacheStats();
-    const cached = new Set(stats.flatMap((s) => s.keys));
-    assert.deepEqual([...cached].sort(), members.map((v) => v.key).sort());
-    assert.ok(stats.every((s) => s.keys.length === 0 || s.keys.length === 3));
-    assert.ok(!cached.has(stranger.key));
-  } finally {
-    pool.close();
-    kv.close();
-  }
-});
-
-Deno.test("a key registered through the API is checked and tabled by every worker before it votes", async () => {
-  const kv = await Deno.openKv(":memory:");
-  const pool = createVerifyPool({ workers: 2 });
-  try {
-    const store = await createStore(kv);
-    const app = createApp({ store, verifyVote: pool.verify, onKeyRegistered: pool.admit });
-    const [voter] = makeVoters(1);
-    const created = await call(app, "POST", "/api/pki/key", { key: voter.key, name: "Ada" });
-    assert.equal(created.status, 201);
-    const refused = await call(app, "POST", "/api/pki/key", { key: hostilePoints().smallOrder });
-    assert.equal(refused.status, 400);
-
-    const stats = await admitted(pool);
-    assert.deepEqual(stats.map((s) => s.keys), [[voter.key], [voter.key]]);
-    assert.deepEqual(stats.map((s) => s.tabled), [1, 1]);
-    // A key that somehow reached a worker without passing registration is checked again there.
-    pool.admit(hostilePoints().smallOrder);
-    pool.admit("not hex");
-    assert.deepEqual((await admitted(pool)).map((s) => s.keys), [[voter.key], [voter.key]]);
-  } finally {
-    pool.close();
-    kv.close();
-  }
-});
-
-Deno.test("a burst of registrations does not hold up verification", async () => {
-  const pool = createVerifyPool({ workers: 1 });
-  const burst = makeVoters(400);
-  try {
-    // About 2 ms of checks and tables per key: the burst is near a second of work for the worker,
-    // far more than one verification, so the answer must come while keys still wait.
-    for (const v of burst) pool.admit(v.key);
-    const answer = await pool.verify(decoded(), "Yes");
-    assert.deepEqual(answer, { ok: true });
-    const [stats] = await pool.cacheStats();
-    assert.ok(stats.admitting > 0, "the verification was answered while keys were still waiting");
-    assert.equal((await admitted(pool))[0].tabled, burst.length);
-  } finally {
-    pool.close();
-  }
-});
-
-/** The pool's cache stats once every worker has admitted the keys it was given. */
-async function admitted(pool: ReturnType<typeof createVerifyPool>) {
-  for (;;) {
-    const stats = await pool.cacheStats();
-    if (stats.every((s) => s.admitting === 0)) return stats;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+      await t.step("48 verifications in flight at once", async () => {
+        const many = Array.from({ length: 48 }, (_, i) => cases[i % cases.length]);
+        const answers = await Promise.all(
+          many.map(({ sig, message }) => verifier.verify(sig, message, members)),
+        );
+        answers.forEach((answer, i) => {
+          assert.deepEqual(answer, checkRing(many[i].sig, many[i].message), many[i].desc);
+        });
+      });
+      await t.step("a malformed field throws the same error type as checkRing", async () => {
+        const sig = { ...decoded(), c0: new Uint8Array(31) };
+        assert.throws(() => checkRing(sig, "Yes"), RangeError);
+        await assert.rejects(verifier.verify(sig, "Yes"), RangeError);
+      });
+      await t.step("precompute refuses hostile keys and matches precomputeKey", async () => {
+        for (const hex of Object.values(hostilePoints())) {
+          assert.equal(await verifier.precompute(hex), precomputeKey(hexToBytes(hex)));
+        }
+        assert.deepEqual(await verifier.precompute(ring[0].key), stored[0]);
+        assert.equal(typeof await verifier.precompute("not hex"), "string");
+      });
+    } finally {
+      verifier.close();
+    }
+    await assert.rejects(verifier.verify(decoded(), "Yes"), /closed/);
+  });
 }
+
+/**
+ * A real HTTP server over `verifier` and a KV file, with `voters` registered through the API,
+ * `inFlight` registrations at a time.
+ */
+async function serve(verifier: Verifier, registered: TestVoter[], { inFlight = 16 } = {}) {
+  const dir = await Deno.makeTempDir({ prefix: "ringvote-pool-" });
+  const kv = await Deno.openKv(`${dir}/ledger.kv`);
+  const store = await createStore(kv);
+  const app = createApp({ store, verifier });
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, app.fetch);
+  const url = `http://127.0.0.1:${server.addr.port}`;
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(url + path, { method: "POST", body: JSON.stringify(body) });
+    return {
+      status: res.status,
+      retryAfter: res.headers.get("retry-after"),
+      body: await res.json(),
+    };
+  };
+  const get = async (path: string) => {
+    const res = await fetch(url + path);
+    return { status: res.status, body: await res.json() };
+  };
+  for (let i = 0; i < registered.length; i += inFlight) {
+    const answers = await Promise.all(
+      registered.slice(i, i + inFlight).map((v) => post("/api/pki/key", { key: v.key })),
+    );
+    for (const a of answers) assert.equal(a.status, 201, JSON.stringify(a.body));
+  }
+  return {
+    post,
+    get,
+    async close() {
+      await server.shutdown();
+      verifier.close();
+      kv.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+Deno.test("a worker that fails mid-load is replaced: every vote is answered, the others accepted", async () => {
+  const pool = createVerifyPool({ workers: 2, workerUrl: FRAGILE });
+  const people = makeVoters(24);
+  const http = await serve(pool, people);
+  try {
+    const votes: VoteSubmission[] = people.map((v, i) =>
+      signedVote(v, ringFor(v, people, 8, i), i === 5 ? CRASH_PAYLOAD : `option ${i % 3}`)
+    );
+    const answers = await Promise.all(votes.map((vote) => http.post("/api/vote", vote)));
+    // The failing vote fails its retry too: refused as busy. A vote that shared a failing worker
+    // is retried once, so it is accepted or, if its retry met the failing vote again, busy.
+    assert.equal(answers[5].status, 503, JSON.stringify(answers[5].body));
+    const refused = answers.flatMap((a, i) => (a.status === 202 ? [] : [i]));
+    for (const i of refused) {
+      assert.equal(answers[i].status, 503, `vote ${i}: ${JSON.stringify(answers[i].body)}`);
+      assert.equal(answers[i].body.error.code, "busy");
+      assert.equal(answers[i].retryAfter, "1");
+      assert.equal((await http.get(`/api/tag/${votes[i].tag}`)).status, 404, "nothing stored");
+    }
+    assert.ok(refused.length < votes.length / 2, `${refused.length} votes refused`);
+    // Sent again, every refused vote but the failing one is accepted.
+    for (const i of refused.filter((i) => i !== 5)) {
+      assert.equal((await http.post("/api/vote", votes[i])).status, 202, `vote ${i} again`);
+    }
+    assert.ok(pool.replaced >= 2, `replaced ${pool.replaced} workers`);
+    assert.equal((await http.get(`/api/tag/${votes[5].tag}`)).status, 404);
+    // The pool is whole again: a later vote is verified and accepted.
+    const later = signedVote(people[5], ringFor(people[5], people, 8, 40), "after the failure");
+    assert.equal((await http.post("/api/vote", later)).status, 202);
+    assert.equal(pool.queued, 0);
+  } finally {
+    await http.close();
+  }
+});
+
+for (const [name, make] of verifiers) {
+  Deno.test(`${name}: a saturated queue answers 503 busy with Retry-After and stores nothing`, async () => {
+    const people = makeVoters(40);
+    const http = await serve(make({ maxQueued: 3 }), people, { inFlight: 3 });
+    try {
+      const votes = people.map((v, i) =>
+        signedVote(v, ringFor(v, people, 8, i), `option ${i % 2}`)
+      );
+      const answers = await Promise.all(votes.map((vote) => http.post("/api/vote", vote)));
+      const busy = answers.flatMap((a, i) => (a.status === 503 ? [i] : []));
+      assert.ok(busy.length > 0, "40 votes at once overflow a queue of 3");
+      for (const [i, answer] of answers.entries()) {
+        const stored = await http.get(`/api/tag/${votes[i].tag}`);
+        if (answer.status === 503) {
+          assert.equal(answer.body.error.code, "busy");
+          assert.equal(answer.retryAfter, "1");
+          assert.equal(stored.status, 404, `refused vote ${i} left nothing behind`);
+        } else {
+          assert.equal(answer.status, 202, JSON.stringify(answer.body));
+          assert.deepEqual(stored.body, answer.body);
+        }
+      }
+      // Sent again one at a time, every refused vote is accepted.
+      for (const i of busy) assert.equal((await http.post("/api/vote", votes[i])).status, 202);
+    } finally {
+      await http.close();
+    }
+  });
+}
+
+Deno.test("a registration flood leaves member memory within the one global budget", async () => {
+  const budget = 12 * MEMBER_BYTES;
+  const pool = createVerifyPool({ workers: 2, memberBudgetBytes: budget });
+  const people = makeVoters(600);
+  const http = await serve(pool, people);
+  try {
+    // Registration precomputes on the workers but keeps nothing there.
+    assert.deepEqual(await pool.memberStats(), { held: 0, capacity: 12 });
+    const voting = people.slice(0, 40);
+    const votes = voting.map((v, i) => signedVote(v, ringFor(v, people, 8, i * 13), "Yes"));
+    for (let i = 0; i < votes.length; i += 8) {
+      const answers = await Promise.all(
+        votes.slice(i, i + 8).map((v) => http.post("/api/vote", v)),
+      );
+      for (const a of answers) assert.equal(a.status, 202, JSON.stringify(a.body));
+    }
+    const { held, capacity } = await pool.memberStats();
+    assert.equal(capacity, 12, "the budget is split between the workers, not multiplied");
+    assert.ok(held > 0 && held <= capacity, `${held} members held`);
+  } finally {
+    await http.close();
+  }
+});

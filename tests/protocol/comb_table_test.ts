@@ -1,0 +1,62 @@
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { ed25519 } from "@noble/curves/ed25519.js";
+import { mulAddUnsafe } from "@noble/curves/abstract/curve.js";
+import { G, L } from "../../lib/protocol/keys.ts";
+import {
+  COMB_SIZE,
+  combFromAffine,
+  combTable,
+  combToAffine,
+  multiplyByComb,
+} from "../../lib/protocol/comb_table.ts";
+import { hostilePoints } from "../helpers/ledger_fixtures.ts";
+import { hexToBytes } from "../../lib/protocol/bytes.ts";
+
+const P = G.multiply(0x5eed_c0ffee_1234_5678n);
+const LIMIT = 1n << 255n;
+const scalar255 = fc.bigInt({ min: 0n, max: LIMIT - 1n });
+/** s·point for any s ≥ 0 by noble's own multi-scalar code, which accepts scalars above L. */
+const reference = (point: typeof P, s: bigint) =>
+  s === 0n ? ed25519.Point.ZERO : mulAddUnsafe(ed25519.Point, [point], [s], true);
+
+Deno.test("comb multiplication agrees with noble for any scalar below 2^255", () => {
+  const comb = combTable(P);
+  fc.assert(
+    fc.property(scalar255, (s) => multiplyByComb(comb, s).equals(reference(P, s))),
+    { numRuns: 60 },
+  );
+});
+
+Deno.test("comb edge scalars: 0, 1, L-1, L, one bit in each row, 2^255-1", () => {
+  const comb = combTable(P);
+  assert.ok(multiplyByComb(comb, 0n).is0());
+  assert.ok(multiplyByComb(comb, 1n).equals(P));
+  assert.ok(multiplyByComb(comb, L - 1n).equals(P.negate()));
+  assert.ok(multiplyByComb(comb, L).is0());
+  for (const bit of [50n, 51n, 101n, 102n, 203n, 204n, 254n]) {
+    assert.ok(multiplyByComb(comb, 1n << bit).equals(reference(P, 1n << bit)), `2^${bit}·P`);
+  }
+  assert.ok(multiplyByComb(comb, LIMIT - 1n).equals(reference(P, LIMIT - 1n)));
+});
+
+Deno.test("comb multiplication refuses scalars outside 0..2^255-1 with RangeError", () => {
+  const comb = combTable(P);
+  for (const bad of [-1n, LIMIT, 1n << 256n]) {
+    assert.throws(() => multiplyByComb(comb, bad), RangeError, String(bad));
+  }
+  assert.throws(() => multiplyByComb(comb, 5 as unknown as bigint), RangeError);
+});
+
+Deno.test("a comb survives its affine form, and its walk of L exposes a torsion component", () => {
+  const comb = combTable(P);
+  const coordinates = combToAffine(comb);
+  assert.equal(coordinates.length, 2 * COMB_SIZE);
+  const back = combFromAffine(coordinates);
+  back.entries.forEach((entry, i) => assert.ok(entry.equals(comb.entries[i]), `entry ${i + 1}`));
+  assert.throws(() => combFromAffine(coordinates.slice(1)), RangeError);
+  assert.throws(() => combFromAffine([...coordinates.slice(1), 1] as bigint[]), RangeError);
+  // The registration torsion check: L·Q through Q's comb is the identity only without torsion.
+  const torsioned = ed25519.Point.fromBytes(hexToBytes(hostilePoints().torsioned));
+  assert.equal(multiplyByComb(combTable(torsioned), L).is0(), false);
+});

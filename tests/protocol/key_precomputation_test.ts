@@ -1,0 +1,43 @@
+import assert from "node:assert/strict";
+import { bytesToHex, hexToBytes } from "../../lib/protocol/bytes.ts";
+import { checkPublicKey, generateSeed, keyPairFromSeed } from "../../lib/protocol/keys.ts";
+import {
+  isPrecomputationOf,
+  type KeyPrecomputation,
+  memberFromPrecomputation,
+  precomputeKey,
+} from "../../lib/protocol/key_precomputation.ts";
+import { hashToPoint } from "../../lib/protocol/ring_signature.ts";
+import { hostilePoints } from "../helpers/ledger_fixtures.ts";
+
+Deno.test("precomputeKey refuses every hostile point with the reason registration gives", () => {
+  for (const [name, hex] of Object.entries(hostilePoints())) {
+    const bytes = hexToBytes(hex);
+    const refused = precomputeKey(bytes);
+    assert.equal(typeof refused, "string", name);
+    assert.equal(refused, checkPublicKey(bytes), name);
+  }
+  assert.throws(() => precomputeKey(new Uint8Array(31)), RangeError);
+});
+
+Deno.test("a stored precomputation gives back the key's point and Hp(P)", () => {
+  const { publicKey } = keyPairFromSeed(generateSeed());
+  const pre = precomputeKey(publicKey) as KeyPrecomputation;
+  assert.equal(typeof pre, "object");
+  const member = memberFromPrecomputation(structuredClone(pre));
+  assert.equal(bytesToHex(member.point.toBytes()), bytesToHex(publicKey));
+  assert.ok(member.hp.equals(hashToPoint(publicKey)));
+  assert.ok(member.combs);
+  assert.throws(() => memberFromPrecomputation({ point: pre.point.slice(2), hp: pre.hp }));
+});
+
+Deno.test("a precomputation is recognised as its own key's only", () => {
+  const [a, b] = [generateSeed(), generateSeed()].map((s) => keyPairFromSeed(s).publicKey);
+  const pre = precomputeKey(a) as KeyPrecomputation;
+  assert.equal(isPrecomputationOf(pre, a), true);
+  assert.equal(isPrecomputationOf(pre, b), false);
+  // The same y with the other sign of x is another point.
+  const flipped = a.slice();
+  flipped[31] ^= 0x80;
+  assert.equal(isPrecomputationOf(pre, flipped), false);
+});
