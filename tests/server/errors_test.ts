@@ -48,7 +48,14 @@ Deno.test("every error answer has the same headers and shape as the error type's
       ["vote not sealed", 404, "block_not_sealed", `/api/block/id/1/vote/${voteId}`],
       ["no such tag", 404, "unknown_tag", `/api/tag/${"0".repeat(64)}`],
       ["no such lie of the lens", 404, "unknown_lie", "/api/lens/nothing/block/status"],
-      ["changed payload", 400, "invalid_signature", "/api/vote", json({ ...vote, payload: "No" })],
+      // b has not voted: its signature over another payload reaches the ring check.
+      [
+        "changed payload",
+        400,
+        "invalid_signature",
+        "/api/vote",
+        json({ ...signedVote(b, ringFor(b, [a, b, c], 3), "Yes"), payload: "No" }),
+      ],
       [
         "unregistered ring member",
         403,
