@@ -7,9 +7,6 @@ export const VOTERS_KEY = "voters";
 /** Placeholder name sent with every key registration: never the voter's name (page §7). */
 export const REGISTRATION_NAME = "anonymous";
 
-/** Default ring size (page §9, protocol §6 `RING_SIZE`). */
-export const DEFAULT_RING_SIZE = 8;
-
 /** The entries of a voter's keys (page §3). */
 export const KEY_ENTRIES = ["publicKey", "privateKey", "keyId"] as const;
 /** The entries a vote leaves behind, cleared when the voter's keys are regenerated (page §4). */
