@@ -8,7 +8,7 @@ export type ChainStripProps = {
   blocks: readonly BlockRecord[];
   /** The browser's checks of those blocks, by height. */
   checks: ReadonlyMap<number, BlockCheck>;
-  /** Height of the open block, if any. */
+  /** Height of the selected block (the one chosen on the board), if any. */
   selected: number | null;
   onSelect(height: number): void;
 };

@@ -1,4 +1,5 @@
-// The open block: its fields with the browser's verdict on its hash, and its votes in leaf order.
+// The selected block (the one chosen on the board; not the protocol's open block, which takes new
+// votes): its fields with the browser's verdict on its hash, and its votes in leaf order.
 import type { ComponentChildren } from "preact";
 import Hex from "../../components/Hex.tsx";
 import type { BlockRecord } from "../../lib/app/api_client.ts";

@@ -132,7 +132,7 @@ export function createBulletinState(api: ApiClient, { pollMs }: { pollMs: number
     });
   }
 
-  /** Opens block `h` and reads its first page of votes. */
+  /** Selects block `h` and reads its first page of votes. */
   function selectBlock(h: number) {
     selected.value = h;
     openVote.value = null;
