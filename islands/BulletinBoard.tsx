@@ -2,12 +2,12 @@
 // vote's inclusion proof step by step, kept live by polling the chain height. Nothing the server
 // says is taken on trust: block hashes, links, proofs and (when small enough) the tally are
 // recomputed in the browser, and every disagreement is shown in red. The state lives once, in
-// lib/app/bulletin_state.ts; each section is a file of islands/bulletin_board/ (files in that
+// islands/bulletin_board/state.ts; each section is a file of islands/bulletin_board/ (files in that
 // folder are parts of this island, not islands of their own).
 import type { ComponentType } from "preact";
 import { useEffect, useMemo } from "react";
 import { createApiClient } from "../lib/app/api_client.ts";
-import { createBulletinState } from "../lib/app/bulletin_state.ts";
+import { createBulletinState } from "./bulletin_board/state.ts";
 import AnonymitySection from "./bulletin_board/AnonymitySection.tsx";
 import BlockSection from "./bulletin_board/BlockSection.tsx";
 import ChainSection from "./bulletin_board/ChainSection.tsx";

@@ -1,20 +1,15 @@
-// Browser-safe. The bulletin board's one copy of its state, as signals, with the loaders that fill
-// it through the API client: the chain up to its head (kept live by polling the height), the
-// tally and its recount, a block's votes and a vote's proof. The sections of the BulletinBoard
-// island read these signals and call these loaders; nothing here touches the DOM.
+// The bulletin board's one copy of its state, as signals, with the loaders that fill it through
+// the API client: the chain up to its head (kept live by polling the height), the tally and its
+// recount, a block's votes and a vote's proof. It keeps state and runs a timer, so it lives with
+// the island; the pure parts it uses are lib/app/record_checks.ts and lib/app/recount.ts. The
+// sections of the BulletinBoard island read these signals and call these loaders; nothing here
+// touches the DOM.
 import { computed, signal } from "@preact/signals";
-import { MAX_PAGE_LIMIT, type Tally } from "../protocol/schemas.ts";
-import { tallyOf } from "../protocol/tally.ts";
-import { type ApiClient, type BlockRecord, type BlockVoteEntry, readPages } from "./api_client.ts";
-import { checkBlocks, type ProofStep, proofSteps, tallyRows } from "./record_checks.ts";
+import { MAX_PAGE_LIMIT, type Tally } from "../../lib/protocol/schemas.ts";
+import { type ApiClient, type BlockRecord, readPages } from "../../lib/app/api_client.ts";
+import { checkBlocks, type ProofStep, proofSteps, tallyRows } from "../../lib/app/record_checks.ts";
+import { type LoadedVotes, recount, recountable } from "../../lib/app/recount.ts";
 
-/** The tally is recounted in the browser up to this many sealed votes… */
-export const RECOUNT_MAX_VOTES = 2000;
-/** …in at most this many blocks (one request per block and page of votes). */
-export const RECOUNT_MAX_BLOCKS = 200;
-
-/** The votes of one block read so far, in leaf order, and how many it holds. */
-export type LoadedVotes = { entries: BlockVoteEntry[]; total: number };
 /** The vote whose proof is shown: its steps once computed, or why they could not be. */
 export type OpenVote = {
   height: number;
@@ -77,7 +72,7 @@ export function createBulletinState(api: ApiClient, { pollMs }: { pollMs: number
     height.value = head;
     const served = await api.tally();
     tally.value = served;
-    if (served.total > RECOUNT_MAX_VOTES || head > RECOUNT_MAX_BLOCKS) return;
+    if (!recountable(head, served)) return;
     for (let h = 1; h <= head; h++) await allVotes(h);
   }
 
@@ -204,26 +199,6 @@ export function createBulletinState(api: ApiClient, { pollMs }: { pollMs: number
     moreVotes,
     openProof,
   };
-}
-
-/**
- * The tally recounted from every sealed vote: empty at height 0, null while the tally or any
- * block's votes are not all loaded.
- */
-function recount(
-  height: number | null,
-  tally: Tally | null,
-  votes: ReadonlyMap<number, LoadedVotes>,
-): { payload: string; count: number }[] | null {
-  if (height === 0) return [];
-  if (height === null || tally === null) return null;
-  const payloads: string[] = [];
-  for (let h = 1; h <= height; h++) {
-    const loaded = votes.get(h);
-    if (!loaded || loaded.entries.length < loaded.total) return null;
-    for (const e of loaded.entries) payloads.push(e.vote.payload);
-  }
-  return tallyOf(payloads);
 }
 
 function messageOf(error: unknown): string {

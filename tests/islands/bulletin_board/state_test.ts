@@ -1,12 +1,12 @@
-// The bulletin board's state and loaders (lib/app/bulletin_state.ts) against the real application
-// over in-memory KV: the chain read and checked, the tally recounted, a block's votes and a vote's
-// proof, a new block followed, and a failing server shown as the board's problem.
+// The bulletin board's state and loaders (islands/bulletin_board/state.ts) against the real
+// application over in-memory KV: the chain read and checked, the tally recounted, a block's votes
+// and a vote's proof, a new block followed, and a failing server shown as the board's problem.
 import assert from "node:assert/strict";
-import { createApiClient } from "../../lib/app/api_client.ts";
-import { type BulletinState, createBulletinState } from "../../lib/app/bulletin_state.ts";
-import { sealNextBlock } from "../../server/sealer.ts";
-import { inMemoryApp } from "../helpers/in_memory_app.ts";
-import { makeVoters, ringFor, signedVote } from "../helpers/ledger_fixtures.ts";
+import { createApiClient } from "../../../lib/app/api_client.ts";
+import { type BulletinState, createBulletinState } from "../../../islands/bulletin_board/state.ts";
+import { sealNextBlock } from "../../../server/sealer.ts";
+import { inMemoryApp } from "../../helpers/in_memory_app.ts";
+import { makeVoters, ringFor, signedVote } from "../../helpers/ledger_fixtures.ts";
 
 /** Resolves once `done()` holds, checking every few milliseconds. */
 async function until(done: () => boolean): Promise<void> {
