@@ -142,11 +142,19 @@ export function createBulletinState(api: ApiClient, { pollMs }: { pollMs: number
 
   /**
    * Opens vote `voteId` of block `h` and computes its proof steps from every vote of the block,
-   * the block, the block before it and the server's own proof answer.
+   * the block, the block before it and the server's own proof answer. The steps are shown only
+   * while this vote is still the one asked for in the selected block: a slow answer never
+   * overwrites a later vote's proof, nor reopens one after another block was selected.
    */
   async function openProof(h: number, voteId: string) {
     selected.value = h;
-    openVote.value = { height: h, voteId, steps: null, problem: null };
+    const asked: OpenVote = { height: h, voteId, steps: null, problem: null };
+    openVote.value = asked;
+    const show = (steps: ProofStep[] | null, problem: string | null) => {
+      if (openVote.value === asked && selected.value === h) {
+        openVote.value = { height: h, voteId, steps, problem };
+      }
+    };
     try {
       const loaded = await allVotes(h);
       const index = loaded.entries.findIndex((e) => e.voteId === voteId);
@@ -168,9 +176,9 @@ export function createBulletinState(api: ApiClient, { pollMs }: { pollMs: number
         index,
         served: served.proof,
       });
-      openVote.value = { height: h, voteId, steps, problem: served.problem };
+      show(steps, served.problem);
     } catch (error) {
-      openVote.value = { height: h, voteId, steps: null, problem: messageOf(error) };
+      show(null, messageOf(error));
     }
   }
 

@@ -94,3 +94,83 @@ Deno.test("a server that cannot be read is the bulletin board's problem", async 
   assert.equal(bulletin.problem.value, "GET /api/block/status failed: network down");
   assert.equal(bulletin.height.value, null);
 });
+
+/**
+ * A client of `app` whose answers to paths containing `held` wait until `release()`: a slow
+ * server for one call, the others answered at once.
+ */
+function slowFor(app: { request: typeof fetch }) {
+  let held: string | null = null;
+  const waiting: (() => void)[] = [];
+  const fetch = async (url: string, init?: RequestInit) => {
+    if (held !== null && url.includes(held)) {
+      await new Promise<void>((resolve) => waiting.push(resolve));
+    }
+    return app.request(url, init);
+  };
+  return {
+    api: createApiClient({ fetch }),
+    hold(path: string) {
+      held = path;
+    },
+    /** Lets every held call go on and waits a moment for its answer to be handled. */
+    async release() {
+      held = null;
+      for (const go of waiting.splice(0)) go();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    },
+  };
+}
+
+Deno.test("a slow proof answer never overwrites a later choice on the board", async (t) => {
+  const { kv, store, app, api } = await inMemoryApp();
+  const voters = makeVoters(4);
+  for (const v of voters) await api.registerKey({ key: v.key });
+  const cast = (i: number, payload: string) =>
+    api.submitVote(signedVote(voters[i], ringFor(voters[i], voters, 3), payload));
+  const [a, b] = [await cast(0, "yes"), await cast(1, "no")];
+  await sealNextBlock(store, 1_700_000_000_000);
+  await cast(2, "yes");
+  await sealNextBlock(store, 1_700_000_060_000);
+
+  const slow = slowFor(app as unknown as { request: typeof fetch });
+  const bulletin = createBulletinState(slow.api, { pollMs: 60_000 });
+  const stop = await followed(bulletin);
+  try {
+    await t.step("a later vote's proof stays when the earlier one answers last", async () => {
+      slow.hold(`/vote/${a.voteId}`);
+      const earlier = bulletin.openProof(1, a.voteId);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await bulletin.openProof(1, b.voteId);
+      assert.equal(bulletin.openVote.value?.voteId, b.voteId);
+      assert.notEqual(bulletin.openVote.value?.steps, null);
+      await slow.release();
+      await earlier;
+      assert.equal(bulletin.openVote.value?.voteId, b.voteId);
+      assert.deepEqual(bulletin.openVote.value?.steps?.filter((s) => !s.ok), []);
+    });
+
+    await t.step("a proof answering after another block was selected is not reopened", async () => {
+      slow.hold(`/vote/${a.voteId}`);
+      const earlier = bulletin.openProof(1, a.voteId);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await bulletin.selectBlock(2);
+      await slow.release();
+      await earlier;
+      assert.equal(bulletin.selected.value, 2);
+      assert.equal(bulletin.openVote.value, null);
+    });
+
+    await t.step("the same proof asked once and answered slowly is shown", async () => {
+      slow.hold(`/vote/${a.voteId}`);
+      const only = bulletin.openProof(1, a.voteId);
+      await slow.release();
+      await only;
+      assert.equal(bulletin.openVote.value?.voteId, a.voteId);
+      assert.deepEqual(bulletin.openVote.value?.steps?.filter((s) => !s.ok), []);
+    });
+  } finally {
+    stop();
+    kv.close();
+  }
+});
