@@ -6,16 +6,14 @@ import { generateSeed, keyPairFromSeed } from "../lib/protocol/keys.ts";
 import { createMemberCache } from "../lib/protocol/member_cache.ts";
 import { signRing, verifyRing } from "../lib/protocol/ring_signature.ts";
 import { baselineSign, baselineVerify } from "./baseline_lsag.ts";
+import { ringFixture } from "./ring_fixture.ts";
 
 Deno.bench("keygen: seed → RFC 8032 key pair", () => {
   keyPairFromSeed(generateSeed());
 });
 
 for (const n of [2, 8, 32, 128]) {
-  const seeds = Array.from({ length: n }, generateSeed);
-  const ring = seeds.map((s) => keyPairFromSeed(s).publicKey);
-  const seed = seeds[n >> 1];
-  const message = "candidate A";
+  const { ring, seed, message } = ringFixture(n);
   const maxRing = 128;
   const sig = signRing({ ring, seed, message, maxRing });
   const base = baselineSign(ring, seed, message);
