@@ -4,6 +4,7 @@
 import { Hono } from "hono";
 import { bytesToHex } from "../lib/protocol/bytes.ts";
 import { createMemberCache } from "../lib/protocol/member_cache.ts";
+import { sameRing } from "../lib/protocol/same_ring.ts";
 import {
   checkRing,
   decodeSignature,
@@ -96,7 +97,7 @@ export function createVoteApp(
       throw refusal("invalid_signature", `Signature is malformed: ${(error as Error).message}`);
     }
     const ring = decoded.ring.map(bytesToHex);
-    if (ring.length !== publicKeys.length || ring.some((key, i) => key !== publicKeys[i])) {
+    if (!sameRing(publicKeys, ring)) {
       throw invalidRequest("publicKeys must equal signature.ring, in the same order");
     }
     if (bytesToHex(decoded.tag) !== tag) {

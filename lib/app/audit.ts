@@ -8,6 +8,7 @@ import { checkLink, isGenesis, verifyBlockHash } from "../protocol/chain.ts";
 import { merkleRoot, voteLeaf } from "../protocol/merkle.ts";
 import { createMemberCache } from "../protocol/member_cache.ts";
 import { checkRing, decodeSignature, type MemberCache } from "../protocol/ring_signature.ts";
+import { sameRing } from "../protocol/same_ring.ts";
 import { type BlockRecord, codePointLength, MAX_PAYLOAD_CODE_POINTS } from "../protocol/schemas.ts";
 import { tallyOf } from "../protocol/tally.ts";
 import { type ApiClient, pagesOf } from "./api_client.ts";
@@ -194,7 +195,7 @@ function checkVoteSignature(
     return;
   }
   const ring = sig.ring.map(bytesToHex);
-  if (ring.length !== vote.publicKeys.length || ring.some((k, i) => k !== vote.publicKeys[i])) {
+  if (!sameRing(vote.publicKeys, ring)) {
     fail(`${where}: publicKeys differ from the signature's ring`);
   }
   const check = checkRing(sig, vote.payload, { members });

@@ -5,6 +5,7 @@ import { bytesToHex, hexToBytes } from "../protocol/bytes.ts";
 import { blockHash } from "../protocol/chain.ts";
 import { publicKeyFromPrivate } from "../protocol/keys.ts";
 import { rootFromInclusionProof, voteLeaf } from "../protocol/merkle.ts";
+import { sameRing } from "../protocol/same_ring.ts";
 import type { VoteProof } from "../protocol/schemas.ts";
 import { ringOfSignature } from "./signature_fields.ts";
 
@@ -194,7 +195,7 @@ export function decideVoteStatus(facts: VoteFacts): VoteDecision {
   if (proof.vote.signature !== stored.voteSignature) mismatches.push("Vote signature mismatch");
   // The leaf hashes publicKeys too: a ring other than the signed one would still prove inclusion
   // of a record the voter never made.
-  if (!sameKeys(proof.vote.publicKeys, ringOfSignature(stored.voteSignature))) {
+  if (!sameRing(proof.vote.publicKeys, ringOfSignature(stored.voteSignature))) {
     mismatches.push("Vote ring mismatch");
   }
   if (mismatches.length > 0) return { line: voteStatusLine("invalid", ids), mismatches };
@@ -239,12 +240,6 @@ function blockHashOf(proof: VoteProof, prevHash: string): string {
   } catch (error) {
     return `(${error instanceof Error ? error.message : String(error)})`;
   }
-}
-
-/** True when both key lists are present and equal, in the same order. */
-function sameKeys(listed: readonly string[], signed: readonly string[] | null): boolean {
-  return signed !== null && listed.length === signed.length &&
-    listed.every((key, i) => key === signed[i]);
 }
 
 /** Statuses of the voting page's tag check. */
