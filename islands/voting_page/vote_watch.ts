@@ -8,7 +8,7 @@ import { type StatusLine, type TagCheck, type VoteLine, voteStage } from "../../
 /** How often a pending vote asks whether its block is sealed. */
 const PENDING_POLL_MS = 1500;
 
-/** While `voteLine` is pending, asks the chain height and runs `refresh` once the block is sealed. */
+/** While `voteLine` is pending, reads the chain height and runs `refresh` once it is sealed. */
 export function usePendingPoll(
   io: actions.ClientIO,
   namespace: string,
