@@ -34,7 +34,7 @@ export const KEY_UNLOADED: StatusLine<KeyStatus> = {
   text: "Key Unloaded",
   colour: null,
 };
-/** The vote line before any decision; page §4 names none, so it mirrors the key line. */
+/** The vote line before any decision; page §4 names none, so it mirrors the key line (page §11). */
 export const VOTE_UNLOADED: StatusLine<VoteStatus> = {
   status: null,
   text: "Vote Unloaded",
@@ -242,11 +242,12 @@ function blockHashOf(proof: VoteProof, prevHash: string): string {
   }
 }
 
-/** Statuses of the voting page's tag check. */
+/** Statuses of the voting page's tag check (page §11). */
 export type TagCheck = "once" | "reused" | "missing";
 
 /**
- * What the bulletin board's answer for a voter's own tag means (the tag lookup of protocol §4):
+ * What the bulletin board's answer for a voter's own tag means (the tag lookup of protocol §4,
+ * the lines of page §11):
  * the vote under the tag is the voter's stored vote → green "once"; another vote → red "reused"
  * (the key signed a vote this voter did not cast); no vote at all → red "missing". `answer` is
  * the answer's `voteId`, or null for 404 `unknown_tag`.

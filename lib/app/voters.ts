@@ -1,5 +1,5 @@
 // Browser-safe. Pure client-side rules of the voting page: browser-storage key names (page §3),
-// the voter list, unique voter names, and ring sampling (protocol §2 "Ring") with injected randomness.
+// the voter list, unique voter names, and ring sampling (protocol §2.8) with injected randomness.
 
 /** The fixed storage key holding the voter list as one comma-separated string (page §3). */
 export const VOTERS_KEY = "voters";

@@ -30,7 +30,10 @@ export type MemberCacheOptions = {
   window?: MemberWindow;
 };
 
-/** A least-recently-used member cache with window tables for the first members that fit the budget. */
+/**
+ * A least-recently-used member cache. Members get window tables while the table budget allows;
+ * evicting a tabled member frees its share, which the next member admitted takes.
+ */
 export function createMemberCache(opts: MemberCacheOptions = {}): MemberCache & {
   readonly size: number;
   readonly tabled: number;
