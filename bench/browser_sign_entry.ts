@@ -1,8 +1,8 @@
 // Browser side of bench/browser_sign.ts: times the straightforward signer and lib/'s signRing in
 // the page, interleaved so both see the same drift, on rings of the given size.
-import { generateSeed, keyPairFromSeed } from "../lib/protocol/keys.ts";
 import { signRing, verifyRing } from "../lib/protocol/ring_signature.ts";
 import { baselineSign, baselineVerify } from "./baseline_lsag.ts";
+import { ringFixture } from "./ring_fixture.ts";
 
 /** Median of the samples, in ms. */
 function median(samples: number[]): number {
@@ -12,10 +12,7 @@ function median(samples: number[]): number {
 
 /** Signs `rounds` times with each signer; answers each signer's median time in ms. */
 function signBench(n: number, rounds: number): { baselineMs: number; libMs: number } {
-  const seeds = Array.from({ length: n }, generateSeed);
-  const ring = seeds.map((s) => keyPairFromSeed(s).publicKey);
-  const seed = seeds[n >> 1];
-  const message = "candidate A";
+  const { ring, seed, message } = ringFixture(n);
   // Each signer's output must verify under the other's verifier, or the comparison means nothing.
   if (!baselineVerify(signRing({ ring, seed, message }), message)) {
     throw new Error("lib → baseline");

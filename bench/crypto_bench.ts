@@ -11,6 +11,7 @@ import {
 } from "../lib/protocol/key_precomputation.ts";
 import { type Member, signRing, verifyRing } from "../lib/protocol/ring_signature.ts";
 import { baselineSign, baselineVerify } from "./baseline_lsag.ts";
+import { ringFixture } from "./ring_fixture.ts";
 
 /** The ring's members decoded from their stored precomputations, as a verification does. */
 function knownMembers(ring: Uint8Array[], stored: KeyPrecomputation[]): Map<string, Member> {
@@ -22,10 +23,7 @@ Deno.bench("keygen: seed → RFC 8032 key pair", () => {
 });
 
 for (const n of [2, 8, 32, 128]) {
-  const seeds = Array.from({ length: n }, generateSeed);
-  const ring = seeds.map((s) => keyPairFromSeed(s).publicKey);
-  const seed = seeds[n >> 1];
-  const message = "candidate A";
+  const { ring, seed, message } = ringFixture(n);
   const maxRing = 128;
   const sig = signRing({ ring, seed, message, maxRing });
   const base = baselineSign(ring, seed, message);

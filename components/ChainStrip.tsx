@@ -8,7 +8,7 @@ export type ChainStripProps = {
   blocks: readonly BlockRecord[];
   /** The browser's checks of those blocks, by height. */
   checks: ReadonlyMap<number, BlockCheck>;
-  /** Height of the open block, if any. */
+  /** Height of the selected block (the one chosen on the board), if any. */
   selected: number | null;
   onSelect(height: number): void;
 };
@@ -26,7 +26,8 @@ export default function ChainStrip({ blocks, checks, selected, onSelect }: Chain
       {blocks.map((block) => {
         const check = checks.get(block.height);
         const link = check?.link ?? "unknown";
-        const hashOk = check?.hashOk ?? false;
+        const hashOk = check?.hashOk;
+        const verdict = hashOk === undefined ? "block-checking" : hashOk ? "block-ok" : "block-bad";
         return (
           <li class="chain-item" key={block.height}>
             <span
@@ -39,13 +40,13 @@ export default function ChainStrip({ blocks, checks, selected, onSelect }: Chain
             />
             <button
               type="button"
-              class={`chain-block ${hashOk ? "block-ok" : "block-bad"}${
-                selected === block.height ? " block-selected" : ""
-              }`}
+              class={`chain-block ${verdict}${selected === block.height ? " block-selected" : ""}`}
               data-height={block.height}
-              data-hash-ok={String(hashOk)}
+              data-hash-ok={hashOk === undefined ? "checking" : String(hashOk)}
               aria-pressed={selected === block.height}
-              title={hashOk
+              title={hashOk === undefined
+                ? "Checking the hash against the block's fields…"
+                : hashOk
                 ? "Hash matches the block's fields"
                 : `Hash does not match the block's fields (computed ${check?.computedHash})`}
               onClick={() => onSelect(block.height)}

@@ -2,14 +2,14 @@
 // ring signature and inclusion proof step by step, and a one-click audit of everything, kept live
 // by polling the chain height. Nothing the server says is taken on trust: block hashes, links,
 // proofs, every listed vote's signature and the tally are recomputed in the browser, and every
-// disagreement is shown in red. The state lives once, in lib/app/bulletin_state.ts; each section
-// is a file of islands/bulletin_board/ (files in that folder are parts of this island, not islands
-// of their own).
+// disagreement is shown in red. The state lives once, in
+// islands/bulletin_board/state.ts; each section is a file of islands/bulletin_board/ (files in that
+// folder are parts of this island, not islands of their own).
 import type { ComponentType } from "preact";
 import { useEffect, useMemo, useState } from "react";
 import ForkAlert from "../components/ForkAlert.tsx";
 import { createApiClient } from "../lib/app/api_client.ts";
-import { createBulletinState } from "../lib/app/bulletin_state.ts";
+import { createBulletinState } from "./bulletin_board/state.ts";
 import AnonymitySection from "./bulletin_board/AnonymitySection.tsx";
 import AuditSection from "./bulletin_board/AuditSection.tsx";
 import { watchHeads } from "../lib/app/heads.ts";

@@ -1,6 +1,6 @@
-// The public bulletin board at /board (protocol §4 "Public bulletin board"): a shell around the
-// BulletinBoard island, which reads the read-only API and re-checks every block, link, proof and count in
-// the browser. The page links back to the voting page.
+// The public bulletin board at /board (page §10, over the read-only calls of protocol §4.4): a
+// shell around the BulletinBoard island, which reads the read-only API and re-checks every block,
+// link, proof and count in the browser. The page links back to the voting page.
 import BulletinBoard from "../islands/BulletinBoard.tsx";
 import { Island } from "../components/Island.ts";
 

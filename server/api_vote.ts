@@ -6,6 +6,7 @@
 import { Hono } from "hono";
 import { bytesToHex } from "../lib/protocol/bytes.ts";
 import { decodeSignature, type RingSignature } from "../lib/protocol/ring_signature.ts";
+import { sameRing } from "../lib/protocol/same_ring.ts";
 import {
   codePointLength,
   MAX_PAYLOAD_CODE_POINTS,
@@ -37,7 +38,7 @@ export function createVoteApp(store: Store, verifier: Verifier): Hono {
       throw refusal("invalid_signature", `Signature is malformed: ${(error as Error).message}`);
     }
     const ring = decoded.ring.map(bytesToHex);
-    if (ring.length !== publicKeys.length || ring.some((key, i) => key !== publicKeys[i])) {
+    if (!sameRing(publicKeys, ring)) {
       throw invalidRequest("publicKeys must equal signature.ring, in the same order");
     }
     if (bytesToHex(decoded.tag) !== tag) {

@@ -60,15 +60,22 @@ export function createApp(options: AppOptions): Hono {
     throw notFound(c.req.method, c.req.path);
   });
 
-  // The one place an error becomes an answer.
+  // The one place an error becomes an answer: JSON, or plain text for a browser asking for a page.
   app.onError((error, c) => {
     const answer = toApiError(error);
     if (answer.code === "internal_error") {
       console.error(`${c.req.method} ${c.req.path} failed:`, error);
     }
-    return answer.getResponse();
+    return asksForPage(c.req.path, c.req.header("Accept"))
+      ? answer.getTextResponse()
+      : answer.getResponse();
   });
 
   app.route("/", createPageApp({ ringSize, buildDir: options.buildDir }));
   return app;
+}
+
+/** True for a request outside the API from a client that takes HTML: a browser loading a page. */
+function asksForPage(path: string, accept: string | undefined): boolean {
+  return !path.startsWith("/api/") && (accept ?? "").includes("text/html");
 }

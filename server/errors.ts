@@ -1,6 +1,7 @@
-// The one error type of the HTTP API. Handlers, the store and the middleware throw it; the app's
-// one `onError` (server/app.ts) answers with the response it carries, so every refusal, 404 and
-// 413 included, has the shape `{"error": {"code", "message"}}` of protocol §4.
+// The one error type of the HTTP API. Handlers, the store, the middleware and the page routes
+// throw it; the app's one `onError` (server/app.ts) answers with the response it carries, so every
+// refusal, 404 and 413 included, has the shape `{"error": {"code", "message"}}` of protocol §4 (a
+// browser asking for a page gets the same status and message as plain text).
 import { HTTPException } from "hono/http-exception";
 
 /** Status codes an error answer may have: 4xx the caller's fault, 503 busy, 500 a bug. */
@@ -37,6 +38,14 @@ export class ApiError extends Error {
   getResponse(): Response {
     return Response.json(this.toBody(), { status: this.status, headers: this.headers });
   }
+
+  /** The answer for a browser asking for a page: the message as plain text, same status. */
+  getTextResponse(): Response {
+    return new Response(this.message, {
+      status: this.status,
+      headers: { ...this.headers, "Content-Type": "text/plain; charset=utf-8" },
+    });
+  }
 }
 
 /** The status of every error code of protocol §4: the one mapping from refusal to HTTP. */
@@ -58,6 +67,7 @@ export const ERROR_STATUS = {
   body_too_large: 413,
   internal_error: 500,
   busy: 503,
+  not_built: 503,
 } as const satisfies Record<string, ErrorStatus>;
 
 /** An error code of protocol §4. */
@@ -97,6 +107,11 @@ export function invalidRequest(message: string): ApiError {
 /** 404 `not_found`: no such route, or no such built file. */
 export function notFound(method: string, path: string): ApiError {
   return refusal("not_found", `No route for ${method} "${path}"`);
+}
+
+/** 503 `not_built`: a page asked for before its scripts were built. */
+export function notBuilt(): ApiError {
+  return refusal("not_built", "The page's scripts are not built: run `deno task build`");
 }
 
 /**

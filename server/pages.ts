@@ -7,7 +7,7 @@ import { type ComponentChild, h } from "preact";
 import BulletinBoardPage, { handler as bulletinBoardHandler } from "../routes/board.tsx";
 import IndexPage, { handler as indexHandler } from "../routes/index.tsx";
 import LabPage, { handler as labHandler } from "../routes/lab.tsx";
-import { notFound } from "./errors.ts";
+import { notBuilt, notFound } from "./errors.ts";
 import { type AssetManifest, ICON_URL, renderPage } from "./render.tsx";
 
 /** Where the build writes (scripts/build.ts) and the page reads the island bundles. */
@@ -49,9 +49,7 @@ export function createPageApp(options: PageAppOptions): Hono {
   /** The document for `page`, or 503 while the islands are not built. */
   function servePage(c: Context, page: ComponentChild, title: string) {
     manifest ??= readManifest(buildDir);
-    if (manifest === null) {
-      return c.text("The page's scripts are not built: run `deno task build`", 503);
-    }
+    if (manifest === null) throw notBuilt();
     const html = renderPage(page, { title, manifest });
     c.header("Cache-Control", "no-cache");
     return c.html(html);

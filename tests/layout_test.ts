@@ -1,7 +1,8 @@
 // The layering the README's layout table promises, checked on the files themselves: the protocol
 // layer (lib/protocol/) never imports the application layer (lib/app/); nothing under lib/
-// reaches Deno's APIs, Deno KV or Hono, so the same code runs in the browser; and the repository
-// stands alone, citing only its own docs/ and never a document kept outside it.
+// reaches Deno's APIs, Deno KV or Hono, so the same code runs in the browser, nor keeps UI state
+// or runs timers; and the repository stands alone, citing only its own docs/ and never a document
+// kept outside it.
 import assert from "node:assert/strict";
 import { dirname, extname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -71,6 +72,11 @@ function isServerOnlyPackage(specifier: string): boolean {
     /^(?:npm:\/?)?@deno\/kv\b/.test(specifier);
 }
 
+/** True when `specifier` names Preact or its signals: UI state, which lives with the islands. */
+function isUiPackage(specifier: string): boolean {
+  return /^(?:npm:\/?)?(?:@preact\/signals|preact|react)(?:[@/]|$)/.test(specifier);
+}
+
 /** The repository-relative path `specifier` names from `file`, or null for a package. */
 function resolveRelative(file: string, specifier: string): string | null {
   if (!specifier.startsWith(".")) return null;
@@ -104,6 +110,10 @@ const d = await import("../app/voters.ts");
   assert.equal(isServerOnlyPackage("@deno/kv"), true);
   assert.equal(isServerOnlyPackage("honorific"), false);
   assert.equal(isServerOnlyPackage("@noble/curves/ed25519.js"), false);
+  assert.equal(isUiPackage("@preact/signals"), true);
+  assert.equal(isUiPackage("preact/hooks"), true);
+  assert.equal(isUiPackage("react"), true);
+  assert.equal(isUiPackage("preact-render-to-string"), false);
 });
 
 Deno.test("no module under lib/protocol imports lib/app", () => {
@@ -126,6 +136,18 @@ Deno.test("nothing under lib/ uses Deno's APIs, Deno KV or Hono", () => {
     if (usesDenoGlobal(source)) offending.push(`${file} uses the Deno global`);
     for (const specifier of importSpecifiers(source)) {
       if (isServerOnlyPackage(specifier)) offending.push(`${file} imports ${specifier}`);
+    }
+  }
+  assert.deepEqual(offending, []);
+});
+
+Deno.test("nothing under lib/ keeps UI state or runs a timer", () => {
+  const offending: string[] = [];
+  for (const file of sourcesUnder("lib")) {
+    const source = read(file);
+    if (/\bsetInterval\s*\(/.test(withoutComments(source))) offending.push(`${file} runs a timer`);
+    for (const specifier of importSpecifiers(source)) {
+      if (isUiPackage(specifier)) offending.push(`${file} imports ${specifier}`);
     }
   }
   assert.deepEqual(offending, []);

@@ -1,4 +1,5 @@
-// The open block: its fields with the browser's verdict on its hash, and its votes in leaf order.
+// The selected block (the one chosen on the board; not the protocol's open block, which takes new
+// votes): its fields with the browser's verdict on its hash, and its votes in leaf order.
 import type { ComponentChildren } from "preact";
 import Hex from "../../components/Hex.tsx";
 import SignatureBadge from "../../components/SignatureBadge.tsx";
@@ -35,12 +36,18 @@ function BlockFields({ block, hashOk }: { block: BlockRecord; hashOk: boolean | 
         <Hex value={block.prev_hash} />
       </Field>
       <Field term="Hash">
-        <Hex value={block.hash} /> {hashOk
-          ? <span class="summary-ok">matches its fields</span>
-          : <span class="summary-bad">does not match its fields</span>}
+        <Hex value={block.hash} /> <HashVerdict hashOk={hashOk} />
       </Field>
     </dl>
   );
+}
+
+/** The browser's verdict on a block's hash: neutral while it is still being checked. */
+export function HashVerdict({ hashOk }: { hashOk: boolean | undefined }) {
+  if (hashOk === undefined) return <span class="summary-checking">checking…</span>;
+  return hashOk
+    ? <span class="summary-ok">matches its fields</span>
+    : <span class="summary-bad">does not match its fields</span>;
 }
 
 function Field({ term, children }: { term: string; children: ComponentChildren }) {
@@ -74,13 +81,13 @@ function BlockVotes({ bulletin, height }: SectionProps & { height: number }) {
           </tr>
         </thead>
         <tbody>
-          {(loaded?.entries ?? []).map((e, position) => (
+          {(loaded?.entries ?? []).map((e) => (
             <tr
               key={e.voteId}
               data-vote={e.voteId}
               class={open === e.voteId ? "vote-open" : undefined}
             >
-              <td>{position}</td>
+              <td class="vote-leaf">{e.index}</td>
               <td class="vote-payload">{e.vote.payload}</td>
               <td>
                 <Hex value={tagOfSignature(e.vote.signature) ?? "(malformed)"} />

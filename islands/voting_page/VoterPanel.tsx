@@ -2,24 +2,14 @@
 // id exists, driven by lib/app/panel_actions.ts over this tab's storage and the same-origin API.
 import { useEffect, useMemo, useState } from "react";
 import Notice from "../../components/Notice.tsx";
-import StatusLine from "../../components/StatusLine.tsx";
 import VoterCard from "../../components/VoterCard.tsx";
 import { createApiClient } from "../../lib/app/api_client.ts";
 import * as actions from "../../lib/app/panel_actions.ts";
-import {
-  KEY_UNLOADED,
-  type KeyLine,
-  type StatusLine as Line,
-  type TagCheck,
-  VOTE_UNLOADED,
-  type VoteLine,
-  voteStage,
-} from "../../lib/app/status.ts";
+import { KEY_UNLOADED, type KeyLine, VOTE_UNLOADED, type VoteLine } from "../../lib/app/status.ts";
+import KeySection from "./KeySection.tsx";
 import PanelRing, { type PanelLens } from "./PanelRing.tsx";
 import VoteSection from "./VoteSection.tsx";
-
-/** How often a pending vote asks whether its block is sealed. */
-const PENDING_POLL_MS = 1500;
+import { useOwnTagCheck, usePendingPoll } from "./vote_watch.ts";
 
 /** The I/O the panel's actions use: this tab's localStorage, the same-origin API, the console. */
 function browserIO(): actions.ClientIO {
@@ -54,7 +44,6 @@ export default function VoterPanel({ namespace, ringSize, lens, onVerified }: Vo
   const [working, setWorking] = useState<string | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const [content, setContent] = useState("");
-  const [tagLine, setTagLine] = useState<Line<TagCheck> | null>(null);
 
   async function refreshVote() {
     const hasVote = actions.readStoredVote(io.storage, namespace).voteId !== null;
@@ -81,40 +70,9 @@ export default function VoterPanel({ namespace, ringSize, lens, onVerified }: Vo
   }, [namespace]);
 
   // A pending vote keeps its text until its block is sealed, then is verified again.
-  useEffect(() => {
-    if (voteLine.status !== "pending") return;
-    let busy = false;
-    const timer = setInterval(async () => {
-      if (busy) return;
-      busy = true;
-      try {
-        const height = await actions.chainHeight(io);
-        const stored = actions.readStoredVote(io.storage, namespace);
-        if (height !== null && voteStage(stored, height) !== "pending") await refreshVote();
-      } finally {
-        busy = false;
-      }
-    }, PENDING_POLL_MS);
-    return () => clearInterval(timer);
-  }, [voteLine]);
-
+  usePendingPoll(io, namespace, voteLine, refreshVote);
   useEffect(() => onVerified(namespace, voteLine.status === "voted"), [voteLine]);
-
-  // A verified vote asks the bulletin board which vote holds its tag: another one means its key
-  // signed a vote it did not cast.
-  useEffect(() => {
-    if (voteLine.status !== "voted") {
-      setTagLine(null);
-      return;
-    }
-    let live = true;
-    actions.checkOwnTag(io, namespace).then((line) => {
-      if (live) setTagLine(line);
-    });
-    return () => {
-      live = false;
-    };
-  }, [voteLine]);
+  const tagLine = useOwnTagCheck(io, namespace, voteLine);
 
   function onGenerate() {
     setKeyLine(actions.generateKeys(io, namespace));
@@ -156,18 +114,12 @@ export default function VoterPanel({ namespace, ringSize, lens, onVerified }: Vo
 
   return (
     <VoterCard name={namespace}>
-      <div class="section" data-section="key">
-        <h3>KEY MANAGEMENT</h3>
-        <StatusLine kind="key" line={keyLine} />
-        <div class="actions">
-          <button type="button" onClick={onGenerate} disabled={working !== null}>
-            Generate new keys
-          </button>
-          <button type="button" onClick={onRegister} disabled={working !== null}>
-            Register A Key
-          </button>
-        </div>
-      </div>
+      <KeySection
+        keyLine={keyLine}
+        onGenerate={onGenerate}
+        onRegister={onRegister}
+        working={working !== null}
+      />
       {keyId !== null && (
         <VoteSection
           voteLine={voteLine}

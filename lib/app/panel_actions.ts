@@ -1,6 +1,6 @@
-// Browser-safe. The voter panel's actions (page §4, calls of page §7, ring of protocol §2) over an
-// injected storage and API client, so that the page and its tests drive the same code; the client
-// validates every answer. Nothing here touches the DOM or globals.
+// Browser-safe. The voter panel's actions (page §4, calls of page §7, ring of protocol §2.8,
+// notices of page §11) over an injected storage and API client, so that the page and its tests
+// drive the same code; the client validates every answer. Nothing here touches the DOM or globals.
 import { base64ToBytes, bytesToHex, hexToBytes } from "../protocol/bytes.ts";
 import { generateSeed, storedKeysFromSeed } from "../protocol/keys.ts";
 import { encodeSignature, signRing } from "../protocol/ring_signature.ts";
@@ -151,9 +151,9 @@ export async function loadVoteStatus(io: ClientIO, namespace: string): Promise<V
 
 /**
  * Asks the bulletin board which vote holds this voter's tag (the tag lookup of protocol §4, the
- * tag being `I` of the stored signature) and compares it with the stored vote id: the key voted once (green),
- * or someone else cast a vote with it (red). Null, logged, when there is no stored vote or the
- * board could not be read.
+ * tag being `I` of the stored signature; page §11) and compares it with the stored vote id: the
+ * key voted once (green), or someone else cast a vote with it (red). Null, logged, when there is
+ * no stored vote or the board could not be read.
  */
 export async function checkOwnTag(
   io: ClientIO,
@@ -173,16 +173,17 @@ export async function checkOwnTag(
   }
 }
 
-/** Outcome of a vote: accepted with its ids and the signing time, or refused with a reason. */
+/** A vote accepted with its ids and signing time, or refused with a reason (page §11). */
 export type VoteOutcome =
   | { ok: true; voteId: string; blockId: number; signMs: number }
   | { ok: false; reason: string };
 
 /**
- * Signs `opts.content` over a ring of registered keys and submits it (protocol §2 "Ring", page §7):
+ * Signs `opts.content` over a ring of registered keys and submits it (protocol §2.8, page §7):
  * reads the total, samples `ringSize` ids with the own id forced in, fetches every member's key
  * the same way, signs in id order and posts the vote; on acceptance stores voteId, blockId,
- * content and signature. Never sends the private key or the signer's position.
+ * content and signature. Never sends the private key or the signer's position. A vote that cannot
+ * be made or is refused answers the reason the panel shows (page §11).
  */
 export async function submitVote(
   io: ClientIO,

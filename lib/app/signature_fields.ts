@@ -1,21 +1,21 @@
 // Browser-safe. Fields of a wire signature string (protocol §2) read as plain JSON, without decoding
 // a point: light enough for the bulletin board's first load, which shows every vote's tag.
+import { HEX32_PATTERN } from "../protocol/bytes.ts";
 
 /** The tag (`I`, hex) of a stored wire signature, or null when it is absent or malformed. */
 export function tagOfSignature(signature: string | null): string | null {
   const I = signatureField(signature, "I");
-  return typeof I === "string" && HEX32.test(I) ? I : null;
+  return typeof I === "string" && HEX32_PATTERN.test(I) ? I : null;
 }
 
 /** The ring (hex keys, signed order) of a stored wire signature, or null when malformed. */
 export function ringOfSignature(signature: string | null): string[] | null {
   const ring = signatureField(signature, "ring");
-  return Array.isArray(ring) && ring.every((key) => typeof key === "string" && HEX32.test(key))
+  return Array.isArray(ring) &&
+      ring.every((key) => typeof key === "string" && HEX32_PATTERN.test(key))
     ? ring
     : null;
 }
-
-const HEX32 = /^[0-9a-f]{64}$/;
 
 /** One field of a stored wire signature's JSON; undefined when absent or not JSON. */
 function signatureField(signature: string | null, field: "I" | "ring"): unknown {

@@ -5,6 +5,7 @@ import { bytesToHex, hexToBytes } from "../protocol/bytes.ts";
 import { blockHash } from "../protocol/chain.ts";
 import { publicKeyFromPrivate } from "../protocol/keys.ts";
 import { rootFromInclusionProof, voteLeaf } from "../protocol/merkle.ts";
+import { sameRing } from "../protocol/same_ring.ts";
 import type { VoteProof } from "../protocol/schemas.ts";
 import { ringOfSignature } from "./signature_fields.ts";
 
@@ -33,7 +34,7 @@ export const KEY_UNLOADED: StatusLine<KeyStatus> = {
   text: "Key Unloaded",
   colour: null,
 };
-/** The vote line before any decision; page §4 names none, so it mirrors the key line. */
+/** The vote line before any decision; page §4 names none, so it mirrors the key line (page §11). */
 export const VOTE_UNLOADED: StatusLine<VoteStatus> = {
   status: null,
   text: "Vote Unloaded",
@@ -194,7 +195,7 @@ export function decideVoteStatus(facts: VoteFacts): VoteDecision {
   if (proof.vote.signature !== stored.voteSignature) mismatches.push("Vote signature mismatch");
   // The leaf hashes publicKeys too: a ring other than the signed one would still prove inclusion
   // of a record the voter never made.
-  if (!sameKeys(proof.vote.publicKeys, ringOfSignature(stored.voteSignature))) {
+  if (!sameRing(proof.vote.publicKeys, ringOfSignature(stored.voteSignature))) {
     mismatches.push("Vote ring mismatch");
   }
   if (mismatches.length > 0) return { line: voteStatusLine("invalid", ids), mismatches };
@@ -241,17 +242,12 @@ function blockHashOf(proof: VoteProof, prevHash: string): string {
   }
 }
 
-/** True when both key lists are present and equal, in the same order. */
-function sameKeys(listed: readonly string[], signed: readonly string[] | null): boolean {
-  return signed !== null && listed.length === signed.length &&
-    listed.every((key, i) => key === signed[i]);
-}
-
-/** Statuses of the voting page's tag check. */
+/** Statuses of the voting page's tag check (page §11). */
 export type TagCheck = "once" | "reused" | "missing";
 
 /**
- * What the bulletin board's answer for a voter's own tag means (the tag lookup of protocol §4):
+ * What the bulletin board's answer for a voter's own tag means (the tag lookup of protocol §4,
+ * the lines of page §11):
  * the vote under the tag is the voter's stored vote → green "once"; another vote → red "reused"
  * (the key signed a vote this voter did not cast); no vote at all → red "missing". `answer` is
  * the answer's `voteId`, or null for 404 `unknown_tag`.

@@ -5,6 +5,7 @@
 import { bytesToHex } from "../protocol/bytes.ts";
 import { voteLeaf } from "../protocol/merkle.ts";
 import { createMemberCache } from "../protocol/member_cache.ts";
+import { sameRing } from "../protocol/same_ring.ts";
 import { checkRing, decodeSignature, type MemberCache } from "../protocol/ring_signature.ts";
 import type { VoteRecord } from "../protocol/schemas.ts";
 
@@ -35,8 +36,7 @@ export function checkVote(vote: VoteRecord, members: MemberCache): VoteFinding {
     return { leaf, tag: null, problems };
   }
   const ring = sig.ring.map(bytesToHex);
-  const keys = vote.publicKeys;
-  if (ring.length !== keys.length || ring.some((k, i) => k !== keys[i])) {
+  if (!sameRing(vote.publicKeys, ring)) {
     problems.push("publicKeys differ from the signature's ring");
   }
   const check = checkRing(sig, vote.payload, { members });

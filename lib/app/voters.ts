@@ -1,14 +1,11 @@
 // Browser-safe. Pure client-side rules of the voting page: browser-storage key names (page §3),
-// the voter list, unique voter names, and ring sampling (protocol §2 "Ring") with injected randomness.
+// the voter list, unique voter names, and ring sampling (protocol §2.8) with injected randomness.
 
 /** The fixed storage key holding the voter list as one comma-separated string (page §3). */
 export const VOTERS_KEY = "voters";
 
 /** Placeholder name sent with every key registration: never the voter's name (page §7). */
 export const REGISTRATION_NAME = "anonymous";
-
-/** Default ring size (page §9, protocol §6 `RING_SIZE`). */
-export const DEFAULT_RING_SIZE = 8;
 
 /** The entries of a voter's keys (page §3). */
 export const KEY_ENTRIES = ["publicKey", "privateKey", "keyId"] as const;

@@ -2,6 +2,8 @@
 // base64, UTF-8 and big-endian integers. Inputs are checked by type and length first.
 
 const HEX = /^(?:[0-9a-f]{2})*$/;
+/** 32 bytes as 64 lowercase hex characters: public keys, tags, scalars, hashes on the wire. */
+export const HEX32_PATTERN = /^[0-9a-f]{64}$/;
 const encoder = new TextEncoder();
 
 /** Throws TypeError unless `value` is a Uint8Array, RangeError unless it has `length` bytes. */

@@ -2,7 +2,7 @@
 // (§2.1.3.2), plus the vote bytes and vote leaf of protocol §3. Every tree input is checked by type
 // (TypeError) and length (RangeError) before any hashing.
 import { sha256 as nobleSha256 } from "@noble/hashes/sha2.js";
-import { assertBytes, assertNonNegativeInteger, equalBytes, utf8 } from "./bytes.ts";
+import { assertBytes, assertNonNegativeInteger, equalBytes, HEX32_PATTERN, utf8 } from "./bytes.ts";
 import { sha256 } from "./hash.ts";
 import type { VoteRecord } from "./schemas.ts";
 
@@ -11,7 +11,6 @@ export const HASH_SIZE = 32;
 
 const LEAF_PREFIX = 0x00;
 const NODE_PREFIX = 0x01;
-const PUBLIC_KEY_HEX = /^[0-9a-f]{64}$/;
 
 // Node hashing is the hot loop of sealing (n - 1 nodes per block); one reused input buffer avoids
 // allocating and concatenating 65 bytes per node. Safe because nobleSha256 reads the buffer
@@ -245,7 +244,7 @@ export function voteBytes(vote: VoteRecord): Uint8Array {
   if (!Array.isArray(publicKeys)) throw new TypeError("vote.publicKeys must be an array");
   for (const [i, key] of publicKeys.entries()) {
     if (typeof key !== "string") throw new TypeError(`vote.publicKeys[${i}] must be a string`);
-    if (!PUBLIC_KEY_HEX.test(key)) {
+    if (!HEX32_PATTERN.test(key)) {
       throw new RangeError(
         `vote.publicKeys[${i}] must be 64 lowercase hex characters, got "${key}"`,
       );

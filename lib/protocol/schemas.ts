@@ -1,6 +1,7 @@
 // Browser-safe. Every wire shape of the HTTP API (protocol §4), requests and answers, as zod/mini
 // schemas: the server validates with them at the edge and the page validates before it submits.
 import * as z from "zod/mini";
+import { HEX32_PATTERN } from "./bytes.ts";
 
 /** Largest vote payload, in Unicode code points (protocol §4). */
 export const MAX_PAYLOAD_CODE_POINTS = 1000;
@@ -18,7 +19,7 @@ export function codePointLength(text: string): number {
 
 /** 32 bytes as 64 lowercase hex characters: public keys, tags, scalars, hashes. */
 export const Hex32 = z.string().check(
-  z.regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hex characters"),
+  z.regex(HEX32_PATTERN, "must be 64 lowercase hex characters"),
 );
 /** 64 bytes as 128 lowercase hex characters: Ed25519 signatures. */
 export const Hex64 = z.string().check(

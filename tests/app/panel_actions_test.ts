@@ -59,7 +59,7 @@ async function registered(io: ClientIO, count: number): Promise<string[]> {
 }
 
 Deno.test("key actions through the real API", async (t) => {
-  const { kv, io, storage, sent } = await setup();
+  const { kv, io, storage, sent, logs } = await setup();
   try {
     await t.step("registering with no stored public key: unregistered, nothing sent", async () => {
       assert.deepEqual(await registerKey(io, "Nobody Yet Here"), keyStatusLine("unregistered"));
@@ -75,12 +75,15 @@ Deno.test("key actions through the real API", async (t) => {
       assert.equal(storage.getItem(storageKey(name, "keyId")), "1");
       assert.deepEqual(await loadKeyStatus(io, name), keyStatusLine("registered", "1"));
     });
-    await t.step("a failed registration clears the stored key id", async () => {
+    await t.step("a failed registration clears the stored key id and logs the answer", async () => {
       // The same key again: 409 duplicate_key.
       generateKeys(io, "Copy Of One", { seed: seed(1) });
       storage.setItem(storageKey("Copy Of One", "keyId"), "5");
+      logs.length = 0;
       assert.deepEqual(await registerKey(io, "Copy Of One"), keyStatusLine("unregistered"));
       assert.equal(storage.getItem(storageKey("Copy Of One", "keyId")), null);
+      assert.equal(logs.length, 1);
+      assert.match(logs[0], /^POST \/api\/pki\/key answered 409: /);
     });
     await t.step("a key id the server gives another key: invalid", async () => {
       generateKeys(io, "Wrong Id Holder", { seed: seed(9) });

@@ -109,6 +109,32 @@ Deno.test("GET / without a build answers 503 with the command to run", async () 
   }
 });
 
+Deno.test("a page without a build is the error type's 503 not_built: text for a browser", async () => {
+  const dir = await Deno.makeTempDir();
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const app = createApp({ store: await createStore(kv), buildDir: new URL(`file://${dir}/`) });
+    const browser = await app.request("/board", { headers: { Accept: "text/html,*/*;q=0.8" } });
+    assert.equal(browser.status, 503);
+    assert.match(browser.headers.get("content-type") ?? "", /^text\/plain/);
+    assert.equal(await browser.text(), "The page's scripts are not built: run `deno task build`");
+    assert.ok(browser.headers.get("content-security-policy"), "the security headers are kept");
+    const client = await app.request("/");
+    assert.equal(client.status, 503);
+    assert.equal(client.headers.get("content-type"), "application/json");
+    const body = await client.json();
+    assert.equal(body.error.code, "not_built");
+    assert.match(body.error.message, /deno task build/);
+    // An API route keeps its JSON answer whatever the client accepts.
+    const api = await app.request("/api/nothing", { headers: { Accept: "text/html" } });
+    assert.equal(api.status, 404);
+    assert.equal((await api.json()).error.code, "not_found");
+  } finally {
+    kv.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("serializeProps cannot close the script element it lives in", () => {
   const text = serializeProps({ note: "</script><script>alert(1)</script>", sep: "\u2028&" });
   assert.ok(!/[<>&\u2028]/.test(text));

@@ -1,16 +1,15 @@
-// Browser-safe. The bulletin board's one copy of its state, as signals, with the loaders that fill
-// it through the API client: the chain up to its head (kept live by polling the height), the
-// tally and its recount (of every sealed vote, page by page), a block's votes, a vote's proof and
-// the search for a vote named by a shared link. The sections of the BulletinBoard
-// island read these signals and call these loaders; nothing here touches the DOM.
+// The bulletin board's one copy of its state, as signals, with the loaders that fill it through
+// the API client: the chain up to its head (kept live by polling the height), the tally and its
+// recount (of every sealed vote, page by page), a block's votes, a vote's proof and the search for
+// a vote named by a shared link. It keeps state and runs a timer, so it lives with the island; the
+// pure parts it uses are lib/app/record_checks.ts and lib/app/recount.ts. The sections of the
+// BulletinBoard island read these signals and call these loaders; nothing here touches the DOM.
 import { computed, signal } from "@preact/signals";
-import { MAX_PAGE_LIMIT, type Tally } from "../protocol/schemas.ts";
-import { tallyOf } from "../protocol/tally.ts";
-import { type ApiClient, type BlockRecord, type BlockVoteEntry, readPages } from "./api_client.ts";
-import { checkBlocks, type ProofStep, proofSteps, tallyRows } from "./record_checks.ts";
+import { MAX_PAGE_LIMIT, type Tally } from "../../lib/protocol/schemas.ts";
+import { type ApiClient, type BlockRecord, readPages } from "../../lib/app/api_client.ts";
+import { checkBlocks, type ProofStep, proofSteps, tallyRows } from "../../lib/app/record_checks.ts";
+import { type LoadedVotes, recount } from "../../lib/app/recount.ts";
 
-/** The votes of one block read so far, in leaf order, and how many it holds. */
-export type LoadedVotes = { entries: BlockVoteEntry[]; total: number };
 /** The vote whose proof is shown: its steps once computed, or why they could not be. */
 export type OpenVote = {
   height: number;
@@ -127,7 +126,7 @@ export function createBulletinState(api: ApiClient, { pollMs }: { pollMs: number
     });
   }
 
-  /** Opens block `h` and reads its first page of votes. */
+  /** Selects block `h` and reads its first page of votes. */
   function selectBlock(h: number) {
     selected.value = h;
     openVote.value = null;
@@ -142,11 +141,19 @@ export function createBulletinState(api: ApiClient, { pollMs }: { pollMs: number
 
   /**
    * Opens vote `voteId` of block `h` and computes its proof steps from every vote of the block,
-   * the block, the block before it and the server's own proof answer.
+   * the block, the block before it and the server's own proof answer. The steps are shown only
+   * while this vote is still the one asked for in the selected block: a slow answer never
+   * overwrites a later vote's proof, nor reopens one after another block was selected.
    */
   async function openProof(h: number, voteId: string) {
     selected.value = h;
-    openVote.value = { height: h, voteId, steps: null, problem: null };
+    const asked: OpenVote = { height: h, voteId, steps: null, problem: null };
+    openVote.value = asked;
+    const show = (steps: ProofStep[] | null, problem: string | null) => {
+      if (openVote.value === asked && selected.value === h) {
+        openVote.value = { height: h, voteId, steps, problem };
+      }
+    };
     try {
       const loaded = await allVotes(h);
       const index = loaded.entries.findIndex((e) => e.voteId === voteId);
@@ -168,9 +175,9 @@ export function createBulletinState(api: ApiClient, { pollMs }: { pollMs: number
         index,
         served: served.proof,
       });
-      openVote.value = { height: h, voteId, steps, problem: served.problem };
+      show(steps, served.problem);
     } catch (error) {
-      openVote.value = { height: h, voteId, steps: null, problem: messageOf(error) };
+      show(null, messageOf(error));
     }
   }
 
@@ -220,26 +227,6 @@ export function createBulletinState(api: ApiClient, { pollMs }: { pollMs: number
     openProof,
     openShared,
   };
-}
-
-/**
- * The tally recounted from every sealed vote: empty at height 0, null while the tally or any
- * block's votes are not all loaded.
- */
-function recount(
-  height: number | null,
-  tally: Tally | null,
-  votes: ReadonlyMap<number, LoadedVotes>,
-): { payload: string; count: number }[] | null {
-  if (height === 0) return [];
-  if (height === null || tally === null) return null;
-  const payloads: string[] = [];
-  for (let h = 1; h <= height; h++) {
-    const loaded = votes.get(h);
-    if (!loaded || loaded.entries.length < loaded.total) return null;
-    for (const e of loaded.entries) payloads.push(e.vote.payload);
-  }
-  return tallyOf(payloads);
 }
 
 /** Blocks asked at once when searching for a shared vote. */
