@@ -65,8 +65,9 @@ export default function AttackLab({ ringSize }: AttackLabProps) {
         ringSize,
         progress: (line) => setPreparation({ state: "working", line }),
       });
-      setLab(ready);
       const ledger = await readLedger(io.api).catch(() => null);
+      // Ready and its line arrive together: the page never says ready while the line still waits.
+      setLab(ready);
       setPreparation({ state: "ready", voters: ringSize + 2, viewer: ready.viewer, ledger });
     } catch (error) {
       setPreparation({ state: "failed", problem: messageOf(error) });
