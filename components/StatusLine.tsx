@@ -1,4 +1,4 @@
-import type { StatusLine as Line } from "../lib/app/status.ts";
+import type { ColouredLine as Line } from "../lib/app/status.ts";
 
 /** A coloured status line of page §4; `kind` names which one ("key" or "vote"). */
 export default function StatusLine(

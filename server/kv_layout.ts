@@ -10,7 +10,7 @@ export type HeadRecord = { height: number; hash: string };
 /** How many keys the directory holds; the next key id is `total + 1`. */
 export type KeyCountRecord = { total: number };
 /** A registered key, stored under its id. */
-export type KeyEntry = { key: string };
+export type StoredKey = { key: string };
 /**
  * The id a registered key holds, stored under the key (the uniqueness index), with what its votes
  * need precomputed (lib/protocol/key_precomputation.ts). Keys registered before precomputation was
@@ -53,7 +53,7 @@ export const kvKeys = {
   keyCount: () => cfg("keys"),
   /** {@link ServerKeyRecord}: the server's head-signing key. */
   serverKey: () => cfg("server-key"),
-  /** {@link KeyEntry}: the key with this id. */
+  /** {@link StoredKey}: the key with this id. */
   key: (id: number): Deno.KvKey => ["key", id],
   /** {@link KeyIdRecord}: the id of this key. */
   keyId: (key: string): Deno.KvKey => ["keyid", key],

@@ -16,7 +16,6 @@ import {
   getManyChunked,
   type HeadRecord,
   type KeyCountRecord,
-  type KeyEntry,
   type KeyIdRecord,
   kvKeys,
   type LeafRecord,
@@ -25,6 +24,7 @@ import {
   readRetrying,
   type SealRecord,
   type ServerKeyRecord,
+  type StoredKey,
   type TagUse,
   tryCommit,
   type VoteIndex,
@@ -273,7 +273,7 @@ async function commitRegistrations(kv: Deno.Kv, batch: Registration[]): Promise<
     const op = kv.atomic().check(count).set(kvKeys.keyCount(), { total } satisfies KeyCountRecord);
     pending.forEach(({ key, pre }, i) => {
       op.check(absent(kvKeys.keyId(key)))
-        .set(kvKeys.key(first + i), { key } satisfies KeyEntry)
+        .set(kvKeys.key(first + i), { key } satisfies StoredKey)
         .set(
           kvKeys.keyId(key),
           (pre ? { id: first + i, pre } : { id: first + i }) satisfies KeyIdRecord,
@@ -303,7 +303,7 @@ async function keyTotal(kv: Deno.Kv): Promise<number> {
 
 async function keyById(kv: Deno.Kv, id: number): Promise<wire.KeyRecord> {
   const [record, count] = await readRetrying(() =>
-    kv.getMany<[KeyEntry, KeyCountRecord]>([kvKeys.key(id), kvKeys.keyCount()])
+    kv.getMany<[StoredKey, KeyCountRecord]>([kvKeys.key(id), kvKeys.keyCount()])
   );
   if (!record.value) throw refusal("unknown_key", `No key with id ${id}`);
   return { id, key: record.value.key, total: count.value?.total ?? 0 };
@@ -312,7 +312,7 @@ async function keyById(kv: Deno.Kv, id: number): Promise<wire.KeyRecord> {
 async function keyPage(kv: Deno.Kv, offset: number, limit: number): Promise<wire.KeyPage> {
   const keys: wire.KeyPage["keys"] = [];
   if (limit > 0) {
-    const entries = kv.list<KeyEntry>({
+    const entries = kv.list<StoredKey>({
       start: kvKeys.key(offset + 1),
       end: kvKeys.key(offset + limit + 1),
     });

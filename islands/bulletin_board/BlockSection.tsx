@@ -3,7 +3,7 @@
 import type { ComponentChildren } from "preact";
 import Hex from "../../components/Hex.tsx";
 import SignatureBadge from "../../components/SignatureBadge.tsx";
-import type { BlockRecord } from "../../lib/app/api_client.ts";
+import type { BlockRecord } from "../../lib/protocol/schemas.ts";
 import { tagOfSignature } from "../../lib/app/signature_fields.ts";
 import type { SectionProps } from "./section.ts";
 import { useSignatureStatus } from "./signature_status.ts";

@@ -5,8 +5,8 @@
 // pure parts it uses are lib/app/record_checks.ts and lib/app/recount.ts. The sections of the
 // BulletinBoard island read these signals and call these loaders; nothing here touches the DOM.
 import { computed, signal } from "@preact/signals";
-import { MAX_PAGE_LIMIT, type Tally } from "../../lib/protocol/schemas.ts";
-import { type ApiClient, type BlockRecord, readPages } from "../../lib/app/api_client.ts";
+import { type BlockRecord, MAX_PAGE_LIMIT, type Tally } from "../../lib/protocol/schemas.ts";
+import { type ApiClient, readPages } from "../../lib/app/api_client.ts";
 import { checkBlocks, type ProofStep, proofSteps, tallyRows } from "../../lib/app/record_checks.ts";
 import { type LoadedVotes, recount } from "../../lib/app/recount.ts";
 

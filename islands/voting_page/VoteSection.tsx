@@ -1,7 +1,7 @@
 // A voter's vote management (page §2): the vote status line, the content field and the submit
 // button, and the result of the panel's check of its own tag on the bulletin board.
 import StatusLine from "../../components/StatusLine.tsx";
-import type { StatusLine as Line, TagCheck, VoteLine } from "../../lib/app/status.ts";
+import type { ColouredLine as Line, TagCheck, VoteLine } from "../../lib/app/status.ts";
 
 /** Props of {@link VoteSection}: the lines shown, the field's content, and the handlers. */
 export type VoteSectionProps = {

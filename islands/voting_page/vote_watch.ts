@@ -3,7 +3,12 @@
 // board.
 import { useEffect, useState } from "react";
 import * as actions from "../../lib/app/panel_actions.ts";
-import { type StatusLine, type TagCheck, type VoteLine, voteStage } from "../../lib/app/status.ts";
+import {
+  type ColouredLine,
+  type TagCheck,
+  type VoteLine,
+  voteStage,
+} from "../../lib/app/status.ts";
 
 /** How often a pending vote asks whether its block is sealed. */
 const PENDING_POLL_MS = 1500;
@@ -41,8 +46,8 @@ export function useOwnTagCheck(
   io: actions.ClientIO,
   namespace: string,
   voteLine: VoteLine,
-): StatusLine<TagCheck> | null {
-  const [tagLine, setTagLine] = useState<StatusLine<TagCheck> | null>(null);
+): ColouredLine<TagCheck> | null {
+  const [tagLine, setTagLine] = useState<ColouredLine<TagCheck> | null>(null);
   useEffect(() => {
     if (voteLine.status !== "voted") {
       setTagLine(null);

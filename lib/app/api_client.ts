@@ -6,6 +6,7 @@ import * as z from "zod/mini";
 import {
   BlockHash,
   BlockList,
+  type BlockRecord,
   BlockStatus,
   BlockVotes,
   describeIssues,
@@ -35,7 +36,7 @@ export type ApiClientOptions = { fetch: Transport; baseUrl?: string; lens?: stri
 /** Codes the client gives failures that carry no error body of the server's. */
 export type ClientErrorCode = "network_error" | "malformed_answer" | "http_error";
 
-/** What went wrong with one call; see {@link ApiError}. */
+/** What went wrong with one call; see {@link ApiCallError}. */
 export type Failure = {
   /** The HTTP status; 0 when no answer arrived. */
   status: number;
@@ -50,7 +51,7 @@ export type Failure = {
 };
 
 /** The one failure of every call: `call` ("GET /api/tally") and its {@link Failure}. */
-export class ApiError extends Error {
+export class ApiCallError extends Error {
   declare readonly status: number;
   declare readonly code: string;
   declare readonly reason: string;
@@ -60,7 +61,7 @@ export class ApiError extends Error {
   constructor(readonly call: string, failure: Failure) {
     const { status, reason } = failure;
     super(status === 0 ? `${call} failed: ${reason}` : `${call} answered ${status}: ${reason}`);
-    Object.assign(this, { name: "ApiError", details: {}, retryAfterSeconds: null, ...failure });
+    Object.assign(this, { name: "ApiCallError", details: {}, retryAfterSeconds: null, ...failure });
   }
 }
 
@@ -69,14 +70,12 @@ export type Page<T> = { items: T[]; total: number };
 /** A paged call: at most `limit` (≤ MAX_PAGE_LIMIT) items of the collection from `offset`. */
 export type PagedCall<T> = (offset: number, limit: number) => Promise<Page<T>>;
 
-/** A key of the directory as listed. */
-export type KeyEntry = KeyPage["keys"][number];
-/** A block record as served. */
-export type BlockRecord = BlockList["blocks"][number];
+/** A key of the directory as listed: its id and hex key. */
+export type DirectoryEntry = KeyPage["keys"][number];
 /** A vote as listed in its block: its id, leaf index and the vote. */
 export type BlockVoteEntry = BlockVotes["votes"][number];
 
-/** Every call of protocol §4, typed; each one throws {@link ApiError} and nothing else. */
+/** Every call of protocol §4, typed; each one throws {@link ApiCallError} and nothing else. */
 export type ApiClient = ReturnType<typeof createApiClient>;
 
 /** The client over `fetch` at `baseUrl`. */
@@ -114,7 +113,7 @@ export function createApiClient({ fetch, baseUrl = "", lens }: ApiClientOptions)
     keys: (async (offset: number, limit: number) => {
       const page = await get(`/api/pki/key/offset/${id(offset)}/limit/${id(limit)}`, KeyPage);
       return { items: page.keys, total: page.total };
-    }) satisfies PagedCall<KeyEntry>,
+    }) satisfies PagedCall<DirectoryEntry>,
     /** GET /api/blocks?from=&limit=: block records ascending from height `offset`. */
     blocks: (async (offset: number, limit: number) => {
       const page = await get(`/api/blocks?from=${id(offset)}&limit=${id(limit)}`, BlockList);
@@ -160,7 +159,7 @@ export async function readPages<T>(
   return { items, total };
 }
 
-/** Sends one call; a failed request, a non-2xx or a body unlike `schema` is an ApiError. */
+/** Sends one call; a failed request, a non-2xx or a body unlike `schema` is an ApiCallError. */
 async function send<T>(
   { fetch, root }: { fetch: Transport; root: string },
   { method, path, body, schema }: {
@@ -186,7 +185,7 @@ async function send<T>(
     json = parseJson(text);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    throw new ApiError(call, { status: 0, code: "network_error", reason });
+    throw new ApiCallError(call, { status: 0, code: "network_error", reason });
   }
   const { status } = response;
   if (!response.ok) {
@@ -195,7 +194,7 @@ async function send<T>(
       : null;
     const refusal = ErrorBody.safeParse(json);
     if (!refusal.success) {
-      throw new ApiError(call, {
+      throw new ApiCallError(call, {
         status,
         code: "http_error",
         reason: `status ${status}`,
@@ -203,14 +202,14 @@ async function send<T>(
       });
     }
     const { code, message, ...details } = refusal.data.error;
-    throw new ApiError(call, { status, code, reason: message, details, retryAfterSeconds });
+    throw new ApiCallError(call, { status, code, reason: message, details, retryAfterSeconds });
   }
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
     const reason = json === undefined
       ? "the answer is not JSON"
       : `unexpected answer: ${describeIssues(parsed.error)}`;
-    throw new ApiError(call, { status, code: "malformed_answer", reason });
+    throw new ApiCallError(call, { status, code: "malformed_answer", reason });
   }
   return parsed.data;
 }

@@ -4,7 +4,7 @@
 import { base64ToBytes, bytesToHex } from "../protocol/bytes.ts";
 import { generateSeed, keyPairFromSeed } from "../protocol/keys.ts";
 import type { ForkEvidence, SignatureWire, VoteSubmission } from "../protocol/schemas.ts";
-import { type ApiClient, ApiError } from "./api_client.ts";
+import { ApiCallError, type ApiClient } from "./api_client.ts";
 import { type Attack, type AttackFact, type AttackInput, type LabKey } from "./attacks.ts";
 import type { SeenHeads } from "./heads.ts";
 import { checkVoteView } from "./lens_checks.ts";
@@ -185,7 +185,7 @@ export async function runAttack(
     status = 202;
     answer = JSON.stringify(accepted);
   } catch (error) {
-    if (!(error instanceof ApiError) || error.status === 0) throw error;
+    if (!(error instanceof ApiCallError) || error.status === 0) throw error;
     status = error.status;
     code = error.code;
     answer = `${error.code}: ${error.reason}`;

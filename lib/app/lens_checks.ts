@@ -3,7 +3,7 @@
 // block hash), whether the vote is there at all, and the remembered signed heads (a fork).
 // The API clients are injected: `lens` reads through the lie, the server key was read honestly.
 import type { ForkEvidence } from "../protocol/schemas.ts";
-import { type ApiClient, ApiError } from "./api_client.ts";
+import { ApiCallError, type ApiClient } from "./api_client.ts";
 import { observeHeads, rememberedBlocks, type SeenHeads, type ShownHead } from "./heads.ts";
 import type { CheckName } from "./lies.ts";
 import { decideVoteStatus, storedBlockId, type StoredVote } from "./status.ts";
@@ -47,7 +47,7 @@ export async function checkVoteView(
   shown.push(status);
   const [proof, previous] = await Promise.all([
     api.voteProof(blockId, stored.voteId).catch((error) => {
-      if (error instanceof ApiError && error.code === "unknown_vote") {
+      if (error instanceof ApiCallError && error.code === "unknown_vote") {
         failed.add("vote missing");
         details.push(
           `Vote missing: the server accepted vote ${stored.voteId} into block ` +

@@ -5,15 +5,15 @@ import { base64ToBytes, bytesToHex, hexToBytes } from "../protocol/bytes.ts";
 import { generateSeed, storedKeysFromSeed } from "../protocol/keys.ts";
 import { encodeSignature, signRing } from "../protocol/ring_signature.ts";
 import { describeIssues, type VoteAccepted, VoteSubmission } from "../protocol/schemas.ts";
-import { type ApiClient, ApiError } from "./api_client.ts";
+import { ApiCallError, type ApiClient } from "./api_client.ts";
 import { tagOfSignature } from "./signature_fields.ts";
 import {
+  type ColouredLine,
   decideKeyStatus,
   decideVoteStatus,
   type KeyLine,
   keyStatusLine,
   keyStatusNeedsServer,
-  type StatusLine,
   storedBlockId,
   type StoredKeys,
   type StoredVote,
@@ -158,14 +158,14 @@ export async function loadVoteStatus(io: ClientIO, namespace: string): Promise<V
 export async function checkOwnTag(
   io: ClientIO,
   namespace: string,
-): Promise<StatusLine<TagCheck> | null> {
+): Promise<ColouredLine<TagCheck> | null> {
   const stored = readStoredVote(io.storage, namespace);
   const tag = tagOfSignature(stored.voteSignature);
   if (stored.voteId === null || tag === null) return null;
   try {
     return tagCheckLine(stored.voteId, await io.api.voteOfTag(tag));
   } catch (error) {
-    if (error instanceof ApiError && error.code === "unknown_tag") {
+    if (error instanceof ApiCallError && error.code === "unknown_tag") {
       return tagCheckLine(stored.voteId, null);
     }
     io.log(messageOf(error));
@@ -249,7 +249,7 @@ export async function submitVote(
   try {
     accepted = await io.api.submitVote(checked.data);
   } catch (error) {
-    const refused = error instanceof ApiError && error.status !== 0;
+    const refused = error instanceof ApiCallError && error.status !== 0;
     return {
       ok: false,
       reason: refused

@@ -13,7 +13,7 @@ import { ringOfSignature } from "./signature_fields.ts";
 export type Colour = "red" | "orange" | "green" | "blue";
 
 /** A status line as shown: its status (null before a decision), text and colour. */
-export type StatusLine<S extends string> = {
+export type ColouredLine<S extends string> = {
   status: S | null;
   text: string;
   colour: Colour | null;
@@ -24,25 +24,25 @@ export type KeyStatus = "ungenerated" | "unregistered" | "registered" | "invalid
 /** The vote statuses of page §4. */
 export type VoteStatus = "unvoted" | "voted" | "invalid" | "pending";
 /** A key status line. */
-export type KeyLine = StatusLine<KeyStatus>;
+export type KeyLine = ColouredLine<KeyStatus>;
 /** A vote status line. */
-export type VoteLine = StatusLine<VoteStatus>;
+export type VoteLine = ColouredLine<VoteStatus>;
 
 /** The key line before any decision (page §4). */
-export const KEY_UNLOADED: StatusLine<KeyStatus> = {
+export const KEY_UNLOADED: ColouredLine<KeyStatus> = {
   status: null,
   text: "Key Unloaded",
   colour: null,
 };
 /** The vote line before any decision; page §4 names none, so it mirrors the key line (page §11). */
-export const VOTE_UNLOADED: StatusLine<VoteStatus> = {
+export const VOTE_UNLOADED: ColouredLine<VoteStatus> = {
   status: null,
   text: "Vote Unloaded",
   colour: null,
 };
 
 /** The key status line of page §4; `keyId` is shown by the registered and invalid texts. */
-export function keyStatusLine(status: KeyStatus, keyId?: string | number): StatusLine<KeyStatus> {
+export function keyStatusLine(status: KeyStatus, keyId?: string | number): ColouredLine<KeyStatus> {
   switch (status) {
     case "ungenerated":
       return { status, text: "Key Ungenerated", colour: "red" };
@@ -65,7 +65,7 @@ export function keyStatusLine(status: KeyStatus, keyId?: string | number): Statu
 export function voteStatusLine(
   status: VoteStatus,
   ids?: { blockId: string | number; voteId: string },
-): StatusLine<VoteStatus> {
+): ColouredLine<VoteStatus> {
   if (status === "unvoted") return { status, text: "Vote Unvoted", colour: "orange" };
   const voted = `Vote Voted with Block ID: ${ids?.blockId} and Vote ID: ${ids?.voteId}`;
   switch (status) {
@@ -120,7 +120,7 @@ export function keyStatusNeedsServer(stored: StoredKeys): boolean {
 export function decideKeyStatus(
   stored: StoredKeys,
   serverKey: string | null,
-): StatusLine<KeyStatus> {
+): ColouredLine<KeyStatus> {
   if (stored.publicKey === null && stored.privateKey === null) return keyStatusLine("ungenerated");
   if (!keyPairMatches(stored)) return keyStatusLine("broken");
   if (stored.keyId === null) return keyStatusLine("unregistered");
@@ -152,7 +152,7 @@ export type VoteFacts = {
 export type VoteStage = "none" | "pending" | "proof";
 
 /** A decision and the integrity mismatches to log (page §8). */
-export type VoteDecision = { line: StatusLine<VoteStatus>; mismatches: string[] };
+export type VoteDecision = { line: ColouredLine<VoteStatus>; mismatches: string[] };
 
 /** The stored block id as a positive integer, or null when absent or malformed. */
 export function storedBlockId(stored: StoredVote): number | null {
@@ -255,7 +255,7 @@ export type TagCheck = "once" | "reused" | "missing";
 export function tagCheckLine(
   storedVoteId: string,
   answer: { voteId: string } | null,
-): StatusLine<TagCheck> {
+): ColouredLine<TagCheck> {
   if (answer === null) {
     return {
       status: "missing",

@@ -4,7 +4,7 @@
 // of the API.
 import assert from "node:assert/strict";
 import {
-  ApiError,
+  ApiCallError,
   createApiClient,
   type PagedCall,
   pagesOf,
@@ -31,10 +31,14 @@ async function ledger(keys: number) {
   return { kv, store, app, api, voters };
 }
 
-/** Asserts that `call` fails with an ApiError of `status` and `code`, and returns it. */
-async function refusal(call: Promise<unknown>, status: number, code: string): Promise<ApiError> {
+/** Asserts that `call` fails with an ApiCallError of `status` and `code`, and returns it. */
+async function refusal(
+  call: Promise<unknown>,
+  status: number,
+  code: string,
+): Promise<ApiCallError> {
   const error = await call.then(() => null, (e: unknown) => e);
-  assert.ok(error instanceof ApiError, `expected an ApiError, got ${error}`);
+  assert.ok(error instanceof ApiCallError, `expected an ApiCallError, got ${error}`);
   assert.equal(error.status, status, error.message);
   assert.equal(error.code, code, error.message);
   return error;
@@ -146,7 +150,7 @@ Deno.test("paging reads a collection in pages of the largest allowed size", asyn
   }
 });
 
-Deno.test("every refusal of the API becomes an ApiError with its status and code", async (t) => {
+Deno.test("every refusal of the API becomes an ApiCallError with its status and code", async (t) => {
   const { kv, store, api, app, voters } = await ledger(3);
   try {
     const ring = ringFor(voters[0], voters, 3);
