@@ -12,7 +12,7 @@ import { createApiClient } from "../lib/app/api_client.ts";
 import { createBulletinState } from "./bulletin_board/state.ts";
 import AnonymitySection from "./bulletin_board/AnonymitySection.tsx";
 import AuditSection from "./bulletin_board/AuditSection.tsx";
-import { watchHeads } from "../lib/app/heads.ts";
+import { watchHeads } from "./watch_heads.ts";
 import type { ForkEvidence } from "../lib/protocol/schemas.ts";
 import BlockSection from "./bulletin_board/BlockSection.tsx";
 import ChainSection from "./bulletin_board/ChainSection.tsx";

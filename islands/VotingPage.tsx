@@ -6,7 +6,7 @@ import { useSignal } from "@preact/signals";
 import ForkAlert from "../components/ForkAlert.tsx";
 import { anonymityByBallot, shownAnalysis } from "../lib/app/anonymity_view.ts";
 import { createApiClient } from "../lib/app/api_client.ts";
-import { watchHeads } from "../lib/app/heads.ts";
+import { watchHeads } from "./watch_heads.ts";
 import { lensSource } from "../lib/app/sealed_rings.ts";
 import type { ForkEvidence } from "../lib/protocol/schemas.ts";
 import {

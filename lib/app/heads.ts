@@ -138,38 +138,3 @@ export async function checkShownChain(
   if (!observed.fork) storage.setItem(SEEN_HEADS_KEY, serializeSeenHeads(observed.seen));
   return observed;
 }
-
-/**
- * Runs {@link checkShownChain} now and every `everyMs` until the answered function is called;
- * `onFork` hears the first fork found, `onError` every check that could not be made.
- */
-export function watchHeads(
-  api: ApiClient,
-  { storage, everyMs, onFork, onError }: {
-    storage: HeadStorage;
-    everyMs: number;
-    onFork: (evidence: ForkEvidence) => void;
-    onError: (message: string) => void;
-  },
-): () => void {
-  let live = true;
-  let found = false;
-  const check = async () => {
-    if (found) return;
-    try {
-      const { fork } = await checkShownChain(api, { storage });
-      if (live && fork) {
-        found = true;
-        onFork(fork);
-      }
-    } catch (error) {
-      if (live) onError(`Signed heads could not be checked: ${(error as Error).message}`);
-    }
-  };
-  check();
-  const timer = setInterval(check, everyMs);
-  return () => {
-    live = false;
-    clearInterval(timer);
-  };
-}
