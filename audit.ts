@@ -2,33 +2,14 @@
 // read-only API (protocol §4) with the same lib/ the server uses, and exits 0 only when every
 // check holds. Default URL: http://localhost:8000.
 import { createApiClient } from "./lib/app/api_client.ts";
-import { auditLedger, type AuditProgress, type AuditReport } from "./lib/app/audit.ts";
+import { auditLedger, type AuditProgress, formatReport } from "./lib/app/audit.ts";
 
 const BAR_WIDTH = 30;
 
 function progressLine({ phase, done, total }: AuditProgress): string {
   const filled = total > 0 ? Math.round((done / total) * BAR_WIDTH) : BAR_WIDTH;
   const bar = "#".repeat(Math.min(filled, BAR_WIDTH)).padEnd(BAR_WIDTH, ".");
-  return `\r${phase.padEnd(6)} [${bar}] ${done}/${total}`;
-}
-
-/** The printed report: what was checked, the recomputed tally, failures and the verdict. */
-export function formatReport(url: string, report: AuditReport): string {
-  const lines = [
-    `Ringvote audit of ${url}`,
-    `  keys registered   ${report.keys}`,
-    `  blocks            ${report.blocks} (height ${report.height})`,
-    `  votes verified    ${report.votes}`,
-    "  tally (recomputed from the chain):",
-    ...report.tally.map((t) => `    ${String(t.count).padStart(6)}  ${JSON.stringify(t.payload)}`),
-  ];
-  if (report.ok) {
-    lines.push("VERDICT: the record is consistent: every check holds");
-  } else {
-    lines.push(`VERDICT: INCONSISTENT: ${report.failures.length} failure(s)`);
-    lines.push(...report.failures.map((f) => `  - ${f}`));
-  }
-  return lines.join("\n");
+  return `\r${phase.padEnd(10)} [${bar}] ${done}/${total}`;
 }
 
 if (import.meta.main) {

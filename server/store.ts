@@ -3,19 +3,8 @@
 // and the commit helpers live in server/kv_layout.ts.
 import { genesisBlock } from "../lib/protocol/chain.ts";
 import { bytesToBase64 } from "../lib/protocol/bytes.ts";
-import type {
-  BlockList,
-  BlockRecord,
-  BlockStatus,
-  BlockVotes,
-  KeyPage,
-  KeyRecord,
-  TagRecord,
-  Tally,
-  VoteAccepted,
-  VoteProof,
-  VoteRecord,
-} from "../lib/protocol/schemas.ts";
+// The wire shapes of protocol §4: the store answers in them, so the API passes them on unchanged.
+import type * as wire from "../lib/protocol/schemas.ts";
 import { rankTally } from "../lib/protocol/tally.ts";
 import { quote, refusal } from "./errors.ts";
 import {
@@ -50,29 +39,29 @@ export type ProofToStore = { voteId: string; proof: VoteIndex };
 /** The ledger operations the API and the sealer call. */
 export interface Store {
   /** Registers `key` with the next id; 409 `duplicate_key` if it is registered already. */
-  registerKey(key: string): Promise<KeyRecord>;
+  registerKey(key: string): Promise<wire.KeyRecord>;
   /** The key with id `id`; 404 `unknown_key` if there is none. */
-  keyById(id: number): Promise<KeyRecord>;
+  keyById(id: number): Promise<wire.KeyRecord>;
   /** Up to `limit` keys from id `offset + 1`, and the directory size. */
-  keyPage(offset: number, limit: number): Promise<KeyPage>;
+  keyPage(offset: number, limit: number): Promise<wire.KeyPage>;
   /** The members of `keys` that are not registered, in the order given. */
   unregisteredKeys(keys: string[]): Promise<string[]>;
   /** Commits a verified vote into the open block; 409 `duplicate_tag` if the tag has voted. */
-  submitVote(vote: VoteRecord, tag: string): Promise<VoteAccepted>;
+  submitVote(vote: wire.VoteRecord, tag: string): Promise<wire.VoteAccepted>;
   /** The head block and the open block. */
-  status(): Promise<BlockStatus>;
+  status(): Promise<wire.BlockStatus>;
   /** The sealed block at `height`, or null. */
-  block(height: number): Promise<BlockRecord | null>;
+  block(height: number): Promise<wire.BlockRecord | null>;
   /** Up to `limit` sealed blocks from height `from`, and the head height. */
-  blocks(from: number, limit: number): Promise<BlockList>;
+  blocks(from: number, limit: number): Promise<wire.BlockList>;
   /** A sealed vote with its stored proof; 404 `unknown_vote` or `block_not_sealed`. */
-  voteProof(height: number, voteId: string): Promise<VoteProof>;
+  voteProof(height: number, voteId: string): Promise<wire.VoteProof>;
   /** Up to `limit` votes of sealed block `height` from leaf `offset`; 404 `unknown_block`. */
-  blockVotes(height: number, offset: number, limit: number): Promise<BlockVotes>;
+  blockVotes(height: number, offset: number, limit: number): Promise<wire.BlockVotes>;
   /** Counts per payload over sealed votes, count descending. */
-  tally(): Promise<Tally>;
+  tally(): Promise<wire.Tally>;
   /** Which vote used `tag`; 404 `unknown_tag`. */
-  tagUse(tag: string): Promise<TagRecord>;
+  tagUse(tag: string): Promise<wire.TagRecord>;
   /** The seed of the server's head-signing key, made once at first start (protocol §4). */
   serverSeed(): Uint8Array;
   /** The height of a block closed but not finalized (a crash, or another sealer), or null. */
@@ -84,11 +73,11 @@ export interface Store {
    */
   closeOpenBlock(now: number): Promise<number | null>;
   /** The block at `height` if it is sealed already, else its close record; throws if not closed. */
-  closedBlock(height: number): Promise<{ sealed: BlockRecord } | ClosedBlock>;
+  closedBlock(height: number): Promise<{ sealed: wire.BlockRecord } | ClosedBlock>;
   /** `leafOf` of every vote of block `height`, in leaf (vote id) order, with the vote ids. */
   mapBlockVotes<T>(
     height: number,
-    leafOf: (vote: VoteRecord) => T,
+    leafOf: (vote: wire.VoteRecord) => T,
   ): Promise<{ voteIds: string[]; leaves: T[] }>;
   /** Stores every proof and leaf of block `height` in commits within the KV limits. */
   writeProofs(
@@ -100,7 +89,7 @@ export interface Store {
    * Writes `block` and moves the head to it in one commit checked against both; returns the
    * stored block (this one, or an identical one a concurrent sealer wrote).
    */
-  appendBlock(block: BlockRecord): Promise<BlockRecord>;
+  appendBlock(block: wire.BlockRecord): Promise<wire.BlockRecord>;
 }
 
 /** Options of {@link createStore}. */
@@ -128,7 +117,7 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
     unregisteredKeys: (keys) => unregisteredKeys(kv, keys),
     submitVote: (vote, tag) => submitVote(kv, { vote, tag, voteId: newVoteId() }),
     status: () => blockStatus(kv),
-    block: async (height) => (await kv.get<BlockRecord>(kvKeys.block(height))).value,
+    block: async (height) => (await kv.get<wire.BlockRecord>(kvKeys.block(height))).value,
     blocks: (from, limit) => blockRange(kv, from, limit),
     voteProof: (height, voteId) => voteProof(kv, height, voteId),
     blockVotes: (height, offset, limit) => blockVotes(kv, height, offset, limit),
@@ -152,7 +141,7 @@ export function randomVoteId(): string {
 
 async function ensureGenesis(kv: Deno.Kv, now: number): Promise<void> {
   for (let attempt = 0;; attempt++) {
-    const existing = await readRetrying(() => kv.get<BlockRecord>(kvKeys.block(0)));
+    const existing = await readRetrying(() => kv.get<wire.BlockRecord>(kvKeys.block(0)));
     if (existing.value) return;
     const genesis = genesisBlock(now);
     const res = await tryCommit(
@@ -192,7 +181,7 @@ async function ensureServerKey(kv: Deno.Kv): Promise<Uint8Array> {
 
 // ---- key directory ----
 
-async function registerKey(kv: Deno.Kv, key: string): Promise<KeyRecord> {
+async function registerKey(kv: Deno.Kv, key: string): Promise<wire.KeyRecord> {
   for (let attempt = 0;; attempt++) {
     const [count, existing] = await readRetrying(() =>
       kv.getMany<[KeyCountRecord, KeyIdRecord]>([kvKeys.keyCount(), kvKeys.keyId(key)])
@@ -229,7 +218,7 @@ async function keyTotal(kv: Deno.Kv): Promise<number> {
   return count.value?.total ?? 0;
 }
 
-async function keyById(kv: Deno.Kv, id: number): Promise<KeyRecord> {
+async function keyById(kv: Deno.Kv, id: number): Promise<wire.KeyRecord> {
   const [record, count] = await readRetrying(() =>
     kv.getMany<[KeyEntry, KeyCountRecord]>([kvKeys.key(id), kvKeys.keyCount()])
   );
@@ -237,8 +226,8 @@ async function keyById(kv: Deno.Kv, id: number): Promise<KeyRecord> {
   return { id, key: record.value.key, total: count.value?.total ?? 0 };
 }
 
-async function keyPage(kv: Deno.Kv, offset: number, limit: number): Promise<KeyPage> {
-  const keys: KeyPage["keys"] = [];
+async function keyPage(kv: Deno.Kv, offset: number, limit: number): Promise<wire.KeyPage> {
+  const keys: wire.KeyPage["keys"] = [];
   if (limit > 0) {
     const entries = kv.list<KeyEntry>({
       start: kvKeys.key(offset + 1),
@@ -266,8 +255,8 @@ async function unregisteredKeys(kv: Deno.Kv, keys: string[]): Promise<string[]> 
  */
 async function submitVote(
   kv: Deno.Kv,
-  { vote, tag, voteId }: { vote: VoteRecord; tag: string; voteId: string },
-): Promise<VoteAccepted> {
+  { vote, tag, voteId }: { vote: wire.VoteRecord; tag: string; voteId: string },
+): Promise<wire.VoteAccepted> {
   for (let attempt = 0;; attempt++) {
     const open = await readRetrying(() => kv.get<OpenRecord>(kvKeys.open()));
     if (!open.value) throw new Error("The ledger has no open block");
@@ -302,9 +291,9 @@ async function readPointers(kv: Deno.Kv) {
   return { open, head };
 }
 
-async function blockStatus(kv: Deno.Kv): Promise<BlockStatus> {
+async function blockStatus(kv: Deno.Kv): Promise<wire.BlockStatus> {
   const { open, head } = await readPointers(kv);
-  const block = await readRetrying(() => kv.get<BlockRecord>(kvKeys.block(head.value.height)));
+  const block = await readRetrying(() => kv.get<wire.BlockRecord>(kvKeys.block(head.value.height)));
   if (!block.value) throw new Error(`Head block ${head.value.height} is missing`);
   return {
     height: head.value.height,
@@ -320,11 +309,11 @@ async function headHeight(kv: Deno.Kv): Promise<number> {
   return head.value.height;
 }
 
-async function blockRange(kv: Deno.Kv, from: number, limit: number): Promise<BlockList> {
+async function blockRange(kv: Deno.Kv, from: number, limit: number): Promise<wire.BlockList> {
   const height = await headHeight(kv);
-  const blocks: BlockRecord[] = [];
+  const blocks: wire.BlockRecord[] = [];
   if (limit > 0) {
-    const entries = kv.list<BlockRecord>({
+    const entries = kv.list<wire.BlockRecord>({
       start: kvKeys.block(from),
       end: kvKeys.block(from + limit),
     });
@@ -334,9 +323,9 @@ async function blockRange(kv: Deno.Kv, from: number, limit: number): Promise<Blo
 }
 
 /** A vote's proof from stored data: one `getMany` of four point reads. */
-async function voteProof(kv: Deno.Kv, height: number, voteId: string): Promise<VoteProof> {
+async function voteProof(kv: Deno.Kv, height: number, voteId: string): Promise<wire.VoteProof> {
   const [ref, block, index, vote] = await readRetrying(() =>
-    kv.getMany<[VoteRef, BlockRecord, VoteIndex, VoteRecord]>([
+    kv.getMany<[VoteRef, wire.BlockRecord, VoteIndex, wire.VoteRecord]>([
       kvKeys.voteRef(voteId),
       kvKeys.block(height),
       kvKeys.voteIndex(voteId),
@@ -357,8 +346,8 @@ async function blockVotes(
   height: number,
   offset: number,
   limit: number,
-): Promise<BlockVotes> {
-  const block = await readRetrying(() => kv.get<BlockRecord>(kvKeys.block(height)));
+): Promise<wire.BlockVotes> {
+  const block = await readRetrying(() => kv.get<wire.BlockRecord>(kvKeys.block(height)));
   if (!block.value) throw refusal("unknown_block", `No sealed block at height ${height}`);
   const leaves: { voteId: string; index: number }[] = [];
   if (limit > 0) {
@@ -370,7 +359,7 @@ async function blockVotes(
       leaves.push({ voteId: entry.value.voteId, index: entry.key[2] as number });
     }
   }
-  const found = await getManyChunked<VoteRecord>(
+  const found = await getManyChunked<wire.VoteRecord>(
     kv,
     leaves.map((leaf) => kvKeys.vote(height, leaf.voteId)),
   );
@@ -382,7 +371,7 @@ async function blockVotes(
   return { votes, total: block.value.size };
 }
 
-async function tagUse(kv: Deno.Kv, tag: string): Promise<TagRecord> {
+async function tagUse(kv: Deno.Kv, tag: string): Promise<wire.TagRecord> {
   const used = await readRetrying(() => kv.get<TagUse>(kvKeys.tag(tag)));
   if (!used.value) throw refusal("unknown_tag", `No vote with tag "${quote(tag)}"`);
   return { voteId: used.value.voteId, blockId: used.value.height };
@@ -399,7 +388,7 @@ type TallyCache = {
   pending: Promise<void> | null;
 };
 
-async function tally(kv: Deno.Kv, cache: TallyCache): Promise<Tally> {
+async function tally(kv: Deno.Kv, cache: TallyCache): Promise<wire.Tally> {
   const head = await headHeight(kv);
   while (cache.height < head) {
     if (!cache.pending) {
@@ -417,7 +406,7 @@ async function extendTally(kv: Deno.Kv, cache: TallyCache, head: number): Promis
   for (let height = cache.height + 1; height <= head; height++) {
     // Read the whole block before merging, so a failed read leaves the cache as it was.
     const payloads: string[] = [];
-    for await (const entry of kv.list<VoteRecord>({ prefix: kvKeys.votesOf(height) })) {
+    for await (const entry of kv.list<wire.VoteRecord>({ prefix: kvKeys.votesOf(height) })) {
       payloads.push(entry.value.payload);
     }
     for (const payload of payloads) {
@@ -470,9 +459,9 @@ async function holdsVotes(kv: Deno.Kv, height: number): Promise<boolean> {
 async function closedBlock(
   kv: Deno.Kv,
   height: number,
-): Promise<{ sealed: BlockRecord } | ClosedBlock> {
+): Promise<{ sealed: wire.BlockRecord } | ClosedBlock> {
   const [seal, head, existing] = await readRetrying(() =>
-    kv.getMany<[SealRecord, HeadRecord, BlockRecord]>([
+    kv.getMany<[SealRecord, HeadRecord, wire.BlockRecord]>([
       kvKeys.seal(height),
       kvKeys.head(),
       kvKeys.block(height),
@@ -486,13 +475,13 @@ async function closedBlock(
   return { closedAt: seal.value.closedAt, prev: head.value };
 }
 
-async function mapBlockVotes<T>(kv: Deno.Kv, height: number, leafOf: (vote: VoteRecord) => T) {
+async function mapBlockVotes<T>(kv: Deno.Kv, height: number, leafOf: (vote: wire.VoteRecord) => T) {
   const voteIds: string[] = [];
   const leaves: T[] = [];
   // The whole listing is retried, so a lock mid-way does not leave a partial list.
   await readRetrying(async () => {
     voteIds.length = leaves.length = 0;
-    for await (const entry of kv.list<VoteRecord>({ prefix: kvKeys.votesOf(height) })) {
+    for await (const entry of kv.list<wire.VoteRecord>({ prefix: kvKeys.votesOf(height) })) {
       voteIds.push(entry.key[2] as string);
       leaves.push(leafOf(entry.value));
     }
@@ -524,7 +513,7 @@ function writeProofs(
   return commitInBatches(kv, proofGroups(height, proofs), options);
 }
 
-async function appendBlock(kv: Deno.Kv, block: BlockRecord): Promise<BlockRecord> {
+async function appendBlock(kv: Deno.Kv, block: wire.BlockRecord): Promise<wire.BlockRecord> {
   const height = block.height;
   for (let attempt = 0;; attempt++) {
     const head = await readRetrying(() => kv.get<HeadRecord>(kvKeys.head()));
@@ -539,7 +528,7 @@ async function appendBlock(kv: Deno.Kv, block: BlockRecord): Promise<BlockRecord
       )
       : { ok: false as const };
     if (res?.ok) return block;
-    const stored = await readRetrying(() => kv.get<BlockRecord>(kvKeys.block(height)));
+    const stored = await readRetrying(() => kv.get<wire.BlockRecord>(kvKeys.block(height)));
     if (stored.value) {
       if (stored.value.hash !== block.hash) {
         throw new Error(`Block ${height} was sealed with a different hash`);

@@ -1,9 +1,11 @@
 // The open block: its fields with the browser's verdict on its hash, and its votes in leaf order.
 import type { ComponentChildren } from "preact";
 import Hex from "../../components/Hex.tsx";
+import SignatureBadge from "../../components/SignatureBadge.tsx";
 import type { BlockRecord } from "../../lib/app/api_client.ts";
 import { tagOfSignature } from "../../lib/app/signature_fields.ts";
 import type { SectionProps } from "./section.ts";
+import { useSignatureStatus } from "./signature_status.ts";
 
 /** Nothing until a block is chosen; then its fields and its votes. */
 export default function BlockSection({ bulletin }: SectionProps) {
@@ -50,9 +52,13 @@ function Field({ term, children }: { term: string; children: ComponentChildren }
   );
 }
 
-/** The block's votes read so far, each with a button to check its proof, and a way to more. */
+/**
+ * The block's votes read so far, each with its signature status (verified in this browser) and a
+ * button to check its signature and proof, and a way to more.
+ */
 function BlockVotes({ bulletin, height }: SectionProps & { height: number }) {
   const loaded = bulletin.votes.value.get(height);
+  const signatureOf = useSignatureStatus(loaded?.entries ?? []);
   const open = bulletin.openVote.value?.voteId;
   return (
     <>
@@ -63,6 +69,7 @@ function BlockVotes({ bulletin, height }: SectionProps & { height: number }) {
             <th>Payload</th>
             <th>Tag</th>
             <th>Ring</th>
+            <th>Signature</th>
             <th>Proof</th>
           </tr>
         </thead>
@@ -80,6 +87,9 @@ function BlockVotes({ bulletin, height }: SectionProps & { height: number }) {
               </td>
               <td class="vote-ring">
                 {e.vote.publicKeys.map((key) => <Hex key={key} value={key} />)}
+              </td>
+              <td>
+                <SignatureBadge finding={signatureOf(e)} />
               </td>
               <td>
                 <button type="button" onClick={() => bulletin.openProof(height, e.voteId)}>

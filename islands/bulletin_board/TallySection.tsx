@@ -1,7 +1,9 @@
-// The tally as bars, recounted in the browser when the chain is small enough, and the votes
-// behind one count.
+// The tally as bars, recounted in the browser from every sealed vote, and the votes behind one
+// count with their signature status.
+import SignatureBadge from "../../components/SignatureBadge.tsx";
 import TallyBars from "../../components/TallyBars.tsx";
 import type { SectionProps } from "./section.ts";
+import { useSignatureStatus } from "./signature_status.ts";
 
 const VOTES_LIST_ID = "payload-votes";
 
@@ -19,7 +21,7 @@ export default function TallySection({ bulletin }: SectionProps) {
         <>
           <p>
             {tally.total} sealed {tally.total === 1 ? "vote" : "votes"}. {recounted === null
-              ? "Counts as served (too many votes to recount here)."
+              ? "Counts as served; recounting every sealed vote in this browser…"
               : rows.every((r) => r.ok)
               ? "Recounted in this browser from every sealed vote: the counts agree."
               : "Recounted in this browser: red rows differ from the served counts."}
@@ -32,11 +34,12 @@ export default function TallySection({ bulletin }: SectionProps) {
   );
 }
 
-/** Every loaded vote carrying `payload`, each a button opening its proof. */
+/** Every loaded vote carrying `payload` with its signature status, each opening its proof. */
 function PayloadVotes({ bulletin, payload }: SectionProps & { payload: string }) {
   const listed = [...bulletin.votes.value].flatMap(([height, loaded]) =>
     loaded.entries.filter((e) => e.vote.payload === payload).map((e) => ({ height, ...e }))
   );
+  const signatureOf = useSignatureStatus(listed);
   return (
     <div id={VOTES_LIST_ID} class="payload-votes">
       <h3>Votes for “{payload}”</h3>
@@ -46,7 +49,8 @@ function PayloadVotes({ bulletin, payload }: SectionProps & { payload: string })
             <li key={e.voteId}>
               <button type="button" onClick={() => bulletin.openProof(e.height, e.voteId)}>
                 Block {e.height}, leaf {e.index}: {e.voteId}
-              </button>
+              </button>{" "}
+              <SignatureBadge finding={signatureOf(e)} />
             </li>
           ))}
         </ul>

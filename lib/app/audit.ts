@@ -1,25 +1,59 @@
 // Browser-safe. The independent audit of the public record (protocol §3–§4): it downloads the key
 // directory, every block and every vote through the read-only API and re-derives everything the
-// server claims — genesis, block hashes and links, Merkle roots from all votes, every signature
-// with every verifier check, ring membership, tag uniqueness, sizes and the tally — and every
-// head signature against the server key (protocol §4 "Signed heads").
-// The caller supplies the API client (its transport injected), so this module stays pure.
-import { bytesToHex } from "../protocol/bytes.ts";
+// server claims. It runs in phases, each a function of what the earlier ones read: keys, blocks
+// (hashes and links), signatures (every vote's leaf and ring signature, in chunks that a pool of
+// workers may check in parallel), Merkle roots, ring membership, tag uniqueness, sizes and the
+// tally — and every head signature against the server key. The caller supplies the API client
+// (its transport injected) and may supply the checker of vote chunks, so this module stays pure;
+// `deno task audit` and the board's one-click audit run this same code and print the same report.
+import { bytesToHex, hexToBytes } from "../protocol/bytes.ts";
 import { checkLink, isGenesis, verifyBlockHash } from "../protocol/chain.ts";
 import { verifyHead } from "../protocol/head.ts";
-import { merkleRoot, voteLeaf } from "../protocol/merkle.ts";
-import { createMemberCache } from "../protocol/member_cache.ts";
-import { checkRing, decodeSignature, type MemberCache } from "../protocol/ring_signature.ts";
-import { type BlockRecord, codePointLength, MAX_PAYLOAD_CODE_POINTS } from "../protocol/schemas.ts";
+import { merkleRoot } from "../protocol/merkle.ts";
+import {
+  type BlockRecord,
+  type BlockStatus,
+  codePointLength,
+  MAX_PAGE_LIMIT,
+  MAX_PAYLOAD_CODE_POINTS,
+  type VoteRecord,
+} from "../protocol/schemas.ts";
 import { tallyOf } from "../protocol/tally.ts";
 import { type ApiClient, pagesOf } from "./api_client.ts";
+import type { VoteChecker, VoteFinding } from "./vote_checks.ts";
 
-/** Where the audit is: what it is reading and how far through the votes it has come. */
-export type AuditProgress = {
-  phase: "keys" | "blocks" | "votes" | "tally";
-  done: number;
-  total: number;
+/** The audit's phases, in the order they run. */
+export const AUDIT_PHASES = [
+  "keys",
+  "blocks",
+  "signatures",
+  "merkle",
+  "membership",
+  "tags",
+  "sizes",
+  "tally",
+] as const;
+
+/** One phase of the audit. */
+export type AuditPhase = typeof AUDIT_PHASES[number];
+
+/** What each phase does, in plain words, for a progress bar. */
+export const PHASE_LABELS: Record<AuditPhase, string> = {
+  keys: "Reading the key directory",
+  blocks: "Checking every block's hash and its link to the block before",
+  signatures: "Verifying every vote's ring signature",
+  merkle: "Recomputing every block's Merkle root from its votes",
+  membership: "Checking that every ring member is a registered key",
+  tags: "Checking that no key voted twice (tags are unique)",
+  sizes: "Checking block sizes and payload lengths",
+  tally: "Recounting the tally from every vote",
 };
+
+/** Where the audit is: its phase and how far through that phase it has come. */
+export type AuditProgress = { phase: AuditPhase; done: number; total: number };
+
+/** A vote with at least one failed check: where it is and every reason, in phase order. */
+export type VoteFailure = { voteId: string; height: number; index: number; reasons: string[] };
 
 /** The outcome: counts of what was checked, the recomputed tally and every failure found. */
 export type AuditReport = {
@@ -29,18 +63,50 @@ export type AuditReport = {
   blocks: number;
   votes: number;
   tally: { payload: string; count: number }[];
+  /** Every failure as one line, in the order found. */
   failures: string[];
+  /** The failures that belong to one vote, grouped by vote, in chain order. */
+  voteFailures: VoteFailure[];
 };
 
 /**
- * Options: a progress callback, how many failures to collect before stopping, and the cache of
- * checked ring members (a fresh one per audit by default: each key is decoded, checked and
- * tabled once, however many rings it is in).
+ * Options: a progress callback, how many failures to collect before stopping, the checker of
+ * vote chunks (default: this thread, one member cache for the audit) and how many chunks may be
+ * read and checked at once (default 4; a pool of workers wants about twice its size).
  */
 export type AuditOptions = {
   onProgress?: (p: AuditProgress) => void;
   maxFailures?: number;
-  members?: MemberCache;
+  checker?: VoteChecker;
+  parallel?: number;
+};
+
+/** One vote as the audit read it, with what it showed on its own. */
+type AuditedVote = {
+  height: number;
+  /** Leaf index as served. */
+  index: number;
+  /** Position in the block's listing: the leaf index it must have. */
+  position: number;
+  voteId: string;
+  vote: VoteRecord;
+  finding: VoteFinding;
+};
+
+/** Everything the reading phases gathered, for the phases that compare. */
+type Ledger = {
+  registered: Set<string>;
+  blocks: BlockRecord[];
+  votes: AuditedVote[];
+  /** Per height: the number of votes the votes listing says the block holds. */
+  servedTotals: Map<number, number>;
+};
+
+/** What a phase may do: report progress and record failures. */
+type PhaseContext = {
+  progress: (done: number, total: number) => void;
+  fail: (line: string) => void;
+  failVote: (vote: AuditedVote, reason: string) => void;
 };
 
 class TooManyFailures extends Error {}
@@ -52,9 +118,8 @@ class TooManyFailures extends Error {}
  */
 export async function auditLedger(api: ApiClient, opts: AuditOptions = {}): Promise<AuditReport> {
   const failures: string[] = [];
+  const byVote = new Map<string, VoteFailure>();
   const maxFailures = opts.maxFailures ?? 50;
-  const progress = opts.onProgress ?? (() => {});
-  const members = opts.members ?? createMemberCache();
   const report: AuditReport = {
     ok: false,
     height: 0,
@@ -63,159 +128,310 @@ export async function auditLedger(api: ApiClient, opts: AuditOptions = {}): Prom
     votes: 0,
     tally: [],
     failures,
+    voteFailures: [],
   };
   const fail = (line: string) => {
     failures.push(line);
     if (failures.length >= maxFailures) throw new TooManyFailures();
   };
+  const context = (phase: AuditPhase): PhaseContext => ({
+    progress: (done, total) => opts.onProgress?.({ phase, done, total }),
+    fail,
+    failVote(vote, reason) {
+      const entry = byVote.get(vote.voteId) ??
+        { voteId: vote.voteId, height: vote.height, index: vote.position, reasons: [] };
+      byVote.set(vote.voteId, entry);
+      entry.reasons.push(reason);
+      fail(`block ${vote.height} vote ${vote.index} (${vote.voteId}): ${reason}`);
+    },
+  });
 
   try {
     const status = await api.blockStatus();
     report.height = status.height;
-    const { key: serverKey } = await api.serverKey();
-    const checkHead = (
-      where: string,
-      head: { height: number; hash: string; head_signature?: string },
-    ) => {
-      const { height, hash, head_signature } = head;
-      if (head_signature === undefined) fail(`${where}: no head signature`);
-      else if (!verifyHead(serverKey, { height, hash, head_signature })) {
-        fail(`${where}: head signature is not the server key's (${serverKey})`);
-      }
-    };
-    checkHead("status", status);
-
-    // The key directory: ids contiguous from 1, keys distinct.
-    const registered = new Set<string>();
-    let listed = 0;
-    let directorySize = 0;
-    for await (const page of pagesOf(api.keys)) {
-      for (const k of page.items) {
-        if (k.id !== ++listed) fail(`key directory: expected id ${listed}, got ${k.id}`);
-        if (registered.has(k.key)) fail(`key directory: key ${k.key} is listed twice`);
-        registered.add(k.key);
-      }
-      directorySize = page.total;
-      progress({ phase: "keys", done: listed, total: page.total });
-    }
-    if (listed !== directorySize) fail(`key directory: total ${directorySize}, listed ${listed}`);
+    const registered = await readKeys(api, context("keys"));
     report.keys = registered.size;
-
-    // Every block header, in height order.
-    const blocks: BlockRecord[] = [];
-    for await (const page of pagesOf(api.blocks, { count: status.height + 1 })) {
-      blocks.push(...page.items);
-      progress({ phase: "blocks", done: blocks.length, total: status.height + 1 });
-    }
-    if (blocks.length <= status.height) {
-      fail(`blocks: the chain stops at height ${blocks.length - 1}, status says ${status.height}`);
-    }
+    const { key: serverKey } = await api.serverKey();
+    const blocks = await readBlocks(api, { status, serverKey, ctx: context("blocks") });
     report.blocks = blocks.length;
-    if (blocks.length === 0) return report;
-
-    const genesis = blocks[0];
-    if (!isGenesis(genesis)) {
-      fail("block 0: not a genesis block (height 0, size 0, empty root, zero prev_hash)");
-    }
-    if (!verifyBlockHash(genesis)) fail("block 0: hash does not match its fields");
-    blocks.forEach((b, i) => {
-      if (b.height !== i) fail(`block ${i}: served with height ${b.height}`);
-      checkHead(`block ${i}`, b);
-      if (i === 0) return;
-      if (b.size === 0) fail(`block ${i}: sealed with no votes`);
-      if (!verifyBlockHash(b)) fail(`block ${i}: hash does not match its fields`);
-      else if (!checkLink(b, blocks[i - 1])) {
-        fail(`block ${i}: prev_hash does not link to block ${i - 1}`);
-      }
+    if (blocks.length === 0) throw new Error("the server lists no block, not even genesis");
+    const ledger = await readVotes(api, {
+      ctx: context("signatures"),
+      registered,
+      blocks,
+      // Loaded on demand: a page that checks in workers keeps the verifier out of its first load.
+      checker: opts.checker ?? (await import("./vote_checks.ts")).inThreadChecker(),
+      parallel: opts.parallel ?? 4,
     });
-    const head = blocks[blocks.length - 1];
-    if (head.hash !== status.hash) fail(`status: head hash differs from block ${head.height}`);
-
-    // Every vote of every block: leaf order, Merkle root, signature, ring, tag.
-    const totalVotes = blocks.reduce((sum, b) => sum + b.size, 0);
-    const tags = new Map<string, number>();
-    const payloads: string[] = [];
-    for (const block of blocks.slice(1)) {
-      const leaves: Uint8Array[] = [];
-      for await (const page of pagesOf(api.blockVotes(block.height))) {
-        if (page.total !== block.size) {
-          fail(`block ${block.height}: size ${block.size}, but ${page.total} votes served`);
-        }
-        for (const { index, vote, voteId } of page.items) {
-          const where = `block ${block.height} vote ${index} (${voteId})`;
-          if (index !== leaves.length) fail(`${where}: expected leaf index ${leaves.length}`);
-          leaves.push(voteLeaf(vote));
-          payloads.push(vote.payload);
-          if (codePointLength(vote.payload) > MAX_PAYLOAD_CODE_POINTS) {
-            fail(`${where}: payload longer than ${MAX_PAYLOAD_CODE_POINTS} characters`);
-          }
-          for (const key of vote.publicKeys) {
-            if (!registered.has(key)) fail(`${where}: ring member ${key} is not registered`);
-          }
-          checkVoteSignature(vote, { where, fail, tags, height: block.height, members });
-          report.votes++;
-          progress({ phase: "votes", done: report.votes, total: totalVotes });
-        }
-      }
-      if (bytesToHex(merkleRoot(leaves)) !== block.merkle_root) {
-        fail(`block ${block.height}: Merkle root does not match its ${leaves.length} votes`);
-      }
-    }
-
-    report.tally = tallyOf(payloads);
-    progress({ phase: "tally", done: 0, total: 1 });
-    const served = await api.tally();
-    if (served.total !== payloads.length) {
-      fail(`tally: total ${served.total}, but the chain holds ${payloads.length} votes`);
-    }
-    const mine = new Map(report.tally.map((t) => [t.payload, t.count]));
-    const theirs = new Map(served.results.map((t) => [t.payload, t.count]));
-    for (const [payload, count] of mine) {
-      if (theirs.get(payload) !== count) {
-        fail(`tally: "${payload}" has ${count} votes, served ${theirs.get(payload) ?? 0}`);
-      }
-    }
-    for (const payload of theirs.keys()) {
-      if (!mine.has(payload)) fail(`tally: "${payload}" is served but no vote carries it`);
-    }
-    served.results.forEach((t, i) => {
-      if (i > 0 && t.count > served.results[i - 1].count) {
-        fail("tally: not in count-descending order");
-      }
-    });
-    progress({ phase: "tally", done: 1, total: 1 });
+    report.votes = ledger.votes.length;
+    for (const [phase, check] of CROSS_CHECKS) check(ledger, context(phase));
+    report.tally = await checkTally(api, { ledger, ctx: context("tally") });
   } catch (e) {
     if (!(e instanceof TooManyFailures)) failures.push(`audit stopped: ${(e as Error).message}`);
   }
+  report.voteFailures = [...byVote.values()].sort((a, b) =>
+    a.height - b.height || a.index - b.index
+  );
   report.ok = failures.length === 0;
   return report;
 }
 
-function checkVoteSignature(
-  vote: { payload: string; signature: string; publicKeys: string[] },
-  { where, fail, tags, height, members }: {
-    where: string;
-    fail: (line: string) => void;
-    tags: Map<string, number>;
-    height: number;
-    members: MemberCache;
+/** Keys phase: the key directory, ids contiguous from 1, keys distinct. */
+async function readKeys(api: ApiClient, ctx: PhaseContext): Promise<Set<string>> {
+  const registered = new Set<string>();
+  let listed = 0;
+  let directorySize = 0;
+  for await (const page of pagesOf(api.keys)) {
+    for (const k of page.items) {
+      if (k.id !== ++listed) ctx.fail(`key directory: expected id ${listed}, got ${k.id}`);
+      if (registered.has(k.key)) ctx.fail(`key directory: key ${k.key} is listed twice`);
+      registered.add(k.key);
+    }
+    directorySize = page.total;
+    ctx.progress(listed, page.total);
+  }
+  if (listed !== directorySize) ctx.fail(`key directory: total ${directorySize}, listed ${listed}`);
+  return registered;
+}
+
+/**
+ * Blocks phase: every header in height order, genesis, each hash from its fields, each link, and
+ * every head signature — the status's and each block's — by the server key (protocol §4.5).
+ */
+async function readBlocks(
+  api: ApiClient,
+  { status, serverKey, ctx }: { status: BlockStatus; serverKey: string; ctx: PhaseContext },
+): Promise<BlockRecord[]> {
+  const checkHead = (
+    where: string,
+    head: Pick<BlockRecord, "height" | "hash" | "head_signature">,
+  ) => {
+    const { height, hash, head_signature } = head;
+    if (head_signature === undefined) ctx.fail(`${where}: no head signature`);
+    else if (!verifyHead(serverKey, { height, hash, head_signature })) {
+      ctx.fail(`${where}: head signature is not the server key's (${serverKey})`);
+    }
+  };
+  checkHead("status", status);
+  const blocks: BlockRecord[] = [];
+  for await (const page of pagesOf(api.blocks, { count: status.height + 1 })) {
+    blocks.push(...page.items);
+    ctx.progress(blocks.length, status.height + 1);
+  }
+  if (blocks.length <= status.height) {
+    ctx.fail(
+      `blocks: the chain stops at height ${blocks.length - 1}, status says ${status.height}`,
+    );
+  }
+  if (blocks.length === 0) return blocks;
+  const genesis = blocks[0];
+  if (!isGenesis(genesis)) {
+    ctx.fail("block 0: not a genesis block (height 0, size 0, empty root, zero prev_hash)");
+  }
+  if (!verifyBlockHash(genesis)) ctx.fail("block 0: hash does not match its fields");
+  blocks.forEach((b, i) => {
+    if (b.height !== i) ctx.fail(`block ${i}: served with height ${b.height}`);
+    checkHead(`block ${i}`, b);
+    if (i === 0) return;
+    if (b.size === 0) ctx.fail(`block ${i}: sealed with no votes`);
+    if (!verifyBlockHash(b)) ctx.fail(`block ${i}: hash does not match its fields`);
+    else if (!checkLink(b, blocks[i - 1])) {
+      ctx.fail(`block ${i}: prev_hash does not link to block ${i - 1}`);
+    }
+  });
+  const head = blocks[blocks.length - 1];
+  if (head.hash !== status.hash) ctx.fail(`status: head hash differs from block ${head.height}`);
+  return blocks;
+}
+
+/** One page of a block's votes listing. */
+type PageRequest = { height: number; offset: number };
+
+/**
+ * Signatures phase: every block's votes listing, page by page, each page checked by `checker`
+ * as soon as it arrives; up to `parallel` pages are being read or checked at once, and their
+ * results are taken in chain order, so the report does not depend on the parallelism.
+ */
+async function readVotes(
+  api: ApiClient,
+  { ctx, registered, blocks, checker, parallel }: {
+    ctx: PhaseContext;
+    registered: Set<string>;
+    blocks: BlockRecord[];
+    checker: VoteChecker;
+    parallel: number;
   },
-) {
-  let sig;
-  try {
-    sig = decodeSignature(vote.signature);
-  } catch (e) {
-    fail(`${where}: malformed signature: ${(e as Error).message}`);
-    return;
+): Promise<Ledger> {
+  const requests: PageRequest[] = [];
+  for (const block of blocks.slice(1)) {
+    for (let offset = 0; offset === 0 || offset < block.size; offset += MAX_PAGE_LIMIT) {
+      requests.push({ height: block.height, offset });
+    }
   }
-  const ring = sig.ring.map(bytesToHex);
-  if (ring.length !== vote.publicKeys.length || ring.some((k, i) => k !== vote.publicKeys[i])) {
-    fail(`${where}: publicKeys differ from the signature's ring`);
+  const total = blocks.reduce((sum, b) => sum + b.size, 0);
+  const ledger: Ledger = { registered, blocks, votes: [], servedTotals: new Map() };
+  const work = async ({ height, offset }: PageRequest) => {
+    const page = await api.blockVotes(height)(offset, MAX_PAGE_LIMIT);
+    const findings = await checker(page.items.map((v) => v.vote));
+    return { page, findings };
+  };
+  ctx.progress(0, total);
+  await inOrder(requests, { parallel, work }, ({ page, findings }, { height, offset }) => {
+    if (offset === 0) ledger.servedTotals.set(height, page.total);
+    page.items.forEach(({ voteId, index, vote }, k) => {
+      const audited = { height, index, position: offset + k, voteId, vote, finding: findings[k] };
+      ledger.votes.push(audited);
+      for (const problem of audited.finding.problems) ctx.failVote(audited, problem);
+    });
+    ctx.progress(ledger.votes.length, total);
+  });
+  return ledger;
+}
+
+/**
+ * Runs `work` over `items` with at most `parallel` in flight, handing each result to `take` in
+ * the items' order. The first failure rejects; results after it are dropped.
+ */
+async function inOrder<T, R>(
+  items: readonly T[],
+  { parallel, work }: { parallel: number; work: (item: T) => Promise<R> },
+  take: (result: R, item: T) => void,
+): Promise<void> {
+  const running: Promise<R>[] = [];
+  let next = 0;
+  const start = () => {
+    const p = work(items[next++]);
+    p.catch(() => {}); // awaited in order below; a rejection before then is not unhandled
+    running.push(p);
+  };
+  while (next < items.length && running.length < Math.max(1, parallel)) start();
+  for (let i = 0; i < items.length; i++) {
+    const result = await running[i];
+    if (next < items.length) start();
+    take(result, items[i]);
   }
-  const check = checkRing(sig, vote.payload, { members });
-  if (!check.ok) fail(`${where}: invalid signature: ${check.reason}`);
-  const tag = bytesToHex(sig.tag);
-  const earlier = tags.get(tag);
-  if (earlier !== undefined) fail(`${where}: tag ${tag} already voted in block ${earlier}`);
-  tags.set(tag, height);
+}
+
+/** Merkle phase: leaf order, and each block's root recomputed from the leaves of its votes. */
+function checkMerkleRoots(ledger: Ledger, ctx: PhaseContext) {
+  const leaves = new Map<number, Uint8Array[]>();
+  for (const v of ledger.votes) {
+    if (v.index !== v.position) ctx.failVote(v, `expected leaf index ${v.position}`);
+    const list = leaves.get(v.height) ?? [];
+    list.push(v.finding.leaf ? hexToBytes(v.finding.leaf, 32) : new Uint8Array(32));
+    leaves.set(v.height, list);
+  }
+  const sealed = ledger.blocks.slice(1);
+  sealed.forEach((block, i) => {
+    const mine = leaves.get(block.height) ?? [];
+    if (bytesToHex(merkleRoot(mine)) !== block.merkle_root) {
+      ctx.fail(`block ${block.height}: Merkle root does not match its ${mine.length} votes`);
+    }
+    ctx.progress(i + 1, sealed.length);
+  });
+}
+
+/** Votes between two progress reports of a phase that walks every vote. */
+const PROGRESS_EVERY = 256;
+
+/** Runs `check` on every vote in chain order, reporting progress now and then. */
+function eachVote(ledger: Ledger, ctx: PhaseContext, check: (v: AuditedVote) => void) {
+  const total = ledger.votes.length;
+  ledger.votes.forEach((v, i) => {
+    check(v);
+    if ((i + 1) % PROGRESS_EVERY === 0 || i + 1 === total) ctx.progress(i + 1, total);
+  });
+}
+
+/** Membership phase: every ring member of every vote is in the key directory. */
+function checkMembership(ledger: Ledger, ctx: PhaseContext) {
+  eachVote(ledger, ctx, (v) => {
+    for (const key of v.vote.publicKeys) {
+      if (!ledger.registered.has(key)) ctx.failVote(v, `ring member ${key} is not registered`);
+    }
+  });
+}
+
+/** Tags phase: no tag appears twice in the chain (one key, one vote). */
+function checkTags(ledger: Ledger, ctx: PhaseContext) {
+  const seen = new Map<string, number>();
+  eachVote(ledger, ctx, (v) => {
+    const tag = v.finding.tag;
+    if (tag === null) return;
+    const earlier = seen.get(tag);
+    if (earlier !== undefined) ctx.failVote(v, `tag ${tag} already voted in block ${earlier}`);
+    else seen.set(tag, v.height);
+  });
+}
+
+/** Sizes phase: each block's size is what its listing serves; payloads within the limit. */
+function checkSizes(ledger: Ledger, ctx: PhaseContext) {
+  for (const block of ledger.blocks.slice(1)) {
+    const served = ledger.servedTotals.get(block.height);
+    if (served !== undefined && served !== block.size) {
+      ctx.fail(`block ${block.height}: size ${block.size}, but ${served} votes served`);
+    }
+  }
+  eachVote(ledger, ctx, (v) => {
+    if (codePointLength(v.vote.payload) > MAX_PAYLOAD_CODE_POINTS) {
+      ctx.failVote(v, `payload longer than ${MAX_PAYLOAD_CODE_POINTS} characters`);
+    }
+  });
+}
+
+/** The phases that compare what was read, in order; a new check is one more entry. */
+const CROSS_CHECKS: [AuditPhase, (ledger: Ledger, ctx: PhaseContext) => void][] = [
+  ["merkle", checkMerkleRoots],
+  ["membership", checkMembership],
+  ["tags", checkTags],
+  ["sizes", checkSizes],
+];
+
+/** Tally phase: recount from every vote and compare with the served tally, row by row. */
+async function checkTally(
+  api: ApiClient,
+  { ledger, ctx }: { ledger: Ledger; ctx: PhaseContext },
+): Promise<AuditReport["tally"]> {
+  ctx.progress(0, 1);
+  const mine = tallyOf(ledger.votes.map((v) => v.vote.payload));
+  const served = await api.tally();
+  if (served.total !== ledger.votes.length) {
+    ctx.fail(`tally: total ${served.total}, but the chain holds ${ledger.votes.length} votes`);
+  }
+  const counted = new Map(mine.map((t) => [t.payload, t.count]));
+  const theirs = new Map(served.results.map((t) => [t.payload, t.count]));
+  for (const [payload, count] of counted) {
+    if (theirs.get(payload) !== count) {
+      ctx.fail(`tally: "${payload}" has ${count} votes, served ${theirs.get(payload) ?? 0}`);
+    }
+  }
+  for (const payload of theirs.keys()) {
+    if (!counted.has(payload)) ctx.fail(`tally: "${payload}" is served but no vote carries it`);
+  }
+  served.results.forEach((t, i) => {
+    if (i > 0 && t.count > served.results[i - 1].count) {
+      ctx.fail("tally: not in count-descending order");
+    }
+  });
+  ctx.progress(1, 1);
+  return mine;
+}
+
+/** The printed report: what was checked, the recomputed tally, failures and the verdict. */
+export function formatReport(url: string, report: AuditReport): string {
+  const lines = [
+    `Ringvote audit of ${url}`,
+    `  keys registered   ${report.keys}`,
+    `  blocks            ${report.blocks} (height ${report.height})`,
+    `  votes verified    ${report.votes}`,
+    "  tally (recomputed from the chain):",
+    ...report.tally.map((t) => `    ${String(t.count).padStart(6)}  ${JSON.stringify(t.payload)}`),
+  ];
+  if (report.ok) {
+    lines.push("VERDICT: the record is consistent: every check holds");
+  } else {
+    lines.push(`VERDICT: INCONSISTENT: ${report.failures.length} failure(s)`);
+    lines.push(...report.failures.map((f) => `  - ${f}`));
+  }
+  return lines.join("\n");
 }

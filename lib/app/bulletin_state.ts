@@ -1,17 +1,13 @@
 // Browser-safe. The bulletin board's one copy of its state, as signals, with the loaders that fill
 // it through the API client: the chain up to its head (kept live by polling the height), the
-// tally and its recount, a block's votes and a vote's proof. The sections of the BulletinBoard
+// tally and its recount (of every sealed vote, page by page), a block's votes, a vote's proof and
+// the search for a vote named by a shared link. The sections of the BulletinBoard
 // island read these signals and call these loaders; nothing here touches the DOM.
 import { computed, signal } from "@preact/signals";
 import { MAX_PAGE_LIMIT, type Tally } from "../protocol/schemas.ts";
 import { tallyOf } from "../protocol/tally.ts";
 import { type ApiClient, type BlockRecord, type BlockVoteEntry, readPages } from "./api_client.ts";
 import { checkBlocks, type ProofStep, proofSteps, tallyRows } from "./record_checks.ts";
-
-/** The tally is recounted in the browser up to this many sealed votes… */
-export const RECOUNT_MAX_VOTES = 2000;
-/** …in at most this many blocks (one request per block and page of votes). */
-export const RECOUNT_MAX_BLOCKS = 200;
 
 /** The votes of one block read so far, in leaf order, and how many it holds. */
 export type LoadedVotes = { entries: BlockVoteEntry[]; total: number };
@@ -77,7 +73,6 @@ export function createBulletinState(api: ApiClient, { pollMs }: { pollMs: number
     height.value = head;
     const served = await api.tally();
     tally.value = served;
-    if (served.total > RECOUNT_MAX_VOTES || head > RECOUNT_MAX_BLOCKS) return;
     for (let h = 1; h <= head; h++) await allVotes(h);
   }
 
@@ -179,12 +174,32 @@ export function createBulletinState(api: ApiClient, { pollMs }: { pollMs: number
     }
   }
 
+  /**
+   * Opens vote `voteId` wherever it is: the block holding it is searched from the head down, a
+   * few blocks at a time, by asking each for the vote's proof (a 404 means "not here").
+   */
+  async function openShared(voteId: string) {
+    const head = height.value ?? 0;
+    openVote.value = { height: 0, voteId, steps: null, problem: null };
+    for (let top = head; top >= 1; top -= LOCATE_WIDTH) {
+      const heights = Array.from({ length: Math.min(LOCATE_WIDTH, top) }, (_, k) => top - k);
+      const found = await Promise.all(
+        heights.map((h) => api.voteProof(h, voteId).then(() => h, () => null)),
+      );
+      const hit = found.find((h) => h !== null);
+      if (hit != null) return await openProof(hit, voteId);
+    }
+    const problem = `Vote ${voteId} is in none of the ${head} sealed blocks`;
+    openVote.value = { height: 0, voteId, steps: null, problem };
+  }
+
   /** Block `h`, from those shown or else read. */
   async function blockAt(h: number): Promise<BlockRecord | undefined> {
     return blocks.value.find((b) => b.height === h) ?? (await fetchBlocks(h, h))[0];
   }
 
   return {
+    api,
     pollMs,
     blocks,
     height,
@@ -203,6 +218,7 @@ export function createBulletinState(api: ApiClient, { pollMs }: { pollMs: number
     selectBlock,
     moreVotes,
     openProof,
+    openShared,
   };
 }
 
@@ -225,6 +241,9 @@ function recount(
   }
   return tallyOf(payloads);
 }
+
+/** Blocks asked at once when searching for a shared vote. */
+const LOCATE_WIDTH = 4;
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

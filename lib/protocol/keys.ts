@@ -47,10 +47,14 @@ export function publicKeyFromPrivate(privateKey: string): string {
   return bytesToHex(keyPairFromSeed(seedFromPrivateKey(privateKey)).publicKey);
 }
 
-/** A decoded point, or the reason the bytes are not an acceptable group element. */
-export type DecodedPoint = { point: Point; reason?: undefined } | {
+/** The group checks of a public point, in the order they are made. */
+export type PointCheck = "canonical" | "identity" | "torsion";
+
+/** A decoded point, or the reason the bytes are not an acceptable group element and which check failed. */
+export type DecodedPoint = { point: Point; reason?: undefined; failed?: undefined } | {
   point?: undefined;
   reason: string;
+  failed: PointCheck;
 };
 
 /**
@@ -69,11 +73,13 @@ export function decodePoint(
   try {
     point = ed25519.Point.fromBytes(bytes, false);
   } catch {
-    return { reason: `${name} is not a canonical curve point` };
+    return { reason: `${name} is not a canonical curve point`, failed: "canonical" };
   }
-  if (point.is0()) return { reason: `${name} is the identity` };
+  if (point.is0()) return { reason: `${name} is the identity`, failed: "identity" };
   const isTorsionFree = opts.isTorsionFree ?? ((p: Point) => p.isTorsionFree());
-  if (!isTorsionFree(point)) return { reason: `${name} has a small-order component` };
+  if (!isTorsionFree(point)) {
+    return { reason: `${name} has a small-order component`, failed: "torsion" };
+  }
   return { point };
 }
 

@@ -262,21 +262,166 @@ export function checkRing(sig: RingSignature, message: string, opts: CheckOption
   const challenge = challenger(transcript(ring, tag, message));
   let c = c0;
   for (let i = 0; i < n; i++) {
-    const { point, hp, tables } = members[i];
-    // A tabled member's products are table walks; otherwise one shared-doubling pass
-    // (mulAddUnsafe) for the two products of L_i is cheaper than two passes.
-    let li: Point, ri: Point;
-    if (tables) {
-      baseTable ??= pointTable(G, BASE_WINDOW);
-      li = multiplyByTable(baseTable, rs[i]).add(multiplyByTable(tables.point, c));
-      ri = multiplyByTable(tables.hp, rs[i]);
-    } else {
-      li = mulAddUnsafe(ed25519.Point, [G, point], [rs[i], c]);
-      ri = hp.multiplyUnsafe(rs[i]);
-    }
-    c = challenge(li, ri.add(multiplyByTable(tagProducts, c)));
+    c = ringStep(members[i], { r: rs[i], c, tagProducts, challenge }).next;
   }
-  return c === c0 ? { ok: true } : { ok: false, reason: "the ring equations do not close" };
+  return c === c0 ? { ok: true } : { ok: false, reason: RING_OPEN };
+}
+
+const RING_OPEN = "the ring equations do not close";
+
+/** What one link of the ring is computed from: r_i, c_i, the tag's table and Hs(T ‖ ·). */
+type StepInput = {
+  r: bigint;
+  c: bigint;
+  tagProducts: PointTable;
+  challenge: (li: Point, ri: Point) => bigint;
+};
+
+/**
+ * One link of the ring (protocol §2 "Sign", step 2): L_i = r_i·G + c_i·P_i,
+ * R_i = r_i·Hp(P_i) + c_i·I and c_{i+1} = Hs(T ‖ L_i ‖ R_i). The one place verification computes
+ * them: checkRing runs it n times, traceRing keeps every value.
+ */
+function ringStep(member: Member, { r, c, tagProducts, challenge }: StepInput) {
+  const { point, hp, tables } = member;
+  // A tabled member's products are table walks; otherwise one shared-doubling pass
+  // (mulAddUnsafe) for the two products of L_i is cheaper than two passes.
+  let li: Point, rHp: Point;
+  if (tables) {
+    baseTable ??= pointTable(G, BASE_WINDOW);
+    li = multiplyByTable(baseTable, r).add(multiplyByTable(tables.point, c));
+    rHp = multiplyByTable(tables.hp, r);
+  } else {
+    li = mulAddUnsafe(ed25519.Point, [G, point], [r, c]);
+    rHp = hp.multiplyUnsafe(r);
+  }
+  const ri = rHp.add(multiplyByTable(tagProducts, c));
+  return { li, ri, next: challenge(li, ri) };
+}
+
+/** Outcome of one group check of a point: passed, failed, or not run because an earlier one failed. */
+export type CheckOutcome = "pass" | "fail" | "not run";
+
+/** The group checks of one point (a ring member or the tag), in the order they are made. */
+export type PointChecks = {
+  /** Hex of the 32 bytes as served. */
+  bytes: string;
+  canonical: CheckOutcome;
+  notIdentity: CheckOutcome;
+  torsionFree: CheckOutcome;
+  /** Why the point is refused; absent when every check passes. */
+  reason?: string;
+};
+
+/** A ring member's checks, plus whether it repeats an earlier member. */
+export type MemberChecks = PointChecks & { distinct: boolean };
+
+/** One link of the ring as computed, hex: c_i and r_i in, L_i, R_i and c_{i+1} out. */
+export type RingTraceStep = { i: number; c: string; r: string; L: string; R: string; next: string };
+
+/**
+ * A verification written out step by step (see {@link traceRing}). `verdict` is exactly what
+ * checkRing answers for the same input; `steps` and `closing` are present only when every check
+ * before the ring arithmetic passed.
+ */
+export type RingTrace = {
+  verdict: RingCheck;
+  n: number;
+  sizeOk: boolean;
+  members: MemberChecks[];
+  tag: PointChecks;
+  c0: { value: string; canonical: boolean };
+  r: { value: string; canonical: boolean }[];
+  steps: RingTraceStep[];
+  /** c_n recomputed from c_0 through every step, and whether it equals c_0. */
+  closing: { cn: string; c0: string; closes: boolean } | null;
+};
+
+function pointChecks(bytes: Uint8Array, name: string): PointChecks & { point?: Point } {
+  const decoded = decodePoint(bytes, name);
+  const order = ["canonical", "identity", "torsion"] as const;
+  const failedAt = decoded.failed ? order.indexOf(decoded.failed) : order.length;
+  const outcome = (k: number): CheckOutcome =>
+    k < failedAt ? "pass" : k === failedAt ? "fail" : "not run";
+  return {
+    bytes: bytesToHex(bytes),
+    canonical: outcome(0),
+    notIdentity: outcome(1),
+    torsionFree: outcome(2),
+    reason: decoded.reason,
+    point: decoded.point,
+  };
+}
+
+/**
+ * Verifies like checkRing but keeps every intermediate value, for showing a signature being
+ * checked: each member's and the tag's group checks (all of them, not only up to the first
+ * failure), the scalars' canonicity, each link c_i, r_i → L_i, R_i → c_{i+1} (computed by the
+ * same step as checkRing) and the final comparison of c_n with c_0. Slower than checkRing (no
+ * tables): meant for one signature at a time. Throws like checkRing for fields of a wrong type
+ * or byte length.
+ */
+export function traceRing(sig: RingSignature, message: string): RingTrace {
+  const { ring, r, tag } = sig;
+  if (!Array.isArray(ring) || !Array.isArray(r)) throw new TypeError("ring and r must be arrays");
+  if (typeof message !== "string") throw new TypeError("message must be a string");
+  const n = ring.length;
+  const seen = new Set<string>();
+  const members = ring.map((bytes, i) => {
+    const checks = pointChecks(assertBytes(bytes, 32, `ring member ${i}`), `ring member ${i}`);
+    const distinct = !seen.has(checks.bytes);
+    seen.add(checks.bytes);
+    return { ...checks, distinct };
+  });
+  const tagChecks = pointChecks(assertBytes(tag, 32, "tag"), "tag");
+  const c0 = canonicalScalar(sig.c0, "c0");
+  const rs = r.map((ri, i) => canonicalScalar(ri, `r[${i}]`));
+  const trace: RingTrace = {
+    verdict: { ok: true },
+    n,
+    sizeOk: n >= MIN_RING && n <= MAX_RING,
+    members: members.map(({ point: _, ...m }) => m),
+    tag: (({ point: _, ...t }) => t)(tagChecks),
+    c0: { value: bytesToHex(sig.c0), canonical: typeof c0 === "bigint" },
+    r: r.map((ri, i) => ({ value: bytesToHex(ri), canonical: typeof rs[i] === "bigint" })),
+    steps: [],
+    closing: null,
+  };
+
+  // The first refusal, in checkRing's order.
+  const refusal = !trace.sizeOk
+    ? `ring size must be 2..${MAX_RING}, got ${n}`
+    : r.length !== n
+    ? `expected ${n} responses, got ${r.length}`
+    : members.map((m, i) => !m.distinct ? `ring member ${i} is repeated` : m.reason)
+      .find((reason) => reason !== undefined) ??
+      tagChecks.reason ??
+      (typeof c0 === "string" ? c0 : rs.find((s) => typeof s === "string"));
+  if (refusal !== undefined) {
+    trace.verdict = { ok: false, reason: refusal };
+    return trace;
+  }
+
+  const tagProducts = pointTable(tagChecks.point!, tagWindow(n));
+  const challenge = challenger(transcript(ring, tag, message));
+  let c = c0 as bigint;
+  for (let i = 0; i < n; i++) {
+    const member: Member = { point: members[i].point!, hp: hashToPoint(ring[i]) };
+    const step = ringStep(member, { r: rs[i] as bigint, c, tagProducts, challenge });
+    trace.steps.push({
+      i,
+      c: bytesToHex(scalarBytes(c)),
+      r: trace.r[i].value,
+      L: bytesToHex(step.li.toBytes()),
+      R: bytesToHex(step.ri.toBytes()),
+      next: bytesToHex(scalarBytes(step.next)),
+    });
+    c = step.next;
+  }
+  const closes = c === c0;
+  trace.closing = { cn: bytesToHex(scalarBytes(c)), c0: trace.c0.value, closes };
+  trace.verdict = closes ? { ok: true } : { ok: false, reason: RING_OPEN };
+  return trace;
 }
 
 /** True when `sig` is a valid ring signature on `message`; see checkRing for what throws. */

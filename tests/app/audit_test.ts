@@ -1,12 +1,14 @@
 import assert from "node:assert/strict";
 import { blockHash } from "../../lib/protocol/chain.ts";
 import { type ApiClient, createApiClient } from "../../lib/app/api_client.ts";
-import { auditLedger } from "../../lib/app/audit.ts";
+import { AUDIT_PHASES, auditLedger, type AuditReport } from "../../lib/app/audit.ts";
+import { inThreadChecker, type VoteChecker } from "../../lib/app/vote_checks.ts";
 import { tallyOf } from "../../lib/protocol/tally.ts";
 import { createApp } from "../../server/app.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
 import { kvKeys, type OpenRecord } from "../../server/kv_layout.ts";
 import { createStore } from "../../server/store.ts";
+import { forgeBallot } from "../helpers/forged_ballot.ts";
 import { call, makeVoters, ringFor, signedVote } from "../helpers/ledger_fixtures.ts";
 import { tamperingTransport } from "../helpers/tampering_proxy.ts";
 
@@ -47,7 +49,9 @@ async function honestLedger() {
 Deno.test("the auditor passes an honest ledger and recomputes its tally", async () => {
   const { kv, api } = await honestLedger();
   const progress: string[] = [];
-  const report = await auditLedger(api, { onProgress: (p) => progress.push(p.phase) });
+  const report = await auditLedger(api, {
+    onProgress: (p) => progress.at(-1) !== p.phase && progress.push(p.phase),
+  });
   assert.deepEqual(report.failures, []);
   assert.equal(report.ok, true);
   assert.deepEqual([report.height, report.blocks, report.keys, report.votes], [3, 4, 8, 7]);
@@ -56,7 +60,8 @@ Deno.test("the auditor passes an honest ledger and recomputes its tally", async 
     { payload: "no", count: 2 },
     { payload: "abstain", count: 1 },
   ]);
-  assert.ok(progress.includes("votes") && progress.includes("keys"));
+  assert.deepEqual(progress, [...AUDIT_PHASES]);
+  assert.deepEqual(report.voteFailures, []);
   kv.close();
 });
 
@@ -149,6 +154,55 @@ Deno.test("the auditor catches a tag used twice, written straight into KV", asyn
   );
   // The block itself is internally consistent: only the tag gives it away.
   assert.ok(!report.failures.some((f) => /Merkle|hash does not match/.test(f)));
+  kv.close();
+});
+
+Deno.test("a ballot forged in KV before sealing fails its signature check alone", async () => {
+  const { kv, store, app, api, voters } = await honestLedger();
+  const signer = voters[7];
+  const cast = await call(
+    app,
+    "POST",
+    "/api/vote",
+    signedVote(signer, ringFor(signer, voters, 3), "no"),
+  );
+  assert.equal(cast.status, 202);
+  await forgeBallot(kv, cast.body.voteId, "yes");
+  assert.equal((await sealNextBlock(store, 1_700_001_000_000)).length, 1);
+  const report = await auditLedger(api);
+  assert.equal(report.ok, false);
+  assert.deepEqual(report.voteFailures, [{
+    voteId: cast.body.voteId,
+    height: 4,
+    index: 0,
+    reasons: ["invalid signature: the ring equations do not close"],
+  }]);
+  assert.deepEqual(report.failures, [
+    `block 4 vote 0 (${cast.body.voteId}): invalid signature: the ring equations do not close`,
+  ]);
+  kv.close();
+});
+
+Deno.test("chunks checked in parallel and out of order give the same report", async () => {
+  const { kv, tampered } = await honestLedger();
+  const forged = tampered(/\/block\/id\/[12]\/votes/, (b) => {
+    b.votes[1].vote.payload = "forged";
+  });
+  // Later chunks answer first: the report must still follow chain order.
+  const inThread = inThreadChecker();
+  let calls = 0;
+  const shuffled: VoteChecker = async (votes) => {
+    const delay = 40 - 15 * calls++;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, delay)));
+    return inThread(votes);
+  };
+  const reports: AuditReport[] = [];
+  for (const opts of [{ parallel: 1 }, { parallel: 8, checker: shuffled }]) {
+    reports.push(await auditLedger(forged, opts));
+  }
+  assert.equal(reports[0].ok, false);
+  assert.deepEqual(reports[1], reports[0]);
+  assert.deepEqual(reports[0].voteFailures.map((f) => [f.height, f.index]), [[1, 1], [2, 1]]);
   kv.close();
 });
 

@@ -339,7 +339,7 @@ Deno.test({
 
       await t.step("a vote cast on the page shows the figure the record gives", async () => {
         await page.goto(server.url);
-        await page.locator('.board[data-ready="true"]').waitFor();
+        await page.locator('.voting-page[data-ready="true"]').waitFor();
         await page.getByRole("button", { name: "Generate A new Voter" }).click();
         const panel = page.locator("section.voter").nth(names.length);
         await panel.waitFor();

@@ -16,6 +16,7 @@ import {
   type RingSignature,
   signRing,
   tagOf,
+  traceRing,
   transcript,
   verifyRing,
 } from "../../lib/protocol/ring_signature.ts";
@@ -242,6 +243,59 @@ Deno.test("checkRing refuses the negative corpus, each for its reason", async (t
       assert.equal(verifyRing(sig, msg), false);
     });
   }
+});
+
+Deno.test("traceRing gives checkRing's verdict on every case of the negative corpus", async (t) => {
+  for (const c of corpus) {
+    await t.step(c.desc, () => {
+      const [sig, msg] = c.make();
+      const trace = traceRing(sig, msg);
+      assert.deepEqual(trace.verdict, checkRing(sig, msg));
+      // Ring arithmetic is shown only when every earlier check passed, and then it does not close.
+      const arithmetic = c.reason.test("the ring equations do not close");
+      assert.equal(trace.closing?.closes ?? null, arithmetic ? false : null);
+      assert.equal(trace.steps.length, arithmetic ? sig.ring.length : 0);
+    });
+  }
+});
+
+Deno.test("traceRing of a valid signature walks n steps from c_0 back to c_0", () => {
+  const trace = traceRing(good, message);
+  assert.deepEqual(trace.verdict, { ok: true });
+  assert.equal(trace.steps.length, 8);
+  assert.equal(trace.steps[0].c, bytesToHex(good.c0));
+  trace.steps.forEach((step, i) => {
+    assert.equal(step.r, bytesToHex(good.r[i]));
+    // Each step starts from the challenge the previous one produced.
+    if (i > 0) assert.equal(step.c, trace.steps[i - 1].next);
+    // L_i = r_i·G + c_i·P_i, recomputed here with noble's own arithmetic.
+    const ci = BigInt("0x" + step.c.match(/../g)!.reverse().join(""));
+    const ri = BigInt("0x" + step.r.match(/../g)!.reverse().join(""));
+    const li = Point.BASE.multiply(ri).add(Point.fromBytes(ring[i]).multiply(ci));
+    assert.equal(step.L, bytesToHex(li.toBytes()));
+  });
+  assert.deepEqual(trace.closing, {
+    cn: bytesToHex(good.c0),
+    c0: bytesToHex(good.c0),
+    closes: true,
+  });
+  for (const m of [...trace.members, trace.tag]) {
+    assert.deepEqual([m.canonical, m.notIdentity, m.torsionFree], ["pass", "pass", "pass"]);
+  }
+});
+
+Deno.test("traceRing lists every member's checks, not only the first failure", () => {
+  const [sig] = mutate((s) => {
+    s.ring[1] = identity;
+    s.ring[4] = addPoint(s.ring[4], order8);
+  });
+  const trace = traceRing(sig, message);
+  assert.deepEqual(trace.verdict, { ok: false, reason: "ring member 1 is the identity" });
+  const outcomes = trace.members.map((m) => [m.canonical, m.notIdentity, m.torsionFree]);
+  assert.deepEqual(outcomes[1], ["pass", "fail", "not run"]);
+  assert.deepEqual(outcomes[4], ["pass", "pass", "fail"]);
+  assert.deepEqual(outcomes[0], ["pass", "pass", "pass"]);
+  assert.equal(trace.steps.length, 0);
 });
 
 Deno.test("checkRing and decodeSignature throw for malformed input", () => {

@@ -197,10 +197,14 @@ Deno.test("GET /board renders the board shell, linked both ways with the voting 
     assert.match(html, /<h1[^>]*>Public bulletin board<\/h1>/);
     assert.match(html, /<a href="\/">Back to the voting page<\/a>/);
     assert.match(html, /<div data-island="BulletinBoard" data-island-props="island-props-0">/);
-    assert.match(html, /\{"pollMs":2000\}<\/script>/);
+    assert.match(html, /\{"pollMs":2000,"vote":null\}<\/script>/);
     assert.ok(html.includes(`<script type="module" src="${manifest.islands.BulletinBoard}">`));
     assert.ok(!html.includes(manifest.islands.VotingPage), "only the board's own island");
     for (const href of manifest.preload.BulletinBoard) assert.ok(html.includes(`href="${href}"`));
+
+    // A shared walkthrough link hands its vote id to the island, escaped like every prop.
+    const shared = await (await app.request("/board?vote=Ab-_9%3Cx")).text();
+    assert.match(shared, /\{"pollMs":2000,"vote":"Ab-_9\\u003cx"\}<\/script>/);
 
     const index = await (await app.request("/")).text();
     assert.match(index, /<a href="\/board">Public bulletin board<\/a>/);

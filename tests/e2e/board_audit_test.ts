@@ -1,0 +1,254 @@
+// The board's one-click audit and ring walkthrough in real Chromium, against the real app on a
+// Deno KV file that the test also opens: an honest ledger passes and its rings close; a ballot
+// forged in KV before sealing fails the audit alone and its ring does not close; a proxy that
+// rewrites one response r_i turns that vote red; and the command-line auditor reports the same
+// failures as the board for the same ledger.
+import assert from "node:assert/strict";
+import type { Browser, Page } from "playwright-core";
+import { bytesToHex, hexToBytes } from "../../lib/protocol/bytes.ts";
+import { createApp } from "../../server/app.ts";
+import { sealNextBlock } from "../../server/sealer.ts";
+import { createStore, type Store } from "../../server/store.ts";
+import { build } from "../../scripts/build.ts";
+import { forgeBallot } from "../helpers/forged_ballot.ts";
+import { buildLedger, type BuiltVote } from "../helpers/ledger_builder.ts";
+import { makeVoters, ringFor, signedVote } from "../helpers/ledger_fixtures.ts";
+import { startTamperingProxy } from "../helpers/tampering_proxy.ts";
+import { launchChromium, skipWithoutChromium } from "./browser.ts";
+
+const ARTIFACTS = new URL("../artifacts/", import.meta.url);
+const VIEWPORTS = [{ width: 1280, height: 800 }, { width: 1920, height: 1080 }];
+
+/** The real app over a store on a temporary KV file, served on a free port. */
+async function serveLedger() {
+  const dir = await Deno.makeTempDir({ prefix: "ringvote-board-audit-" });
+  const kv = await Deno.openKv(`${dir}/ledger.sqlite3`);
+  const store = await createStore(kv);
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    createApp({ store }).fetch,
+  );
+  return {
+    kv,
+    store,
+    url: `http://127.0.0.1:${server.addr.port}/`,
+    async close() {
+      await server.shutdown();
+      kv.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+/** A new voter casts one more vote through the store; its payload is rewritten in KV, then sealed. */
+async function castForged(
+  { store, kv }: { store: Store; kv: Deno.Kv },
+  voters: BuiltVote[],
+): Promise<string> {
+  const [signer] = makeVoters(1);
+  await store.registerKey(signer.key);
+  const ring = ringFor(signer, voters.map((v) => v.voter), 8, 3);
+  const vote = signedVote(signer, ring, "Choice A");
+  const { voteId } = await store.submitVote(
+    { payload: vote.payload, signature: vote.signature, publicKeys: vote.publicKeys },
+    vote.tag,
+  );
+  await forgeBallot(kv, voteId, "Choice B");
+  await sealNextBlock(store, 1_800_000_000_000);
+  return voteId;
+}
+
+/** Clicks the audit control and answers the verdict element once it is there. */
+async function runAudit(page: Page, base: string) {
+  await page.goto(new URL("board", base).href);
+  await page.locator('.bulletin[data-ready="true"]').waitFor();
+  await page.locator('[data-action="audit"]').click();
+  const verdict = page.locator("[data-audit-verdict]");
+  await verdict.waitFor({ timeout: 120_000 });
+  const failures = await page.locator("[data-audit-failure]").evaluateAll((els) =>
+    els.map((el) => ({ voteId: el.getAttribute("data-vote-id"), text: el.textContent ?? "" }))
+  );
+  const report = await page.locator("[data-audit-report]").textContent() ?? "";
+  return { verdict: await verdict.getAttribute("data-audit-verdict"), failures, report };
+}
+
+/** Opens the shared link of `voteId` and answers whether its ring closes. */
+async function walkthrough(page: Page, base: string, voteId: string) {
+  await page.goto(new URL(`board?vote=${encodeURIComponent(voteId)}`, base).href);
+  const walk = page.locator(`[data-walkthrough="${voteId}"]`);
+  await walk.waitFor({ timeout: 60_000 });
+  return walk;
+}
+
+/** The failure lines of a printed report (the lines after the verdict). */
+function failureLines(report: string): string[] {
+  return report.split("\n").filter((line) => line.startsWith("  - ")).map((l) => l.slice(4));
+}
+
+async function cliAudit(url: string) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-net", new URL("../../audit.ts", import.meta.url).pathname, url],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  return { code: out.code, stdout: new TextDecoder().decode(out.stdout) };
+}
+
+async function screenshots(page: Page, name: string) {
+  await Deno.mkdir(ARTIFACTS, { recursive: true });
+  for (const size of VIEWPORTS) {
+    await page.setViewportSize(size);
+    await page.screenshot({
+      path: new URL(`${name}-${size.width}x${size.height}.png`, ARTIFACTS).pathname,
+    });
+  }
+}
+
+function withBrowser(name: string, fn: (browser: Browser, t: Deno.TestContext) => Promise<void>) {
+  Deno.test({
+    name,
+    ignore: skipWithoutChromium(),
+    sanitizeOps: false,
+    sanitizeResources: false,
+    async fn(t) {
+      await build({ ifNeeded: true });
+      const browser = await launchChromium();
+      try {
+        await fn(browser, t);
+      } finally {
+        await browser.close();
+      }
+    },
+  });
+}
+
+withBrowser("honest ledger: the audit passes and a shared walkthrough closes", async (browser) => {
+  const ledger = await serveLedger();
+  try {
+    const votes = await buildLedger(ledger.store, { votes: 12, perBlock: 5 });
+    const page = await browser.newPage({ viewport: VIEWPORTS[0] });
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    const audit = await runAudit(page, ledger.url);
+    assert.equal(audit.verdict, "pass", audit.report);
+    assert.deepEqual(audit.failures, []);
+    assert.match(audit.report, /votes verified\s+12\n/);
+    assert.match(audit.report, /VERDICT: the record is consistent/);
+    await screenshots(page, "audit-pass");
+
+    const walk = await walkthrough(page, ledger.url, votes[6].voteId);
+    assert.equal(await walk.getAttribute("data-ring-closes"), "true");
+    // Every link then the closing comparison, one at a time.
+    for (let i = 0; i < 8; i++) {
+      await page.locator(`[data-walk-link="${i}"]`).waitFor();
+      if (i === 2) await screenshots(page, "walkthrough-step");
+      await page.locator('[data-action="next-step"]').click();
+    }
+    assert.equal(
+      await page.locator("[data-walk-closing]").getAttribute("data-walk-closing"),
+      "true",
+    );
+    assert.equal(await walk.locator('[data-check="fail"]').count(), 0);
+    // The inclusion proof follows, all green.
+    const steps = page.locator(`[data-proof="${votes[6].voteId}"] .proof-steps .step`);
+    await steps.last().waitFor();
+    assert.equal(await steps.locator('xpath=self::*[@data-ok="false"]').count(), 0);
+    // Every listed vote of the open block shows a verified signature.
+    const badges = page.locator("tr[data-vote] [data-signature]");
+    await page.locator('tr[data-vote] [data-signature="checking"]').first().waitFor({
+      state: "detached",
+    });
+    assert.deepEqual(
+      new Set(
+        await badges.evaluateAll((els) => els.map((el) => el.getAttribute("data-signature"))),
+      ),
+      new Set(["valid"]),
+    );
+    await screenshots(page, "walkthrough-closes");
+    assert.deepEqual(errors, []);
+  } finally {
+    await ledger.close();
+  }
+});
+
+withBrowser(
+  "forged ballot: the board fails that vote alone, like the command-line auditor",
+  async (browser) => {
+    const ledger = await serveLedger();
+    try {
+      const votes = await buildLedger(ledger.store, { votes: 10, perBlock: 4 });
+      const forged = await castForged(ledger, votes);
+      const page = await browser.newPage({ viewport: VIEWPORTS[0] });
+      const audit = await runAudit(page, ledger.url);
+      assert.equal(audit.verdict, "fail");
+      assert.deepEqual(audit.failures.map((f) => f.voteId), [forged]);
+      assert.match(audit.failures[0].text, /invalid signature: the ring equations do not close/);
+      await screenshots(page, "audit-fail");
+
+      const cli = await cliAudit(ledger.url);
+      assert.equal(cli.code, 1);
+      assert.deepEqual(failureLines(audit.report), failureLines(cli.stdout));
+      assert.deepEqual(failureLines(cli.stdout), [
+        `block 4 vote 0 (${forged}): invalid signature: the ring equations do not close`,
+      ]);
+
+      const walk = await walkthrough(page, ledger.url, forged);
+      assert.equal(await walk.getAttribute("data-ring-closes"), "false");
+      await page.locator('[data-action="last-step"]').click();
+      assert.equal(
+        await page.locator("[data-walk-closing]").getAttribute("data-walk-closing"),
+        "false",
+      );
+      await screenshots(page, "walkthrough-open");
+    } finally {
+      await ledger.close();
+    }
+  },
+);
+
+withBrowser("tampering proxy: one rewritten response r_i turns that vote red", async (browser) => {
+  const ledger = await serveLedger();
+  const votes = await buildLedger(ledger.store, { votes: 8, perBlock: 4 });
+  let victim = "";
+  const proxy = startTamperingProxy(ledger.url, (path, body) => {
+    if (path !== "/api/block/id/2/votes") return;
+    const entry = body.votes[1];
+    victim = entry.voteId;
+    const sig = JSON.parse(entry.vote.signature);
+    // Another canonical scalar: byte 0 changed, the top byte kept below the group order.
+    const r = hexToBytes(sig.r[3], 32);
+    r[0] ^= 1;
+    sig.r[3] = bytesToHex(r);
+    entry.vote.signature = JSON.stringify(sig);
+  });
+  try {
+    const page = await browser.newPage({ viewport: VIEWPORTS[0] });
+    await page.goto(new URL("board", proxy.url).href);
+    await page.locator('.bulletin[data-ready="true"]').waitFor();
+    await page.locator('.chain-block[data-height="2"]').click();
+    const rows = page.locator("tr[data-vote]");
+    await rows.nth(3).waitFor();
+    const status = async (i: number) => {
+      const badge = rows.nth(i).locator("[data-signature]");
+      await badge.locator('xpath=self::*[@data-signature!="checking"]').waitFor();
+      return await badge.getAttribute("data-signature");
+    };
+    assert.deepEqual(
+      [await status(0), await status(1), await status(2), await status(3)],
+      ["valid", "invalid", "valid", "valid"],
+    );
+    assert.equal(await rows.nth(1).getAttribute("data-vote"), victim);
+    assert.ok(votes.some((v) => v.voteId === victim));
+
+    // The board's audit names that vote alone, with the command line's own failure lines.
+    const audit = await runAudit(page, proxy.url);
+    assert.equal(audit.verdict, "fail");
+    assert.deepEqual(audit.failures.map((f) => f.voteId), [victim]);
+    const cli = await cliAudit(proxy.url);
+    assert.equal(cli.code, 1);
+    assert.deepEqual(failureLines(audit.report), failureLines(cli.stdout));
+  } finally {
+    await proxy.close();
+    await ledger.close();
+  }
+});
