@@ -1,11 +1,11 @@
-import type { Block } from "../lib/protocol/chain.ts";
+import type { BlockRecord } from "../lib/protocol/schemas.ts";
 import type { BlockCheck } from "../lib/app/record_checks.ts";
 import Hex from "./Hex.tsx";
 
 /** Props of {@link ChainStrip}. */
 export type ChainStripProps = {
   /** Loaded blocks, ascending by height. */
-  blocks: readonly Block[];
+  blocks: readonly BlockRecord[];
   /** The browser's checks of those blocks, by height. */
   checks: ReadonlyMap<number, BlockCheck>;
   /** Height of the open block, if any. */

@@ -15,7 +15,7 @@ import {
   tagOfSignature,
   tallyRows,
 } from "../lib/app/record_checks.ts";
-import type { Block } from "../lib/protocol/chain.ts";
+import type { BlockRecord } from "../lib/protocol/schemas.ts";
 import { tallyOf } from "../lib/protocol/tally.ts";
 import {
   BlockList,
@@ -24,8 +24,8 @@ import {
   ErrorBody,
   MAX_PAGE_LIMIT,
   Tally,
-  type Vote,
   VoteProof,
+  type VoteRecord,
 } from "../lib/protocol/schemas.ts";
 
 /** Props the server renders the board with. */
@@ -37,7 +37,7 @@ const RECOUNT_MAX_VOTES = 2000;
 const RECOUNT_MAX_BLOCKS = 200;
 const VOTES_LIST_ID = "payload-votes";
 
-type Entry = { voteId: string; index: number; vote: Vote };
+type Entry = { voteId: string; index: number; vote: VoteRecord };
 type BlockVotesLoaded = { entries: Entry[]; total: number };
 type OpenVote = {
   height: number;
@@ -70,8 +70,8 @@ async function getJson<T>(path: string, schema: Schema<T>): Promise<T> {
 }
 
 /** Blocks of heights `from..to` (inclusive), in pages of {@link MAX_PAGE_LIMIT}. */
-async function fetchBlocks(from: number, to: number): Promise<Block[]> {
-  const out: Block[] = [];
+async function fetchBlocks(from: number, to: number): Promise<BlockRecord[]> {
+  const out: BlockRecord[] = [];
   for (let at = from; at <= to;) {
     const limit = Math.min(MAX_PAGE_LIMIT, to - at + 1);
     const page = await getJson(`/api/blocks?from=${at}&limit=${limit}`, BlockList);
@@ -107,7 +107,7 @@ function messageOf(error: unknown): string {
 
 /** The board: chain, tally, the open block's votes and the open vote's proof. */
 export default function BulletinBoard({ pollMs }: BulletinBoardProps) {
-  const [blocks, setBlocks] = useState<Block[]>([]);
+  const [blocks, setBlocks] = useState<BlockRecord[]>([]);
   const [height, setHeight] = useState<number | null>(null);
   const [tally, setTally] = useState<Tally | null>(null);
   const [votes, setVotes] = useState<ReadonlyMap<number, BlockVotesLoaded>>(new Map());

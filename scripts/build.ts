@@ -2,7 +2,7 @@
 // with `deno bundle` (minified, code-split so that faker stays a chunk loaded on demand), written
 // to static/build/ under content-hashed names, with the stylesheet and the manifest the server
 // render reads. `--if-needed` skips the work when the manifest was built from the same sources.
-import { bytesToHex } from "../lib/protocol/bytes.ts";
+import { bytesToHex, concatBytes } from "../lib/protocol/bytes.ts";
 import type { AssetManifest } from "../server/render.tsx";
 
 /** Options of {@link build}. */
@@ -152,13 +152,7 @@ async function sourceFingerprint(root: URL): Promise<string> {
   for (const path of paths) {
     parts.push(encoder.encode(`${path}\0`), await Deno.readFile(new URL(path, root)));
   }
-  const total = parts.reduce((n, p) => n + p.length, 0);
-  const all = new Uint8Array(total);
-  let at = 0;
-  for (const part of parts) {
-    all.set(part, at);
-    at += part.length;
-  }
+  const all = concatBytes(...parts) as Uint8Array<ArrayBuffer>;
   return bytesToHex(new Uint8Array(await crypto.subtle.digest("SHA-256", all)));
 }
 

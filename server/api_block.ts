@@ -3,7 +3,7 @@
 import { Hono } from "hono";
 import { Hex32, VoteId } from "../lib/protocol/schemas.ts";
 import { integerParam, integerQuery, pageLimit } from "./api_common.ts";
-import { ApiError, invalidRequest, quote } from "./errors.ts";
+import { invalidRequest, quote, refusal } from "./errors.ts";
 import type { Store } from "./store.ts";
 
 const DEFAULT_PAGE = 100;
@@ -17,7 +17,7 @@ export function createBlockApp(store: Store): Hono {
   app.get("/block/hash/id/:height", async (c) => {
     const height = integerParam(c.req.param("height"), "height");
     const block = await store.block(height);
-    if (!block) throw unknownBlock(height);
+    if (!block) throw refusal("unknown_block", `No sealed block at height ${height}`);
     return c.json({ height: block.height, hash: block.hash });
   });
 
@@ -25,7 +25,7 @@ export function createBlockApp(store: Store): Hono {
     const height = integerParam(c.req.param("height"), "blockId");
     const voteId = c.req.param("voteId");
     if (!VoteId.safeParse(voteId).success) {
-      throw new ApiError(404, "unknown_vote", `No vote "${quote(voteId)}" in block ${height}`);
+      throw refusal("unknown_vote", `No vote "${quote(voteId)}" in block ${height}`);
     }
     return c.json(await store.voteProof(height, voteId));
   });
@@ -54,8 +54,4 @@ export function createBlockApp(store: Store): Hono {
   });
 
   return app;
-}
-
-function unknownBlock(height: number): ApiError {
-  return new ApiError(404, "unknown_block", `No sealed block at height ${height}`);
 }

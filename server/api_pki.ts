@@ -2,7 +2,7 @@
 import { Hono } from "hono";
 import { describeIssues, KeyRegistration } from "../lib/protocol/schemas.ts";
 import { integerParam, pageLimit, readJson } from "./api_common.ts";
-import { ApiError, duplicateKey, invalidRequest, quote } from "./errors.ts";
+import { duplicateKey, invalidRequest, quote, refusal } from "./errors.ts";
 import type { Store } from "./store.ts";
 import type { Verifier } from "./verifier.ts";
 
@@ -29,7 +29,7 @@ export function createPkiApp(store: Store, verifier: Verifier): Hono {
     if (!parsed.ok) {
       // A key that is not 64 lowercase hex characters is an invalid key, not a malformed body.
       const keyIssues = parsed.error.issues.every((issue) => issue.path[0] === "key");
-      if (keyIssues) throw invalidKey(describeIssues(parsed.error));
+      if (keyIssues) throw refusal("invalid_key", describeIssues(parsed.error));
       throw invalidRequest(`Invalid body: ${describeIssues(parsed.error)}`);
     }
     const { key } = parsed.data;
@@ -37,13 +37,11 @@ export function createPkiApp(store: Store, verifier: Verifier): Hono {
     const [existing] = await store.lookupKeys([key]);
     if (existing) throw duplicateKey(key, existing.id);
     const pre = await verifier.precompute(key);
-    if (typeof pre === "string") throw invalidKey(`Key "${quote(key)}" is refused: ${pre}`);
+    if (typeof pre === "string") {
+      throw refusal("invalid_key", `Key "${quote(key)}" is refused: ${pre}`);
+    }
     return c.json(await store.registerKey(key, pre), 201);
   });
 
   return app;
-}
-
-function invalidKey(message: string): ApiError {
-  return new ApiError(400, "invalid_key", message);
 }

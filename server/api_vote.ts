@@ -12,7 +12,7 @@ import {
   VoteSubmission,
 } from "../lib/protocol/schemas.ts";
 import { parseJson } from "./api_common.ts";
-import { ApiError, duplicateTag, invalidRequest, quote } from "./errors.ts";
+import { duplicateTag, invalidRequest, quote, refusal } from "./errors.ts";
 import type { Store } from "./store.ts";
 import type { Verifier } from "./verifier.ts";
 
@@ -25,8 +25,7 @@ export function createVoteApp(store: Store, verifier: Verifier): Hono {
     const { publicKeys, signature, tag, payload } = submission;
     const length = codePointLength(payload);
     if (length > MAX_PAYLOAD_CODE_POINTS) {
-      throw new ApiError(
-        413,
+      throw refusal(
         "payload_too_large",
         `Payload has ${length} characters, more than ${MAX_PAYLOAD_CODE_POINTS}`,
       );
@@ -35,7 +34,7 @@ export function createVoteApp(store: Store, verifier: Verifier): Hono {
     try {
       decoded = decodeSignature(signature);
     } catch (error) {
-      throw invalidSignature(`Signature is malformed: ${(error as Error).message}`);
+      throw refusal("invalid_signature", `Signature is malformed: ${(error as Error).message}`);
     }
     const ring = decoded.ring.map(bytesToHex);
     if (ring.length !== publicKeys.length || ring.some((key, i) => key !== publicKeys[i])) {
@@ -49,8 +48,7 @@ export function createVoteApp(store: Store, verifier: Verifier): Hono {
     const records = await store.lookupKeys(publicKeys);
     const missing = records.findIndex((record) => record === null);
     if (missing >= 0) {
-      throw new ApiError(
-        403,
+      throw refusal(
         "unregistered_key",
         `Ring member "${quote(publicKeys[missing])}" is not in the key directory`,
       );
@@ -58,14 +56,12 @@ export function createVoteApp(store: Store, verifier: Verifier): Hono {
     if (await store.isTagUsed(tag)) throw duplicateTag(tag);
     const members = records.map((record) => record?.pre ?? null);
     const check = await verifier.verify(decoded, payload, members);
-    if (!check.ok) throw invalidSignature(`Signature does not verify: ${check.reason}`);
+    if (!check.ok) {
+      throw refusal("invalid_signature", `Signature does not verify: ${check.reason}`);
+    }
     const accepted = await store.submitVote({ payload, signature, publicKeys }, tag);
     return c.json(accepted, 202);
   });
 
   return app;
-}
-
-function invalidSignature(message: string): ApiError {
-  return new ApiError(400, "invalid_signature", message);
 }

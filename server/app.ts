@@ -3,13 +3,12 @@
 // security headers on every answer. A 500 names no cause: the error is logged, never answered.
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { HTTPException } from "hono/http-exception";
 import { MAX_BODY_BYTES } from "../lib/protocol/schemas.ts";
 import { createBlockApp } from "./api_block.ts";
 import { createPkiApp } from "./api_pki.ts";
 import { createVoteApp } from "./api_vote.ts";
 import { type Config, DEFAULT_RING_SIZE } from "./config.ts";
-import { ApiError, routeNotFound } from "./errors.ts";
+import { notFound, refusal, toApiError } from "./errors.ts";
 import { createPageApp } from "./pages.ts";
 import { securityHeaders } from "./security.ts";
 import type { Store } from "./store.ts";
@@ -40,8 +39,7 @@ export function createApp(options: AppOptions): Hono {
     bodyLimit({
       maxSize: MAX_BODY_BYTES,
       onError: () => {
-        throw new ApiError(
-          413,
+        throw refusal(
           "body_too_large",
           `Request body is larger than ${MAX_BODY_BYTES} bytes`,
         );
@@ -54,18 +52,16 @@ export function createApp(options: AppOptions): Hono {
   app.route("/api", createBlockApp(store));
 
   app.notFound((c) => {
-    const error = routeNotFound(c.req.method, c.req.path);
-    return c.json(error.toBody(), error.status);
+    throw notFound(c.req.method, c.req.path);
   });
 
+  // The one place an error becomes an answer.
   app.onError((error, c) => {
-    if (error instanceof ApiError) return c.json(error.toBody(), error.status, error.headers);
-    if (error instanceof HTTPException && error.status < 500) {
-      const status = error.status as 400;
-      return c.json({ error: { code: "invalid_request", message: error.message } }, status);
+    const answer = toApiError(error);
+    if (answer.code === "internal_error") {
+      console.error(`${c.req.method} ${c.req.path} failed:`, error);
     }
-    console.error(`${c.req.method} ${c.req.path} failed:`, error);
-    return c.json({ error: { code: "internal_error", message: "Internal server error" } }, 500);
+    return answer.getResponse();
   });
 
   app.route("/", createPageApp({ ringSize, buildDir: options.buildDir }));

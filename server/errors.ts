@@ -1,69 +1,107 @@
-// Typed errors thrown by the store and the API handlers. `app.onError` (server/app.ts) is the one
-// place that turns them into `{"error": {"code", "message"}}` answers (protocol §4).
+// The one error type of the HTTP API. Handlers, the store and the middleware throw it; the app's
+// one `onError` (server/app.ts) answers with the response it carries, so every refusal, 404 and
+// 413 included, has the shape `{"error": {"code", "message"}}` of protocol §4.
+import { HTTPException } from "hono/http-exception";
 
-/** Status codes a caller's fault maps to, and 503 when verification capacity is saturated. */
-export type ErrorStatus = 400 | 403 | 404 | 409 | 413 | 503;
+/** Status codes an error answer may have: 4xx the caller's fault, 503 busy, 500 a bug. */
+export type ErrorStatus = 400 | 403 | 404 | 409 | 413 | 500 | 503;
 
-/** An error the caller caused: its snake_case `code`, HTTP `status` and extra body fields. */
+/** The JSON body of every error answer. */
+export type ErrorAnswer = { error: { code: string; message: string } & Record<string, unknown> };
+
+/** Extra body fields of an error answer (`duplicate_key` carries `id`) and extra headers. */
+export type ErrorDetails = { extra?: Record<string, unknown>; headers?: Record<string, string> };
+
+/** An error answer: its snake_case `code`, HTTP `status`, message, extra body fields and headers. */
 export class ApiError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly status: ErrorStatus;
   readonly extra: Record<string, unknown>;
-  /** Response headers the answer carries (`Retry-After` on 503 `busy`). */
   readonly headers: Record<string, string>;
 
-  constructor(
-    status: ErrorStatus,
-    code: string,
-    message: string,
-    extra: Record<string, unknown> = {},
-    headers: Record<string, string> = {},
-  ) {
+  constructor(status: ErrorStatus, code: ErrorCode, message: string, details: ErrorDetails = {}) {
     super(message);
-    this.headers = headers;
     this.name = "ApiError";
     this.status = status;
     this.code = code;
-    this.extra = extra;
+    this.extra = details.extra ?? {};
+    this.headers = details.headers ?? {};
   }
 
   /** The JSON body of the answer. */
-  toBody(): { error: { code: string; message: string } & Record<string, unknown> } {
+  toBody(): ErrorAnswer {
     return { error: { code: this.code, message: this.message, ...this.extra } };
+  }
+
+  /** The answer itself: the body as JSON with the error's status and headers. */
+  getResponse(): Response {
+    return Response.json(this.toBody(), { status: this.status, headers: this.headers });
   }
 }
 
-/** 400 `invalid_request`: the body or a parameter does not have the documented shape. */
-export function invalidRequest(message: string): ApiError {
-  return new ApiError(400, "invalid_request", message);
+/** The status of every error code of protocol §4: the one mapping from refusal to HTTP. */
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  invalid_key: 400,
+  invalid_signature: 400,
+  unregistered_key: 403,
+  not_found: 404,
+  unknown_key: 404,
+  unknown_block: 404,
+  unknown_vote: 404,
+  block_not_sealed: 404,
+  unknown_tag: 404,
+  duplicate_key: 409,
+  duplicate_tag: 409,
+  payload_too_large: 413,
+  body_too_large: 413,
+  internal_error: 500,
+  busy: 503,
+} as const satisfies Record<string, ErrorStatus>;
+
+/** An error code of protocol §4. */
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** The error answer `code`, with its status from {@link ERROR_STATUS} and any details. */
+export function refusal(code: ErrorCode, message: string, details: ErrorDetails = {}): ApiError {
+  return new ApiError(ERROR_STATUS[code], code, message, details);
+}
+
+/** 503 `busy` with `Retry-After`: verification capacity is saturated and nothing was stored. */
+export function busy(retryAfterSeconds: number): ApiError {
+  return refusal("busy", `The server is busy: retry in ${retryAfterSeconds} s`, {
+    headers: { "Retry-After": String(retryAfterSeconds) },
+  });
 }
 
 /** 409 `duplicate_key`: `key` is registered already, under `id` (carried in the body). */
 export function duplicateKey(key: string, id: number): ApiError {
-  return new ApiError(409, "duplicate_key", `Key "${quote(key)}" is already registered`, { id });
+  return refusal("duplicate_key", `Key "${quote(key)}" is already registered`, { extra: { id } });
 }
 
 /** 409 `duplicate_tag`: a vote with this tag is stored already. */
 export function duplicateTag(tag: string): ApiError {
-  return new ApiError(409, "duplicate_tag", `Tag "${quote(tag)}" has already voted`);
+  return refusal("duplicate_tag", `Tag "${quote(tag)}" has already voted`);
 }
 
-/** Seconds a caller refused with 503 `busy` is asked to wait before retrying. */
-export const BUSY_RETRY_AFTER_SECONDS = 1;
+/** 400 `invalid_request`: the body or a parameter does not have the documented shape. */
+export function invalidRequest(message: string): ApiError {
+  return refusal("invalid_request", message);
+}
+
+/** 404 `not_found`: no such route, or no such built file. */
+export function notFound(method: string, path: string): ApiError {
+  return refusal("not_found", `No route for ${method} "${path}"`);
+}
 
 /**
- * 503 `busy` with `Retry-After` (protocol §4): verification capacity is saturated and nothing was
- * stored, so the same request may simply be sent again later.
+ * The answer for any thrown value: an ApiError answers itself; a framework refusal below 500 is
+ * an `invalid_request`; anything else is a bug, answered 500 with no detail (the caller logs it).
  */
-export function busy(message: string): ApiError {
-  return new ApiError(503, "busy", message, {}, {
-    "Retry-After": String(BUSY_RETRY_AFTER_SECONDS),
-  });
-}
-
-/** 404 `not_found`: no such route. */
-export function routeNotFound(method: string, path: string): ApiError {
-  return new ApiError(404, "not_found", `No route for ${method} "${path}"`);
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof HTTPException && error.status < 500) return invalidRequest(error.message);
+  return refusal("internal_error", "Internal server error");
 }
 
 /** Shortens a caller-supplied value for quoting inside a message. */

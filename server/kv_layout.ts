@@ -28,22 +28,52 @@ export type VoteIndex = { index: number; path: string[] };
 /** Which vote sits at a leaf index of a sealed block. */
 export type LeafRecord = { voteId: string };
 
-/** Keys are arrays, collection name first (protocol §5). */
+function cfg(name: "open" | "head" | "keys"): Deno.KvKey {
+  return ["cfg", name];
+}
+
+/** Key builders of a collection with one entry per block height, or per vote id. */
+function byHeight(collection: string): (height: number) => Deno.KvKey {
+  return (height) => [collection, height];
+}
+function byVoteId(collection: string): (voteId: string) => Deno.KvKey {
+  return (voteId) => [collection, voteId];
+}
+
+/** Keys are arrays, collection name first (protocol §5); the value each holds is named. */
 export const kvKeys = {
-  open: (): Deno.KvKey => ["cfg", "open"],
-  head: (): Deno.KvKey => ["cfg", "head"],
-  keyCount: (): Deno.KvKey => ["cfg", "keys"],
+  /** {@link OpenRecord}: the guard every vote commit checks. */
+  open: () => cfg("open"),
+  /** {@link HeadRecord}: the last sealed block. */
+  head: () => cfg("head"),
+  /** {@link KeyCountRecord}: the directory size. */
+  keyCount: () => cfg("keys"),
+  /** {@link KeyEntry}: the key with this id. */
   key: (id: number): Deno.KvKey => ["key", id],
+  /** {@link KeyIdRecord}: the id of this key. */
   keyId: (key: string): Deno.KvKey => ["keyid", key],
+  /** The vote record; listing a block's votes in key order gives leaf order. */
   vote: (height: number, voteId: string): Deno.KvKey => ["vote", height, voteId],
-  votesOf: (height: number): Deno.KvKey => ["vote", height],
-  voteRef: (voteId: string): Deno.KvKey => ["voteref", voteId],
-  tag: (tag: string): Deno.KvKey => ["tag", tag],
-  seal: (height: number): Deno.KvKey => ["seal", height],
-  voteIndex: (voteId: string): Deno.KvKey => ["voteidx", voteId],
+  /** {@link LeafRecord}: the vote at a leaf index of a sealed block. */
   leaf: (height: number, index: number): Deno.KvKey => ["leaf", height, index],
-  block: (height: number): Deno.KvKey => ["block", height],
+  /** Prefix of every vote of block `height`. */
+  votesOf: byHeight("vote"),
+  /** {@link SealRecord}: the close time of block `height`. */
+  seal: byHeight("seal"),
+  /** The block record, written last. */
+  block: byHeight("block"),
+  /** {@link VoteRef}: where a vote went, and the "did my commit land?" marker. */
+  voteRef: byVoteId("voteref"),
+  /** {@link VoteIndex}: a vote's leaf index and proof, written at sealing. */
+  voteIndex: byVoteId("voteidx"),
+  /** {@link TagUse}: who used a tag, checked unused in the vote commit. */
+  tag: (tag: string): Deno.KvKey => ["tag", tag],
 };
+
+/** The check that `key` holds nothing yet. */
+export function absent(key: Deno.KvKey): Deno.AtomicCheck {
+  return { key, versionstamp: null };
+}
 
 /** Most keys one `getMany` may read. */
 export const GET_MANY_LIMIT = 10;
@@ -111,7 +141,7 @@ export async function getManyChunked<T>(
 }
 
 /** Sets `entries` in one commit, retrying while the database is locked (sets are idempotent). */
-export async function commitIdempotent(
+async function commitIdempotent(
   kv: Deno.Kv,
   entries: [Deno.KvKey, unknown][],
 ): Promise<void> {
@@ -120,7 +150,9 @@ export async function commitIdempotent(
     for (const [key, value] of entries) op.set(key, value);
     const res = await tryCommit(op);
     if (res?.ok) return;
-    if (res !== null || attempt >= MAX_ATTEMPTS) throw new Error("A proof commit failed");
+    if (res !== null || attempt >= MAX_ATTEMPTS) {
+      throw new Error("A commit of idempotent sets failed");
+    }
     await backoff(attempt);
   }
 }
@@ -131,8 +163,8 @@ export type BatchOptions = {
   maxMutations?: number;
   /** Most estimated bytes per commit; {@link BATCH_MAX_BYTES} by default. */
   maxBytes?: number;
-  /** Called after the k-th commit (from 1); a throw stops the writing there. */
-  afterCommit?: (k: number) => void;
+  /** Called, and awaited, after the k-th commit (from 1); a throw stops the writing there. */
+  afterCommit?: (k: number) => void | Promise<void>;
 };
 
 /**
@@ -154,7 +186,7 @@ export async function commitInBatches(
     await commitIdempotent(kv, batch);
     batch = [];
     batchBytes = 0;
-    options.afterCommit?.(++commits);
+    await options.afterCommit?.(++commits);
   };
   for (const { entries, bytes } of groups) {
     if (batch.length + entries.length > maxMutations || batchBytes + bytes > maxBytes) {

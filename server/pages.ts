@@ -5,6 +5,7 @@ import { compress } from "hono/compress";
 import { type ComponentChild, h } from "preact";
 import BoardPage, { handler as boardHandler } from "../routes/board.tsx";
 import IndexPage, { handler as indexHandler } from "../routes/index.tsx";
+import { notFound } from "./errors.ts";
 import { type AssetManifest, renderPage } from "./render.tsx";
 
 /** Where the build writes (scripts/build.ts) and the page reads the island bundles. */
@@ -65,12 +66,12 @@ export function createPageApp(options: PageAppOptions): Hono {
   app.get(`${BUILD_URL}:file`, async (c) => {
     const file = c.req.param("file");
     const match = BUILT_FILE.exec(file);
-    if (!match) return notFound(c.req.path);
+    if (!match) throw notFound(c.req.method, c.req.path);
     let body: Uint8Array;
     try {
       body = await Deno.readFile(new URL(file, buildDir));
     } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return notFound(c.req.path);
+      if (error instanceof Deno.errors.NotFound) throw notFound(c.req.method, c.req.path);
       throw error;
     }
     // Every built file name carries a hash of its content, so it never changes.
@@ -81,11 +82,4 @@ export function createPageApp(options: PageAppOptions): Hono {
   });
 
   return app;
-}
-
-function notFound(path: string): Response {
-  return Response.json(
-    { error: { code: "not_found", message: `No file at "${path}"` } },
-    { status: 404 },
-  );
 }

@@ -4,7 +4,7 @@
 import { blockHash } from "../lib/protocol/chain.ts";
 import { bytesToHex } from "../lib/protocol/bytes.ts";
 import { allInclusionProofs, rootFromInclusionProof, voteLeaf } from "../lib/protocol/merkle.ts";
-import type { Block } from "../lib/protocol/schemas.ts";
+import type { BlockRecord } from "../lib/protocol/schemas.ts";
 import { nextTurn } from "./event_loop.ts";
 import type { ProofToStore, Store } from "./store.ts";
 
@@ -41,8 +41,8 @@ export async function sealNextBlock(
   store: Store,
   now: number,
   options: SealOptions = {},
-): Promise<Block[]> {
-  const sealed: Block[] = [];
+): Promise<BlockRecord[]> {
+  const sealed: BlockRecord[] = [];
   const pending = await store.pendingBlock();
   if (pending !== null) sealed.push(await finalizeBlock(store, pending, options));
   const closed = await store.closeOpenBlock(now);
@@ -63,7 +63,7 @@ export async function finalizeBlock(
   store: Store,
   height: number,
   options: SealOptions = {},
-): Promise<Block> {
+): Promise<BlockRecord> {
   const closed = await store.closedBlock(height);
   if ("sealed" in closed) return closed.sealed;
 

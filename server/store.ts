@@ -3,23 +3,13 @@
 // and the commit helpers live in server/kv_layout.ts.
 import { genesisBlock } from "../lib/protocol/chain.ts";
 import { bytesToBase64 } from "../lib/protocol/bytes.ts";
-import type {
-  Block,
-  BlockList,
-  BlockStatus,
-  BlockVotes,
-  KeyPage,
-  KeyRecord,
-  TagRecord,
-  Tally,
-  Vote,
-  VoteAccepted,
-  VoteProof,
-} from "../lib/protocol/schemas.ts";
+// The wire shapes of protocol §4: the store answers in them, so the API passes them on unchanged.
+import type * as wire from "../lib/protocol/schemas.ts";
 import { rankTally } from "../lib/protocol/tally.ts";
 import type { KeyPrecomputation } from "../lib/protocol/key_precomputation.ts";
-import { ApiError, duplicateKey, duplicateTag, quote } from "./errors.ts";
+import { duplicateKey, duplicateTag, quote, refusal } from "./errors.ts";
 import {
+  absent,
   backoff,
   type BatchOptions,
   commitInBatches,
@@ -52,31 +42,31 @@ export interface Store {
    * Registers `key` with the next id, storing `pre` (its precomputation) with it; 409
    * `duplicate_key` if it is registered already.
    */
-  registerKey(key: string, pre?: KeyPrecomputation): Promise<KeyRecord>;
+  registerKey(key: string, pre?: KeyPrecomputation): Promise<wire.KeyRecord>;
   /** The key with id `id`; 404 `unknown_key` if there is none. */
-  keyById(id: number): Promise<KeyRecord>;
+  keyById(id: number): Promise<wire.KeyRecord>;
   /** Up to `limit` keys from id `offset + 1`, and the directory size. */
-  keyPage(offset: number, limit: number): Promise<KeyPage>;
+  keyPage(offset: number, limit: number): Promise<wire.KeyPage>;
   /** The stored record of each of `keys` (id and precomputation), null where not registered. */
   lookupKeys(keys: string[]): Promise<(KeyIdRecord | null)[]>;
   /** True when a vote with `tag` is stored already. */
   isTagUsed(tag: string): Promise<boolean>;
   /** Commits a verified vote into the open block; 409 `duplicate_tag` if the tag has voted. */
-  submitVote(vote: Vote, tag: string): Promise<VoteAccepted>;
+  submitVote(vote: wire.VoteRecord, tag: string): Promise<wire.VoteAccepted>;
   /** The head block and the open block. */
-  status(): Promise<BlockStatus>;
+  status(): Promise<wire.BlockStatus>;
   /** The sealed block at `height`, or null. */
-  block(height: number): Promise<Block | null>;
+  block(height: number): Promise<wire.BlockRecord | null>;
   /** Up to `limit` sealed blocks from height `from`, and the head height. */
-  blocks(from: number, limit: number): Promise<BlockList>;
+  blocks(from: number, limit: number): Promise<wire.BlockList>;
   /** A sealed vote with its stored proof; 404 `unknown_vote` or `block_not_sealed`. */
-  voteProof(height: number, voteId: string): Promise<VoteProof>;
+  voteProof(height: number, voteId: string): Promise<wire.VoteProof>;
   /** Up to `limit` votes of sealed block `height` from leaf `offset`; 404 `unknown_block`. */
-  blockVotes(height: number, offset: number, limit: number): Promise<BlockVotes>;
+  blockVotes(height: number, offset: number, limit: number): Promise<wire.BlockVotes>;
   /** Counts per payload over sealed votes, count descending. */
-  tally(): Promise<Tally>;
+  tally(): Promise<wire.Tally>;
   /** Which vote used `tag`; 404 `unknown_tag`. */
-  tagUse(tag: string): Promise<TagRecord>;
+  tagUse(tag: string): Promise<wire.TagRecord>;
   /** The height of a block closed but not finalized (a crash, or another sealer), or null. */
   pendingBlock(): Promise<number | null>;
   /**
@@ -86,11 +76,11 @@ export interface Store {
    */
   closeOpenBlock(now: number): Promise<number | null>;
   /** The block at `height` if it is sealed already, else its close record; throws if not closed. */
-  closedBlock(height: number): Promise<{ sealed: Block } | ClosedBlock>;
+  closedBlock(height: number): Promise<{ sealed: wire.BlockRecord } | ClosedBlock>;
   /** `leafOf` of every vote of block `height`, in leaf (vote id) order, with the vote ids. */
   mapBlockVotes<T>(
     height: number,
-    leafOf: (vote: Vote) => T,
+    leafOf: (vote: wire.VoteRecord) => T,
   ): Promise<{ voteIds: string[]; leaves: T[] }>;
   /** Stores every proof and leaf of block `height` in commits within the KV limits. */
   writeProofs(
@@ -102,7 +92,7 @@ export interface Store {
    * Writes `block` and moves the head to it in one commit checked against both; returns the
    * stored block (this one, or an identical one a concurrent sealer wrote).
    */
-  appendBlock(block: Block): Promise<Block>;
+  appendBlock(block: wire.BlockRecord): Promise<wire.BlockRecord>;
 }
 
 /** Options of {@link createStore}. */
@@ -133,7 +123,7 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
       (await readRetrying(() => kv.get<TagUse>(kvKeys.tag(tag)))).versionstamp !== null,
     submitVote: (vote, tag) => submitVote(kv, { vote, tag, voteId: newVoteId() }),
     status: () => blockStatus(kv),
-    block: async (height) => (await kv.get<Block>(kvKeys.block(height))).value,
+    block: async (height) => (await kv.get<wire.BlockRecord>(kvKeys.block(height))).value,
     blocks: (from, limit) => blockRange(kv, from, limit),
     voteProof: (height, voteId) => voteProof(kv, height, voteId),
     blockVotes: (height, offset, limit) => blockVotes(kv, height, offset, limit),
@@ -156,14 +146,14 @@ export function randomVoteId(): string {
 
 async function ensureGenesis(kv: Deno.Kv, now: number): Promise<void> {
   for (let attempt = 0;; attempt++) {
-    const existing = await readRetrying(() => kv.get<Block>(kvKeys.block(0)));
+    const existing = await readRetrying(() => kv.get<wire.BlockRecord>(kvKeys.block(0)));
     if (existing.value) return;
     const genesis = genesisBlock(now);
     const res = await tryCommit(
       kv.atomic()
-        .check({ key: kvKeys.block(0), versionstamp: null })
-        .check({ key: kvKeys.head(), versionstamp: null })
-        .check({ key: kvKeys.open(), versionstamp: null })
+        .check(absent(kvKeys.block(0)))
+        .check(absent(kvKeys.head()))
+        .check(absent(kvKeys.open()))
         .set(kvKeys.block(0), genesis)
         .set(kvKeys.head(), { height: 0, hash: genesis.hash } satisfies HeadRecord)
         .set(kvKeys.open(), { height: 1 } satisfies OpenRecord),
@@ -180,7 +170,7 @@ async function ensureGenesis(kv: Deno.Kv, now: number): Promise<void> {
 type Registration = {
   key: string;
   pre?: KeyPrecomputation;
-  resolve(record: KeyRecord): void;
+  resolve(record: wire.KeyRecord): void;
   reject(error: Error): void;
 };
 
@@ -223,8 +213,8 @@ function createRegistrar(kv: Deno.Kv) {
   }
 
   return {
-    register(key: string, pre?: KeyPrecomputation): Promise<KeyRecord> {
-      const answer = new Promise<KeyRecord>((resolve, reject) => {
+    register(key: string, pre?: KeyPrecomputation): Promise<wire.KeyRecord> {
+      const answer = new Promise<wire.KeyRecord>((resolve, reject) => {
         waiting.push({ key, pre, resolve, reject });
       });
       if (!running) drain();
@@ -257,7 +247,7 @@ async function commitRegistrations(kv: Deno.Kv, batch: Registration[]): Promise<
     const total = first + pending.length - 1;
     const op = kv.atomic().check(count).set(kvKeys.keyCount(), { total } satisfies KeyCountRecord);
     pending.forEach(({ key, pre }, i) => {
-      op.check({ key: kvKeys.keyId(key), versionstamp: null })
+      op.check(absent(kvKeys.keyId(key)))
         .set(kvKeys.key(first + i), { key } satisfies KeyEntry)
         .set(
           kvKeys.keyId(key),
@@ -286,16 +276,16 @@ async function keyTotal(kv: Deno.Kv): Promise<number> {
   return count.value?.total ?? 0;
 }
 
-async function keyById(kv: Deno.Kv, id: number): Promise<KeyRecord> {
+async function keyById(kv: Deno.Kv, id: number): Promise<wire.KeyRecord> {
   const [record, count] = await readRetrying(() =>
     kv.getMany<[KeyEntry, KeyCountRecord]>([kvKeys.key(id), kvKeys.keyCount()])
   );
-  if (!record.value) throw new ApiError(404, "unknown_key", `No key with id ${id}`);
+  if (!record.value) throw refusal("unknown_key", `No key with id ${id}`);
   return { id, key: record.value.key, total: count.value?.total ?? 0 };
 }
 
-async function keyPage(kv: Deno.Kv, offset: number, limit: number): Promise<KeyPage> {
-  const keys: KeyPage["keys"] = [];
+async function keyPage(kv: Deno.Kv, offset: number, limit: number): Promise<wire.KeyPage> {
+  const keys: wire.KeyPage["keys"] = [];
   if (limit > 0) {
     const entries = kv.list<KeyEntry>({
       start: kvKeys.key(offset + 1),
@@ -318,8 +308,8 @@ async function keyPage(kv: Deno.Kv, offset: number, limit: number): Promise<KeyP
  */
 async function submitVote(
   kv: Deno.Kv,
-  { vote, tag, voteId }: { vote: Vote; tag: string; voteId: string },
-): Promise<VoteAccepted> {
+  { vote, tag, voteId }: { vote: wire.VoteRecord; tag: string; voteId: string },
+): Promise<wire.VoteAccepted> {
   for (let attempt = 0;; attempt++) {
     const open = await readRetrying(() => kv.get<OpenRecord>(kvKeys.open()));
     if (!open.value) throw new Error("The ledger has no open block");
@@ -327,8 +317,8 @@ async function submitVote(
     const res = await tryCommit(
       kv.atomic()
         .check(open)
-        .check({ key: kvKeys.tag(tag), versionstamp: null })
-        .check({ key: kvKeys.voteRef(voteId), versionstamp: null })
+        .check(absent(kvKeys.tag(tag)))
+        .check(absent(kvKeys.voteRef(voteId)))
         .set(kvKeys.vote(height, voteId), vote)
         .set(kvKeys.voteRef(voteId), { height } satisfies VoteRef)
         .set(kvKeys.tag(tag), { voteId, height } satisfies TagUse),
@@ -354,9 +344,9 @@ async function readPointers(kv: Deno.Kv) {
   return { open, head };
 }
 
-async function blockStatus(kv: Deno.Kv): Promise<BlockStatus> {
+async function blockStatus(kv: Deno.Kv): Promise<wire.BlockStatus> {
   const { open, head } = await readPointers(kv);
-  const block = await readRetrying(() => kv.get<Block>(kvKeys.block(head.value.height)));
+  const block = await readRetrying(() => kv.get<wire.BlockRecord>(kvKeys.block(head.value.height)));
   if (!block.value) throw new Error(`Head block ${head.value.height} is missing`);
   return {
     height: head.value.height,
@@ -372,11 +362,11 @@ async function headHeight(kv: Deno.Kv): Promise<number> {
   return head.value.height;
 }
 
-async function blockRange(kv: Deno.Kv, from: number, limit: number): Promise<BlockList> {
+async function blockRange(kv: Deno.Kv, from: number, limit: number): Promise<wire.BlockList> {
   const height = await headHeight(kv);
-  const blocks: Block[] = [];
+  const blocks: wire.BlockRecord[] = [];
   if (limit > 0) {
-    const entries = kv.list<Block>({
+    const entries = kv.list<wire.BlockRecord>({
       start: kvKeys.block(from),
       end: kvKeys.block(from + limit),
     });
@@ -386,9 +376,9 @@ async function blockRange(kv: Deno.Kv, from: number, limit: number): Promise<Blo
 }
 
 /** A vote's proof from stored data: one `getMany` of four point reads. */
-async function voteProof(kv: Deno.Kv, height: number, voteId: string): Promise<VoteProof> {
+async function voteProof(kv: Deno.Kv, height: number, voteId: string): Promise<wire.VoteProof> {
   const [ref, block, index, vote] = await readRetrying(() =>
-    kv.getMany<[VoteRef, Block, VoteIndex, Vote]>([
+    kv.getMany<[VoteRef, wire.BlockRecord, VoteIndex, wire.VoteRecord]>([
       kvKeys.voteRef(voteId),
       kvKeys.block(height),
       kvKeys.voteIndex(voteId),
@@ -396,16 +386,12 @@ async function voteProof(kv: Deno.Kv, height: number, voteId: string): Promise<V
     ])
   );
   if (!ref.value || ref.value.height !== height || !vote.value) {
-    throw new ApiError(404, "unknown_vote", `No vote "${quote(voteId)}" in block ${height}`);
+    throw refusal("unknown_vote", `No vote "${quote(voteId)}" in block ${height}`);
   }
   if (!block.value || !index.value) {
-    throw new ApiError(404, "block_not_sealed", `Block ${height} is not sealed yet`);
+    throw refusal("block_not_sealed", `Block ${height} is not sealed yet`);
   }
   return { vote: vote.value, index: index.value.index, path: index.value.path, block: block.value };
-}
-
-function unknownBlock(height: number): ApiError {
-  return new ApiError(404, "unknown_block", `No sealed block at height ${height}`);
 }
 
 async function blockVotes(
@@ -413,9 +399,9 @@ async function blockVotes(
   height: number,
   offset: number,
   limit: number,
-): Promise<BlockVotes> {
-  const block = await readRetrying(() => kv.get<Block>(kvKeys.block(height)));
-  if (!block.value) throw unknownBlock(height);
+): Promise<wire.BlockVotes> {
+  const block = await readRetrying(() => kv.get<wire.BlockRecord>(kvKeys.block(height)));
+  if (!block.value) throw refusal("unknown_block", `No sealed block at height ${height}`);
   const leaves: { voteId: string; index: number }[] = [];
   if (limit > 0) {
     const entries = kv.list<LeafRecord>({
@@ -426,7 +412,7 @@ async function blockVotes(
       leaves.push({ voteId: entry.value.voteId, index: entry.key[2] as number });
     }
   }
-  const found = await getManyChunked<Vote>(
+  const found = await getManyChunked<wire.VoteRecord>(
     kv,
     leaves.map((leaf) => kvKeys.vote(height, leaf.voteId)),
   );
@@ -438,9 +424,9 @@ async function blockVotes(
   return { votes, total: block.value.size };
 }
 
-async function tagUse(kv: Deno.Kv, tag: string): Promise<TagRecord> {
+async function tagUse(kv: Deno.Kv, tag: string): Promise<wire.TagRecord> {
   const used = await readRetrying(() => kv.get<TagUse>(kvKeys.tag(tag)));
-  if (!used.value) throw new ApiError(404, "unknown_tag", `No vote with tag "${quote(tag)}"`);
+  if (!used.value) throw refusal("unknown_tag", `No vote with tag "${quote(tag)}"`);
   return { voteId: used.value.voteId, blockId: used.value.height };
 }
 
@@ -455,7 +441,7 @@ type TallyCache = {
   pending: Promise<void> | null;
 };
 
-async function tally(kv: Deno.Kv, cache: TallyCache): Promise<Tally> {
+async function tally(kv: Deno.Kv, cache: TallyCache): Promise<wire.Tally> {
   const head = await headHeight(kv);
   while (cache.height < head) {
     if (!cache.pending) {
@@ -473,7 +459,7 @@ async function extendTally(kv: Deno.Kv, cache: TallyCache, head: number): Promis
   for (let height = cache.height + 1; height <= head; height++) {
     // Read the whole block before merging, so a failed read leaves the cache as it was.
     const payloads: string[] = [];
-    for await (const entry of kv.list<Vote>({ prefix: kvKeys.votesOf(height) })) {
+    for await (const entry of kv.list<wire.VoteRecord>({ prefix: kvKeys.votesOf(height) })) {
       payloads.push(entry.value.payload);
     }
     for (const payload of payloads) {
@@ -504,7 +490,7 @@ async function closeOpenBlock(kv: Deno.Kv, now: number): Promise<number | null> 
       kv.atomic()
         .check(open)
         .check(head)
-        .check({ key: kvKeys.seal(height), versionstamp: null })
+        .check(absent(kvKeys.seal(height)))
         .set(kvKeys.open(), { height: height + 1 } satisfies OpenRecord)
         .set(kvKeys.seal(height), { closedAt: now } satisfies SealRecord),
     );
@@ -526,9 +512,9 @@ async function holdsVotes(kv: Deno.Kv, height: number): Promise<boolean> {
 async function closedBlock(
   kv: Deno.Kv,
   height: number,
-): Promise<{ sealed: Block } | ClosedBlock> {
+): Promise<{ sealed: wire.BlockRecord } | ClosedBlock> {
   const [seal, head, existing] = await readRetrying(() =>
-    kv.getMany<[SealRecord, HeadRecord, Block]>([
+    kv.getMany<[SealRecord, HeadRecord, wire.BlockRecord]>([
       kvKeys.seal(height),
       kvKeys.head(),
       kvKeys.block(height),
@@ -542,13 +528,13 @@ async function closedBlock(
   return { closedAt: seal.value.closedAt, prev: head.value };
 }
 
-async function mapBlockVotes<T>(kv: Deno.Kv, height: number, leafOf: (vote: Vote) => T) {
+async function mapBlockVotes<T>(kv: Deno.Kv, height: number, leafOf: (vote: wire.VoteRecord) => T) {
   const voteIds: string[] = [];
   const leaves: T[] = [];
   // The whole listing is retried, so a lock mid-way does not leave a partial list.
   await readRetrying(async () => {
     voteIds.length = leaves.length = 0;
-    for await (const entry of kv.list<Vote>({ prefix: kvKeys.votesOf(height) })) {
+    for await (const entry of kv.list<wire.VoteRecord>({ prefix: kvKeys.votesOf(height) })) {
       voteIds.push(entry.key[2] as string);
       leaves.push(leafOf(entry.value));
     }
@@ -580,7 +566,7 @@ function writeProofs(
   return commitInBatches(kv, proofGroups(height, proofs), options);
 }
 
-async function appendBlock(kv: Deno.Kv, block: Block): Promise<Block> {
+async function appendBlock(kv: Deno.Kv, block: wire.BlockRecord): Promise<wire.BlockRecord> {
   const height = block.height;
   for (let attempt = 0;; attempt++) {
     const head = await readRetrying(() => kv.get<HeadRecord>(kvKeys.head()));
@@ -588,14 +574,14 @@ async function appendBlock(kv: Deno.Kv, block: Block): Promise<Block> {
     const res = follows
       ? await tryCommit(
         kv.atomic()
-          .check({ key: kvKeys.block(height), versionstamp: null })
+          .check(absent(kvKeys.block(height)))
           .check(head)
           .set(kvKeys.block(height), block)
           .set(kvKeys.head(), { height, hash: block.hash } satisfies HeadRecord),
       )
       : { ok: false as const };
     if (res?.ok) return block;
-    const stored = await readRetrying(() => kv.get<Block>(kvKeys.block(height)));
+    const stored = await readRetrying(() => kv.get<wire.BlockRecord>(kvKeys.block(height)));
     if (stored.value) {
       if (stored.value.hash !== block.hash) {
         throw new Error(`Block ${height} was sealed with a different hash`);

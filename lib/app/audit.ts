@@ -5,12 +5,13 @@
 // The caller supplies `get` (an HTTP GET returning parsed JSON), so this module stays pure.
 import * as z from "zod/mini";
 import { bytesToHex } from "../protocol/bytes.ts";
-import { type Block, checkLink, GENESIS_PREV_HASH, verifyBlockHash } from "../protocol/chain.ts";
-import { emptyRoot, merkleRoot, voteLeaf } from "../protocol/merkle.ts";
+import { checkLink, isGenesis, verifyBlockHash } from "../protocol/chain.ts";
+import { merkleRoot, voteLeaf } from "../protocol/merkle.ts";
 import { createMemberCache } from "../protocol/member_cache.ts";
 import { checkRing, decodeSignature, type MemberCache } from "../protocol/ring_signature.ts";
 import {
   BlockList,
+  type BlockRecord,
   BlockStatus,
   BlockVotes,
   codePointLength,
@@ -118,7 +119,7 @@ export async function auditLedger(get: Get, opts: AuditOptions = {}): Promise<Au
     report.keys = registered.size;
 
     // Every block header, in height order.
-    const blocks: Block[] = [];
+    const blocks: BlockRecord[] = [];
     while (blocks.length <= status.height) {
       const page = await read(
         get,
@@ -137,10 +138,9 @@ export async function auditLedger(get: Get, opts: AuditOptions = {}): Promise<Au
     report.blocks = blocks.length;
 
     const genesis = blocks[0];
-    if (
-      genesis.height !== 0 || genesis.size !== 0 || genesis.prev_hash !== GENESIS_PREV_HASH ||
-      genesis.merkle_root !== bytesToHex(emptyRoot())
-    ) fail("block 0: not a genesis block (height 0, size 0, empty root, zero prev_hash)");
+    if (!isGenesis(genesis)) {
+      fail("block 0: not a genesis block (height 0, size 0, empty root, zero prev_hash)");
+    }
     if (!verifyBlockHash(genesis)) fail("block 0: hash does not match its fields");
     blocks.forEach((b, i) => {
       if (b.height !== i) fail(`block ${i}: served with height ${b.height}`);

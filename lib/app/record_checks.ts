@@ -4,14 +4,9 @@
 // block), each compared with an independently obtained value; the tally recounted from the votes;
 // and the voting page's decision about what the board says of its own tag.
 import { bytesToHex } from "../protocol/bytes.ts";
-import { type Block, blockHash, GENESIS_PREV_HASH } from "../protocol/chain.ts";
-import {
-  emptyRoot,
-  hashChildren,
-  inclusionProof,
-  type Vote,
-  voteLeaf,
-} from "../protocol/merkle.ts";
+import { blockHash, isGenesis } from "../protocol/chain.ts";
+import { hashChildren, inclusionProof, voteLeaf } from "../protocol/merkle.ts";
+import type { BlockRecord, VoteRecord } from "../protocol/schemas.ts";
 import type { StatusLine } from "./status.ts";
 
 /** What the browser found about one block: its own hash, and its link to the block before it. */
@@ -35,14 +30,13 @@ export type BlockCheck = {
  * size included) and link to the block of height − 1 among `blocks`. Never throws: a malformed
  * block is a failed check.
  */
-export function checkBlocks(blocks: readonly Block[]): BlockCheck[] {
+export function checkBlocks(blocks: readonly BlockRecord[]): BlockCheck[] {
   const byHeight = new Map(blocks.map((b) => [b.height, b]));
   return blocks.map((block) => {
     const computedHash = safeBlockHash(block);
     const hashOk = computedHash !== null && computedHash === block.hash;
     if (block.height === 0) {
-      const genesisOk = block.prev_hash === GENESIS_PREV_HASH && block.size === 0 &&
-        block.merkle_root === bytesToHex(emptyRoot());
+      const genesisOk = isGenesis(block);
       return {
         height: 0,
         computedHash,
@@ -77,7 +71,7 @@ export function checkBlocks(blocks: readonly Block[]): BlockCheck[] {
   });
 }
 
-function safeBlockHash(block: Block): string | null {
+function safeBlockHash(block: BlockRecord): string | null {
   try {
     return blockHash(block);
   } catch {
@@ -146,15 +140,15 @@ export type ProofStep = {
 /** What {@link proofSteps} derives a vote's proof from. */
 export type ProofInput = {
   /** The block the vote is in. */
-  block: Block;
+  block: BlockRecord;
   /** The block of height `block.height - 1`, null when it could not be read. */
-  previous: Block | null;
+  previous: BlockRecord | null;
   /** Every vote of the block in leaf order, as the block's votes listing served them. */
-  votes: readonly Vote[];
+  votes: readonly VoteRecord[];
   /** The vote's leaf index in `votes`. */
   index: number;
   /** The server's own answer for this vote (GET /api/block/id/{b}/vote/{v}), when it was read. */
-  served?: { vote: Vote; index: number; path: string[] } | null;
+  served?: { vote: VoteRecord; index: number; path: string[] } | null;
 };
 
 /**

@@ -13,6 +13,18 @@ export function assertBytes(value: unknown, length?: number, name = "bytes"): Ui
   return value;
 }
 
+/**
+ * Throws TypeError unless `value` is a number, RangeError unless it is a safe integer >= 0
+ * (heights, sizes, timestamps, leaf indexes).
+ */
+export function assertNonNegativeInteger(value: unknown, name: string): number {
+  if (typeof value !== "number") throw new TypeError(`${name} must be a number`);
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new RangeError(`${name} must be a non-negative integer, got ${value}`);
+  }
+  return value;
+}
+
 /** Lowercase hex of `bytes`. */
 export function bytesToHex(bytes: Uint8Array): string {
   assertBytes(bytes);
@@ -29,10 +41,7 @@ export function hexToBytes(hex: unknown, length?: number, name = "hex"): Uint8Ar
   }
   const out = new Uint8Array(hex.length / 2);
   for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
-  if (length !== undefined && out.length !== length) {
-    throw new RangeError(`${name} must be ${length} bytes, got ${out.length}`);
-  }
-  return out;
+  return assertBytes(out, length, name);
 }
 
 /** Standard base64 (with padding) of `bytes`. */
@@ -61,6 +70,19 @@ export function utf8(text: string): Uint8Array {
   return encoder.encode(text);
 }
 
+/**
+ * UTF-8 bytes of `text`, which must be well-formed Unicode: a lone surrogate would be encoded as
+ * U+FFFD, so several strings would share one encoding (protocol §4). Throws TypeError for a
+ * non-string and RangeError, naming `name`, for a lone surrogate.
+ */
+export function utf8WellFormed(text: string, name = "text"): Uint8Array {
+  if (typeof text !== "string") throw new TypeError(`${name} must be a string`);
+  if (!text.isWellFormed()) {
+    throw new RangeError(`${name} is not well-formed Unicode: it holds a lone surrogate`);
+  }
+  return encoder.encode(text);
+}
+
 /** Concatenation of `parts`. */
 export function concatBytes(...parts: Uint8Array[]): Uint8Array {
   let size = 0;
@@ -76,22 +98,24 @@ export function concatBytes(...parts: Uint8Array[]): Uint8Array {
 
 /** 4-byte big-endian encoding; requires 0 <= n < 2^32. */
 export function u32be(n: number): Uint8Array {
-  if (!Number.isSafeInteger(n) || n < 0 || n > 0xffffffff) {
-    throw new RangeError(`u32 out of range: ${n}`);
-  }
-  const out = new Uint8Array(4);
-  new DataView(out.buffer).setUint32(0, n);
-  return out;
+  return unsignedBigEndian(n, 4);
 }
 
-/** 8-byte big-endian encoding; requires 0 <= n < 2^64. */
+/** 8-byte big-endian encoding; requires 0 <= n < 2^64 (a safe integer when a number). */
 export function u64be(n: number | bigint): Uint8Array {
-  const v = BigInt(n);
-  if ((typeof n === "number" && !Number.isSafeInteger(n)) || v < 0n || v >= 1n << 64n) {
-    throw new RangeError(`u64 out of range: ${n}`);
+  return unsignedBigEndian(n, 8);
+}
+
+function unsignedBigEndian(n: number | bigint, width: 4 | 8): Uint8Array {
+  if (typeof n !== "number" && typeof n !== "bigint") {
+    throw new TypeError(`u${8 * width} must be a number or a bigint`);
   }
-  const out = new Uint8Array(8);
-  new DataView(out.buffer).setBigUint64(0, v);
+  let v = typeof n === "number" && Number.isSafeInteger(n) ? BigInt(n) : n;
+  if (typeof v !== "bigint" || v < 0n || v >= 1n << BigInt(8 * width)) {
+    throw new RangeError(`u${8 * width} out of range: ${n}`);
+  }
+  const out = new Uint8Array(width);
+  for (let i = width - 1; i >= 0; i--, v >>= 8n) out[i] = Number(v & 0xffn);
   return out;
 }
 

@@ -1,39 +1,33 @@
 // Browser-safe. The block chain of protocol §3: block hash, genesis block and the link between a
 // block and its predecessor. Hash fields are 64 lowercase hex characters; malformed input throws.
-import { bytesToHex, concatBytes, hexToBytes, u64be } from "./bytes.ts";
+import { assertNonNegativeInteger, bytesToHex, concatBytes, hexToBytes, u64be } from "./bytes.ts";
 import { sha256 } from "./hash.ts";
 import { emptyRoot } from "./merkle.ts";
-
-/** A block record as stored and served (protocol §3); `timestamp` is ms since the epoch. */
-export type Block = {
-  height: number;
-  timestamp: number;
-  merkle_root: string;
-  prev_hash: string;
-  hash: string;
-  size: number;
-};
+import type { BlockRecord } from "./schemas.ts";
 
 /** The fields a block hash commits to. */
 export type BlockHeader = Pick<
-  Block,
+  BlockRecord,
   "merkle_root" | "timestamp" | "height" | "prev_hash" | "size"
 >;
 
 /** `prev_hash` of the genesis block: 32 zero bytes. */
 export const GENESIS_PREV_HASH = "0".repeat(64);
 
+/**
+ * The genesis rule (protocol §3): the fields every genesis block has, whatever its timestamp —
+ * height 0, size 0, the empty tree's root, a zero `prev_hash`.
+ */
+const GENESIS_FIELDS = {
+  height: 0,
+  size: 0,
+  merkle_root: bytesToHex(emptyRoot()),
+  prev_hash: GENESIS_PREV_HASH,
+} as const;
+
 function assertObject(value: unknown, name: string): Record<string, unknown> {
   if (typeof value !== "object" || value === null) throw new TypeError(`${name} must be an object`);
   return value as Record<string, unknown>;
-}
-
-function assertCount(value: unknown, name: string): number {
-  if (typeof value !== "number") throw new TypeError(`${name} must be a number`);
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw new RangeError(`${name} must be a non-negative integer, got ${value}`);
-  }
-  return value;
 }
 
 /**
@@ -44,29 +38,32 @@ function assertCount(value: unknown, name: string): number {
 export function blockHash(header: BlockHeader): string {
   const h = assertObject(header, "block");
   const root = hexToBytes(h.merkle_root, 32, "merkle_root");
-  const timestamp = assertCount(h.timestamp, "timestamp");
-  const height = assertCount(h.height, "height");
+  const timestamp = assertNonNegativeInteger(h.timestamp, "timestamp");
+  const height = assertNonNegativeInteger(h.height, "height");
   const prev = hexToBytes(h.prev_hash, 32, "prev_hash");
-  const size = assertCount(h.size, "size");
+  const size = assertNonNegativeInteger(h.size, "size");
   return bytesToHex(
     sha256(concatBytes(root, u64be(timestamp), u64be(height), prev, u64be(size))),
   );
 }
 
 /** The genesis block closed at `timestamp`: height 0, size 0, empty-tree root, zero prev_hash. */
-export function genesisBlock(timestamp: number): Block {
-  const header = {
-    height: 0,
-    timestamp: assertCount(timestamp, "timestamp"),
-    merkle_root: bytesToHex(emptyRoot()),
-    prev_hash: GENESIS_PREV_HASH,
-    size: 0,
-  };
+export function genesisBlock(timestamp: number): BlockRecord {
+  const header = { ...GENESIS_FIELDS, timestamp: assertNonNegativeInteger(timestamp, "timestamp") };
   return { ...header, hash: blockHash(header) };
 }
 
+/**
+ * True when `block` has the genesis fields of protocol §3 (any timestamp). Its hash is not
+ * compared here: {@link verifyBlockHash} says whether it matches the fields. Never throws.
+ */
+export function isGenesis(block: BlockHeader): boolean {
+  const fields = Object.entries(GENESIS_FIELDS) as [keyof typeof GENESIS_FIELDS, unknown][];
+  return fields.every(([name, value]) => block[name] === value);
+}
+
 /** True when `block.hash` equals {@link blockHash} of its fields; throws for a malformed block. */
-export function verifyBlockHash(block: Block): boolean {
+export function verifyBlockHash(block: BlockRecord): boolean {
   const b = assertObject(block, "block");
   const hash = hexToBytes(b.hash, 32, "hash");
   return bytesToHex(hash) === blockHash(block);
@@ -77,10 +74,10 @@ export function verifyBlockHash(block: Block): boolean {
  * `block.prev_hash === prev.hash` and `block.hash === blockHash(block)`. Throws TypeError or
  * RangeError for a malformed block; a well-formed block that does not link is false.
  */
-export function checkLink(block: Block, prev: Block): boolean {
+export function checkLink(block: BlockRecord, prev: BlockRecord): boolean {
   const b = assertObject(block, "block");
   const p = assertObject(prev, "prev");
-  assertCount(p.height, "prev.height");
+  assertNonNegativeInteger(p.height, "prev.height");
   hexToBytes(p.hash, 32, "prev.hash");
   const hashOk = verifyBlockHash(block);
   return b.height === (p.height as number) + 1 && b.prev_hash === p.hash && hashOk;

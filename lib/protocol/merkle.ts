@@ -2,8 +2,9 @@
 // (§2.1.3.2), plus the vote bytes and vote leaf of protocol §3. Every tree input is checked by type
 // (TypeError) and length (RangeError) before any hashing.
 import { sha256 as nobleSha256 } from "@noble/hashes/sha2.js";
-import { assertBytes, equalBytes, utf8 } from "./bytes.ts";
+import { assertBytes, assertNonNegativeInteger, equalBytes, utf8 } from "./bytes.ts";
 import { sha256 } from "./hash.ts";
+import type { VoteRecord } from "./schemas.ts";
 
 /** Size in bytes of every hash in the tree (SHA-256). */
 export const HASH_SIZE = 32;
@@ -50,14 +51,6 @@ function assertLeafHashes(leafHashes: unknown): Uint8Array[] {
   return leafHashes;
 }
 
-function assertIndex(value: unknown, name: string): number {
-  if (typeof value !== "number") throw new TypeError(`${name} must be a number`);
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw new RangeError(`${name} must be a non-negative integer, got ${value}`);
-  }
-  return value;
-}
-
 /** Largest power of two strictly smaller than n; requires n >= 2. */
 function splitPoint(n: number): number {
   let k = 1;
@@ -93,7 +86,7 @@ export function merkleRoot(leafHashes: Uint8Array[]): Uint8Array {
  */
 export function inclusionProof(leafHashes: Uint8Array[], index: number): Uint8Array[] {
   assertLeafHashes(leafHashes);
-  assertIndex(index, "index");
+  assertNonNegativeInteger(index, "index");
   const size = leafHashes.length;
   if (index >= size) throw new RangeError(`index must be < size ${size}, got ${index}`);
   const path: Uint8Array[] = [];
@@ -161,8 +154,8 @@ export type InclusionProofInput = {
 function assertProofInput(input: unknown): InclusionProofInput {
   if (typeof input !== "object" || input === null) throw new TypeError("input must be an object");
   const { index, size, leafHash, proof } = input as Record<string, unknown>;
-  assertIndex(index, "index");
-  assertIndex(size, "size");
+  assertNonNegativeInteger(index, "index");
+  assertNonNegativeInteger(size, "size");
   if ((index as number) >= (size as number)) {
     throw new RangeError(`index must be < size ${size}, got ${index}`);
   }
@@ -225,15 +218,12 @@ export function verifyInclusion(input: InclusionProofInput & { root: Uint8Array 
   return root !== null && equalBytes(root, input.root);
 }
 
-/** A recorded vote: payload, wire signature string and the ring's hex keys (protocol §3). */
-export type Vote = { payload: string; signature: string; publicKeys: string[] };
-
 /**
  * Vote bytes `utf8(JSON.stringify({payload, signature, publicKeys: sorted}))` (protocol §3), with
  * `sorted` the ring keys in ascending order. Requires string fields and 64-character lowercase hex
  * keys, so that string order equals byte order.
  */
-export function voteBytes(vote: Vote): Uint8Array {
+export function voteBytes(vote: VoteRecord): Uint8Array {
   if (typeof vote !== "object" || vote === null) throw new TypeError("vote must be an object");
   const { payload, signature, publicKeys } = vote;
   if (typeof payload !== "string") throw new TypeError("vote.payload must be a string");
@@ -252,6 +242,6 @@ export function voteBytes(vote: Vote): Uint8Array {
 }
 
 /** Leaf hash of a vote, `hashLeaf(voteBytes(vote))` (protocol §3). */
-export function voteLeaf(vote: Vote): Uint8Array {
+export function voteLeaf(vote: VoteRecord): Uint8Array {
   return hashLeaf(voteBytes(vote));
 }

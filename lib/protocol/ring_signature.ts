@@ -17,6 +17,7 @@ import {
   hexToBytes,
   u32be,
   utf8,
+  utf8WellFormed,
 } from "./bytes.ts";
 import { decodePoint, G, keyPairFromSeed, L, type Point } from "./keys.ts";
 import { type CombTable, multiplyByComb } from "./comb_table.ts";
@@ -50,9 +51,18 @@ export function hashToPoint(publicKey: Uint8Array): Point {
   return ed25519_hasher.hashToCurve(publicKey, { DST: KEY_IMAGE_DST }) as Point;
 }
 
-/** Hs(b): SHA-512 read as a 64-byte little-endian integer, mod L. */
-export function hashToScalar(bytes: Uint8Array): bigint {
-  return bytesToNumberLE(nobleSha512(bytes)) % L;
+/** A SHA-512 state, for example one that has absorbed a transcript shared by many hashes. */
+export type Sha512State = ReturnType<typeof nobleSha512.create>;
+
+/**
+ * Hs(b) of protocol §2: SHA-512(b) read as a 64-byte little-endian integer, mod L. `b` is the
+ * concatenation of `parts`, after whatever `absorbed` holds already (a clone is extended, so one
+ * state serves every challenge of a signature). Throws TypeError for a part that is not bytes.
+ */
+export function hashToScalar(parts: Uint8Array[], absorbed?: Sha512State): bigint {
+  const state = absorbed ? absorbed.clone() : nobleSha512.create();
+  parts.forEach((part, i) => state.update(assertBytes(part, undefined, `parts[${i}]`)));
+  return bytesToNumberLE(state.digest()) % L;
 }
 
 /** The tag (key image) I = x·Hp(P) of the key with this seed; the same whatever it signs. */
@@ -61,9 +71,12 @@ export function tagOf(seed: Uint8Array): Uint8Array {
   return hashToPoint(publicKey).multiply(secret).toBytes();
 }
 
-/** T = label ‖ u32be(n) ‖ P_0 ‖ … ‖ P_{n-1} ‖ I ‖ u32be(len(m)) ‖ m, m the UTF-8 message. */
+/**
+ * T = label ‖ u32be(n) ‖ P_0 ‖ … ‖ P_{n-1} ‖ I ‖ u32be(len(m)) ‖ m, m the UTF-8 message. Throws
+ * RangeError for a message that is not well-formed Unicode, whose UTF-8 would not be its own.
+ */
 export function transcript(ring: Uint8Array[], tag: Uint8Array, message: string): Uint8Array {
-  const m = utf8(message);
+  const m = utf8WellFormed(message, "message");
   return concatBytes(labelBytes, u32be(ring.length), ...ring, tag, u32be(m.length), m);
 }
 
@@ -72,11 +85,10 @@ export function transcript(ring: Uint8Array[], tag: Uint8Array, message: string)
  * are brought to affine form together, sharing one field inversion.
  */
 function challenger(t: Uint8Array): (li: Point, ri: Point) => bigint {
-  const base = nobleSha512.create().update(t);
+  const transcriptState = nobleSha512.create().update(t);
   return (li, ri) => {
     const [la, ra] = normalizeZ(ed25519.Point, [li, ri]);
-    const h = base.clone().update(la.toBytes()).update(ra.toBytes()).digest();
-    return bytesToNumberLE(h) % L;
+    return hashToScalar([la.toBytes(), ra.toBytes()], transcriptState);
   };
 }
 
@@ -230,6 +242,10 @@ export function checkRing(sig: RingSignature, message: string, opts: CheckOption
   const maxRing = opts.maxRing ?? MAX_RING;
   if (!Array.isArray(ring) || !Array.isArray(r)) throw new TypeError("ring and r must be arrays");
   if (typeof message !== "string") throw new TypeError("message must be a string");
+  // A lone surrogate encodes as U+FFFD: the signature would also cover the replaced text.
+  if (!message.isWellFormed()) {
+    return { ok: false, reason: "message is not well-formed Unicode: it holds a lone surrogate" };
+  }
   const n = ring.length;
   if (n < MIN_RING || n > maxRing) {
     return { ok: false, reason: `ring size must be 2..${maxRing}, got ${n}` };

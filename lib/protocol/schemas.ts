@@ -48,11 +48,18 @@ export const SignatureWire = z.object({
   ring: z.array(Hex32),
 });
 /** A vote as stored and proven: `publicKeys` in ring order as submitted (protocol §3–§4). */
-export const Vote = z.object({
+export const VoteRecord = z.object({
   payload: z.string(),
   signature: z.string(),
   publicKeys: z.array(Hex32),
 });
+/**
+ * A vote payload as submitted: well-formed Unicode, since UTF-8 would turn a lone surrogate into
+ * U+FFFD and one signature would cover several payload strings (protocol §4).
+ */
+export const Payload = z.string().check(
+  z.refine((text) => text.isWellFormed(), "must be well-formed Unicode (no lone surrogates)"),
+);
 /**
  * Body of `POST /api/vote`. The payload limit is checked separately
  * (`MAX_PAYLOAD_CODE_POINTS`) because it has its own status, 413.
@@ -62,13 +69,13 @@ export const VoteSubmission = z.object({
   publicKeys: z.array(Hex32),
   signature: z.string().check(z.minLength(1, "must not be empty")),
   tag: Hex32,
-  payload: z.string(),
+  payload: Payload,
 });
 /** Answer of `POST /api/vote` (202). */
 export const VoteAccepted = z.object({ voteId: VoteId, blockId: Id });
 
 /** A block record (protocol §3). */
-export const Block = z.object({
+export const BlockRecord = z.object({
   height: Count,
   timestamp: Count,
   merkle_root: Hex32,
@@ -76,34 +83,30 @@ export const Block = z.object({
   hash: Hex32,
   size: Count,
 });
-/** Answer of `GET /api/block/status`. */
-export const BlockStatus = z.object({
-  height: Count,
-  hash: Hex32,
-  timestamp: Count,
-  openBlock: Id,
-});
-/** Answer of `GET /api/block/hash/id/{height}`. */
-export const BlockHash = z.object({ height: Count, hash: Hex32 });
+// The head's fields in the answers below are the block record's own.
+const { height, hash, timestamp } = BlockRecord.shape;
+/** Answer of `GET /api/block/hash/id/{height}`: a block record's height and hash. */
+export const BlockHash = z.object({ height, hash });
+/** Answer of `GET /api/block/status`: the head block's height, hash and time, and the open block. */
+export const BlockStatus = z.object({ height, hash, timestamp, openBlock: Id });
 /** Answer of `GET /api/block/id/{blockId}/vote/{voteId}`. */
 export const VoteProof = z.object({
-  vote: Vote,
+  vote: VoteRecord,
   index: Count,
   path: z.array(Hex32),
-  block: Block,
+  block: BlockRecord,
 });
 /** Answer of `GET /api/blocks`. */
-export const BlockList = z.object({ blocks: z.array(Block), height: Count });
+export const BlockList = z.object({ blocks: z.array(BlockRecord), height: Count });
 /** Answer of `GET /api/block/id/{height}/votes`. */
 export const BlockVotes = z.object({
-  votes: z.array(z.object({ voteId: VoteId, index: Count, vote: Vote })),
+  votes: z.array(z.object({ voteId: VoteId, index: Count, vote: VoteRecord })),
   total: Count,
 });
+/** One line of the tally: a payload and how many sealed votes carry it. */
+export const TallyEntry = z.object({ payload: z.string(), count: Id });
 /** Answer of `GET /api/tally`. */
-export const Tally = z.object({
-  total: Count,
-  results: z.array(z.object({ payload: z.string(), count: Id })),
-});
+export const Tally = z.object({ total: Count, results: z.array(TallyEntry) });
 /** Answer of `GET /api/tag/{tag}`. */
 export const TagRecord = z.object({ voteId: VoteId, blockId: Id });
 /** Every error answer; some codes add fields (`duplicate_key` carries `id`). */
@@ -115,15 +118,16 @@ export type KeyRegistration = z.infer<typeof KeyRegistration>;
 export type KeyRecord = z.infer<typeof KeyRecord>;
 export type KeyPage = z.infer<typeof KeyPage>;
 export type SignatureWire = z.infer<typeof SignatureWire>;
-export type Vote = z.infer<typeof Vote>;
+export type VoteRecord = z.infer<typeof VoteRecord>;
 export type VoteSubmission = z.infer<typeof VoteSubmission>;
 export type VoteAccepted = z.infer<typeof VoteAccepted>;
-export type Block = z.infer<typeof Block>;
+export type BlockRecord = z.infer<typeof BlockRecord>;
 export type BlockStatus = z.infer<typeof BlockStatus>;
 export type BlockHash = z.infer<typeof BlockHash>;
 export type VoteProof = z.infer<typeof VoteProof>;
 export type BlockList = z.infer<typeof BlockList>;
 export type BlockVotes = z.infer<typeof BlockVotes>;
+export type TallyEntry = z.infer<typeof TallyEntry>;
 export type Tally = z.infer<typeof Tally>;
 export type TagRecord = z.infer<typeof TagRecord>;
 export type ErrorBody = z.infer<typeof ErrorBody>;

@@ -1,11 +1,10 @@
 // Browser-safe. The order of the tally of `GET /api/tally` (protocol §4): count descending, then
 // payload ascending, so equal counts read the same on the server, in the auditor and on the board.
 
-/** One line of the tally. */
-export type TallyRow = { payload: string; count: number };
+import type { TallyEntry } from "./schemas.ts";
 
 /** The rows of `counts` (payload → votes) in tally order. */
-export function rankTally(counts: Map<string, number>): TallyRow[] {
+export function rankTally(counts: Map<string, number>): TallyEntry[] {
   return [...counts].map(([payload, count]) => ({ payload, count }))
     .sort((a, b) =>
       b.count - a.count || (a.payload < b.payload ? -1 : a.payload > b.payload ? 1 : 0)
@@ -13,7 +12,7 @@ export function rankTally(counts: Map<string, number>): TallyRow[] {
 }
 
 /** The tally of `payloads`, one vote each, in tally order. */
-export function tallyOf(payloads: Iterable<string>): TallyRow[] {
+export function tallyOf(payloads: Iterable<string>): TallyEntry[] {
   const counts = new Map<string, number>();
   for (const p of payloads) counts.set(p, (counts.get(p) ?? 0) + 1);
   return rankTally(counts);

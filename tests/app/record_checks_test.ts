@@ -15,7 +15,8 @@ import {
 } from "../../lib/app/record_checks.ts";
 import { tallyOf } from "../../lib/protocol/tally.ts";
 import { bytesToHex } from "../../lib/protocol/bytes.ts";
-import { type Block, blockHash, genesisBlock } from "../../lib/protocol/chain.ts";
+import { blockHash, genesisBlock } from "../../lib/protocol/chain.ts";
+import type { BlockRecord, VoteRecord } from "../../lib/protocol/schemas.ts";
 import {
   checkOwnTag,
   type ClientIO,
@@ -27,7 +28,6 @@ import {
   inclusionProof,
   merkleRoot,
   rootFromInclusionProof,
-  type Vote,
   voteLeaf,
 } from "../../lib/protocol/merkle.ts";
 import { storageKey } from "../../lib/app/voters.ts";
@@ -39,7 +39,7 @@ import { kvKeys } from "../../server/kv_layout.ts";
 import { createStore } from "../../server/store.ts";
 
 /** A vote whose ring keys are derived from `n`, so every vote differs. */
-function sampleVote(n: number, payload = `Choice ${"ABC"[n % 3]}`): Vote {
+function sampleVote(n: number, payload = `Choice ${"ABC"[n % 3]}`): VoteRecord {
   const key = (k: number) => bytesToHex(new Uint8Array(32).fill((n * 7 + k) % 256));
   return {
     payload,
@@ -49,9 +49,9 @@ function sampleVote(n: number, payload = `Choice ${"ABC"[n % 3]}`): Vote {
 }
 
 /** A chain of genesis plus one block per entry of `sizes`, with the votes of each block. */
-function makeChain(sizes: number[]): { blocks: Block[]; votes: Vote[][] } {
+function makeChain(sizes: number[]): { blocks: BlockRecord[]; votes: VoteRecord[][] } {
   const blocks = [genesisBlock(1_700_000_000_000)];
-  const votes: Vote[][] = [[]];
+  const votes: VoteRecord[][] = [[]];
   let n = 0;
   for (const size of sizes) {
     const own = Array.from({ length: size }, () => sampleVote(n++));
@@ -70,7 +70,7 @@ function makeChain(sizes: number[]): { blocks: Block[]; votes: Vote[][] } {
 }
 
 /** The server's honest answer for leaf `index` of `votes`. */
-function servedProof(votes: Vote[], index: number) {
+function servedProof(votes: VoteRecord[], index: number) {
   const path = inclusionProof(votes.map(voteLeaf), index).map(bytesToHex);
   return { vote: votes[index], index, path };
 }

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { bytesToHex, hexToBytes } from "../../lib/protocol/bytes.ts";
-import { type Block, blockHash } from "../../lib/protocol/chain.ts";
+import { blockHash } from "../../lib/protocol/chain.ts";
 import { storedKeysFromSeed } from "../../lib/protocol/keys.ts";
-import { allInclusionProofs, merkleRoot, type Vote, voteLeaf } from "../../lib/protocol/merkle.ts";
+import { allInclusionProofs, merkleRoot, voteLeaf } from "../../lib/protocol/merkle.ts";
 import { encodeSignature, signRing } from "../../lib/protocol/ring_signature.ts";
-import type { VoteProof } from "../../lib/protocol/schemas.ts";
+import type { BlockRecord, VoteProof, VoteRecord } from "../../lib/protocol/schemas.ts";
 import {
   decideKeyStatus,
   decideVoteStatus,
@@ -124,7 +124,7 @@ Deno.test("vote status lines carry the texts and colours of page §4", () => {
 /** A real sealed block of `count` signed votes at height 2 after block 1 with hash `prevHash`. */
 function sealedBlock(count: number) {
   const ring = [1, 2, 3, 4].map((n) => storedKeysFromSeed(seed(n)).publicKey);
-  const votes: Vote[] = [];
+  const votes: VoteRecord[] = [];
   for (let i = 0; i < count; i++) {
     const sig = signRing({
       ring: ring.map((k) => hexToBytes(k)),
@@ -143,7 +143,7 @@ function sealedBlock(count: number) {
     prev_hash: prevHash,
     size: count,
   };
-  const block: Block = { ...header, hash: blockHash(header) };
+  const block: BlockRecord = { ...header, hash: blockHash(header) };
   const proofOf = (index: number): VoteProof => ({
     vote: votes[index],
     index,
@@ -153,7 +153,7 @@ function sealedBlock(count: number) {
   return { votes, block, prevHash, proofOf };
 }
 
-function storedFor(vote: Vote): StoredVote {
+function storedFor(vote: VoteRecord): StoredVote {
   return { voteId: "v1", blockId: "2", voteContent: vote.payload, voteSignature: vote.signature };
 }
 

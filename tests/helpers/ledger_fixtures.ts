@@ -7,7 +7,7 @@ import { blockHash } from "../../lib/protocol/chain.ts";
 import { generateSeed, keyPairFromSeed, L, type Point } from "../../lib/protocol/keys.ts";
 import { verifyInclusion, voteLeaf } from "../../lib/protocol/merkle.ts";
 import { encodeSignature, signRing } from "../../lib/protocol/ring_signature.ts";
-import type { Vote, VoteProof, VoteSubmission } from "../../lib/protocol/schemas.ts";
+import type { VoteProof, VoteRecord, VoteSubmission } from "../../lib/protocol/schemas.ts";
 
 /** A simulated voter: its seed and hex public key. */
 export type TestVoter = { seed: Uint8Array; key: string };
@@ -130,7 +130,7 @@ function modPow(base: bigint, exp: bigint, mod: bigint): bigint {
  * An unsigned vote with a fresh random tag, for store and sealer tests that exercise storage
  * (the signature is verified by the API, not by the store), so thousands cost no signing time.
  */
-export function unsignedVote(payload: string): { vote: Vote; tag: string } {
+export function unsignedVote(payload: string): { vote: VoteRecord; tag: string } {
   const random = () => bytesToHex(crypto.getRandomValues(new Uint8Array(32)));
   return {
     vote: {

@@ -1,20 +1,21 @@
 import assert from "node:assert/strict";
 import { bytesToHex } from "../../lib/protocol/bytes.ts";
 import {
-  type Block,
   blockHash,
   checkLink,
   GENESIS_PREV_HASH,
   genesisBlock,
+  isGenesis,
   verifyBlockHash,
 } from "../../lib/protocol/chain.ts";
 import { emptyRoot } from "../../lib/protocol/merkle.ts";
+import type { BlockRecord } from "../../lib/protocol/schemas.ts";
 import vectors from "../vectors/chain_block.json" with { type: "json" };
 
-const frozen: Block = vectors.block;
+const frozen: BlockRecord = vectors.block;
 
 /** A correctly hashed block after `prev`, closed one minute later with `size` votes. */
-function nextBlock(prev: Block, merkleRoot: string, size: number): Block {
+function nextBlock(prev: BlockRecord, merkleRoot: string, size: number): BlockRecord {
   const header = {
     height: prev.height + 1,
     timestamp: prev.timestamp + 60_000,
@@ -40,6 +41,23 @@ Deno.test("genesisBlock has height 0, size 0, the empty-tree root and a zero pre
   assert.notEqual(genesisBlock(vectors.genesis.timestamp + 1).hash, genesis.hash);
 });
 
+Deno.test("isGenesis accepts any genesis block and refuses each changed genesis field", () => {
+  const genesis = genesisBlock(vectors.genesis.timestamp);
+  assert.equal(isGenesis(genesis), true);
+  assert.equal(isGenesis(genesisBlock(0)), true);
+  const changed: [string, Partial<BlockRecord>][] = [
+    ["height 1", { height: 1 }],
+    ["size 1", { size: 1 }],
+    ["a root other than the empty tree's", { merkle_root: vectors.block.merkle_root }],
+    ["a non-zero prev_hash", { prev_hash: genesis.hash }],
+  ];
+  for (const [desc, change] of changed) {
+    assert.equal(isGenesis(rehash({ ...genesis, ...change })), false, desc);
+  }
+  assert.equal(isGenesis({ ...genesis, height: "0" as unknown as number }), false, "height '0'");
+  assert.equal(isGenesis(nextBlock(genesis, vectors.block.merkle_root, 8)), false, "block 1");
+});
+
 Deno.test("checkLink accepts a correctly hashed next block", () => {
   const genesis = genesisBlock(vectors.genesis.timestamp);
   const first = nextBlock(genesis, vectors.block.merkle_root, 8);
@@ -52,7 +70,7 @@ Deno.test("checkLink rejects every broken link", async (t) => {
   const genesis = genesisBlock(vectors.genesis.timestamp);
   const prev = nextBlock(genesis, vectors.block.merkle_root, 8);
   const block = nextBlock(prev, vectors.block.prev_hash, 3);
-  const cases: { desc: string; block: Block; prev?: Block }[] = [
+  const cases: { desc: string; block: BlockRecord; prev?: BlockRecord }[] = [
     // Re-hashed, so that only the link itself is wrong.
     { desc: "height skips one", block: rehash({ ...block, height: block.height + 1 }) },
     { desc: "height repeats the previous one", block: rehash({ ...block, height: prev.height }) },
@@ -72,7 +90,7 @@ Deno.test("checkLink rejects every broken link", async (t) => {
 });
 
 Deno.test("verifyBlockHash is false for any changed committed field", () => {
-  const changed: Block[] = [
+  const changed: BlockRecord[] = [
     { ...frozen, height: frozen.height + 1 },
     { ...frozen, timestamp: frozen.timestamp + 1 },
     { ...frozen, size: frozen.size - 1 },
@@ -102,8 +120,12 @@ Deno.test("malformed blocks throw instead of comparing", () => {
   ];
   for (const [desc, block, name] of cases) {
     const isName = (e: Error) => e.name === name;
-    assert.throws(() => verifyBlockHash(block as Block), isName, `verifyBlockHash: ${desc}`);
-    assert.throws(() => checkLink(block as Block, frozen), isName, `checkLink block: ${desc}`);
+    assert.throws(() => verifyBlockHash(block as BlockRecord), isName, `verifyBlockHash: ${desc}`);
+    assert.throws(
+      () => checkLink(block as BlockRecord, frozen),
+      isName,
+      `checkLink block: ${desc}`,
+    );
   }
   assert.throws(() => checkLink(frozen, null as never), TypeError);
   assert.throws(() => checkLink(frozen, { ...frozen, hash: "zz" }), RangeError);
@@ -116,6 +138,6 @@ function flipHex(hex: string): string {
   return (hex[0] === "0" ? "1" : "0") + hex.slice(1);
 }
 
-function rehash(block: Block): Block {
+function rehash(block: BlockRecord): BlockRecord {
   return { ...block, hash: blockHash(block) };
 }

@@ -11,10 +11,10 @@ import {
   merkleRoot,
   rootFromInclusionProof,
   verifyInclusion,
-  type Vote,
   voteBytes,
   voteLeaf,
 } from "../../lib/protocol/merkle.ts";
+import type { VoteRecord } from "../../lib/protocol/schemas.ts";
 import rfc from "../vectors/rfc6962_merkle.json" with { type: "json" };
 import voteVector from "../vectors/merkle_vote.json" with { type: "json" };
 
@@ -356,7 +356,7 @@ Deno.test("voteBytes orders the keys payload, signature, publicKeys and sorts th
 });
 
 Deno.test("voteBytes and voteLeaf match the vote vector (unicode payload)", () => {
-  const vote: Vote = voteVector.vote;
+  const vote: VoteRecord = voteVector.vote;
   const bytes = voteBytes(vote);
   assert.equal(new TextDecoder().decode(bytes), voteVector.expectedBytes);
   assert.deepEqual(bytes, utf8(voteVector.expectedBytes));
@@ -379,6 +379,6 @@ Deno.test("voteBytes rejects malformed votes", () => {
     ["numeric key", { payload: "yes", signature: "", publicKeys: [7] }, "TypeError"],
   ];
   for (const [desc, vote, name] of cases) {
-    assert.throws(() => voteBytes(vote as Vote), (e: Error) => e.name === name, desc);
+    assert.throws(() => voteBytes(vote as VoteRecord), (e: Error) => e.name === name, desc);
   }
 });

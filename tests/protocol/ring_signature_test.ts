@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { ed25519, ed25519_hasher, ED25519_TORSION_SUBGROUP } from "@noble/curves/ed25519.js";
-import { numberToBytesLE } from "@noble/curves/utils.js";
+import { bytesToNumberLE, numberToBytesLE } from "@noble/curves/utils.js";
+import { sha512 } from "@noble/hashes/sha2.js";
 import { bytesToHex, hexToBytes, utf8 } from "../../lib/protocol/bytes.ts";
 import { keyPairFromSeed, L } from "../../lib/protocol/keys.ts";
 import { createMemberCache } from "../../lib/protocol/member_cache.ts";
@@ -27,6 +28,7 @@ import {
 import { drbg } from "../helpers/drbg.ts";
 import rfc9380 from "../vectors/rfc9380_edwards25519_ro.json" with { type: "json" };
 import lsag from "../vectors/lsag_v1.json" with { type: "json" };
+import hsVectors from "../vectors/hash_to_scalar.json" with { type: "json" };
 
 const Point = ed25519.Point;
 const seedsFor = (label: string, n: number) => {
@@ -65,11 +67,37 @@ Deno.test("Hp implements RFC 9380 edwards25519_XMD:SHA-512_ELL2_RO_ (J.5.1 vecto
   assert.ok(hashToPoint(pk).isTorsionFree());
 });
 
-Deno.test("Hs reads SHA-512 little-endian mod L", () => {
-  const s = hashToScalar(utf8("abc"));
-  assert.ok(s >= 0n && s < L);
-  assert.equal(s, hashToScalar(utf8("abc")));
-  assert.notEqual(s, hashToScalar(utf8("abd")));
+Deno.test("Hs gives the independently computed known answers, whole or in parts", async (t) => {
+  for (const v of hsVectors.vectors) {
+    await t.step(v.desc, () => {
+      const input = hexToBytes(v.input);
+      const expected = bytesToNumberLE(hexToBytes(v.scalar, 32));
+      assert.ok(expected < L);
+      assert.equal(hashToScalar([input]), expected);
+      const cut = input.length >> 1;
+      const [head, tail] = [input.subarray(0, cut), input.subarray(cut)];
+      assert.equal(hashToScalar([head, tail]), expected, "the same bytes in two parts");
+      const absorbed = sha512.create().update(head);
+      assert.equal(hashToScalar([tail], absorbed), expected, "after a state holding the head");
+      assert.equal(hashToScalar([tail], absorbed), expected, "the state is not consumed");
+    });
+  }
+  assert.throws(() => hashToScalar(["abc" as unknown as Uint8Array]), TypeError);
+});
+
+Deno.test("every challenge of a signature is Hs(T ‖ L_i ‖ R_i), the one Hs", () => {
+  // The ring equations of protocol §2 written out with noble's points and hashToScalar alone.
+  const t = transcript(good.ring, good.tag, message);
+  const tag = Point.fromBytes(good.tag);
+  const c0 = bytesToNumberLE(good.c0);
+  let c = c0;
+  good.ring.forEach((member, i) => {
+    const r = bytesToNumberLE(good.r[i]);
+    const li = Point.BASE.multiplyUnsafe(r).add(Point.fromBytes(member).multiplyUnsafe(c));
+    const ri = hashToPoint(member).multiplyUnsafe(r).add(tag.multiplyUnsafe(c));
+    c = hashToScalar([t, li.toBytes(), ri.toBytes()]);
+  });
+  assert.equal(c, c0);
 });
 
 Deno.test("transcript layout follows protocol §2", () => {
@@ -251,6 +279,27 @@ Deno.test("signRing refuses a ring without the signer or outside 2..64", () => {
     () => signRing({ ring: [ring[0], ring[0], ring[1]], seed: seeds[0], message }),
     RangeError,
   );
+});
+
+Deno.test("signRing refuses a message that is not well-formed Unicode, naming it", () => {
+  for (const bad of ["\uD800", "ok\uDFFF", "\uDC00\uD800"]) {
+    assert.throws(
+      () => signRing({ ring, seed: seeds[3], message: bad }),
+      (e: Error) => e instanceof RangeError && /message is not well-formed Unicode/.test(e.message),
+      JSON.stringify(bad),
+    );
+  }
+  // Surrogate pairs are well-formed: astral text signs and verifies.
+  const astral = "🗳️ e\u0301 \u{1F1EB}\u{1F1F7}";
+  assert.equal(verifyRing(signRing({ ring, seed: seeds[3], message: astral }), astral), true);
+});
+
+Deno.test("checkRing refuses a lone surrogate even where its UTF-8 bytes match the signed text", () => {
+  const overReplacement = signRing({ ring, seed: seeds[3], message: "\uFFFD" });
+  assert.equal(verifyRing(overReplacement, "\uFFFD"), true);
+  const check = checkRing(overReplacement, "\uD800");
+  assert.equal(check.ok, false);
+  assert.match((check as { reason: string }).reason, /message is not well-formed Unicode/);
 });
 
 Deno.test("property: sign then verify holds; any single-byte change fails", () => {

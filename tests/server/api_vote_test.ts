@@ -306,6 +306,44 @@ Deno.test("POST /api/vote: a payload of exactly 1,000 code points is accepted", 
   }
 });
 
+Deno.test("POST /api/vote: a payload that is not well-formed Unicode is 400 invalid_request", async (t) => {
+  const { kv, app, voters } = await setup(3);
+  try {
+    // UTF-8 turns a lone surrogate into U+FFFD, so a signature over "\uFFFD" also covers "\uD800".
+    const lookalikes = ["\uD800", "Yes \uDC00", "\uDBFF\uD800x", "a\uD83D"];
+    const before = await dump(kv);
+    for (const [i, payload] of lookalikes.entries()) {
+      await t.step(JSON.stringify(payload), async () => {
+        const signer = voters[i % voters.length];
+        const overReplacement = signedVote(signer, voters, payload.toWellFormed());
+        const res = await call(app, "POST", "/api/vote", { ...overReplacement, payload });
+        assert.equal(res.status, 400, JSON.stringify(res.body));
+        assert.match(res.type ?? "", /^application\/json/);
+        assert.equal(res.body.error.code, "invalid_request");
+        assert.match(res.body.error.message, /payload: must be well-formed Unicode/);
+      });
+    }
+    assert.deepEqual(await dump(kv), before, "nothing stored");
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("POST /api/vote: well-formed astral text, accents and combining marks get a 202", async () => {
+  const { kv, app, voters } = await setup(3);
+  try {
+    const payloads = ["🗳️ Ja 👍🏽", "Élection à Zürich", "e\u0301 n\u0303 \u{1F1EB}\u{1F1F7}"];
+    for (const [i, payload] of payloads.entries()) {
+      const res = await call(app, "POST", "/api/vote", signedVote(voters[i], voters, payload));
+      assert.equal(res.status, 202, `${payload}: ${JSON.stringify(res.body)}`);
+      assert.match(res.type ?? "", /^application\/json/);
+      assert.equal(typeof res.body.voteId, "string");
+    }
+  } finally {
+    kv.close();
+  }
+});
+
 Deno.test("POST /api/vote: one key votes once, before and after sealing (409 duplicate_tag)", async () => {
   const { kv, store, app, voters } = await setup(4);
   try {

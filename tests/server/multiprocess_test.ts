@@ -3,7 +3,7 @@
 // proof verifies whichever process answers it (protocol §5).
 import assert from "node:assert/strict";
 import { checkLink } from "../../lib/protocol/chain.ts";
-import type { Block } from "../../lib/protocol/schemas.ts";
+import type { BlockRecord } from "../../lib/protocol/schemas.ts";
 import {
   call,
   makeVoters,
@@ -73,7 +73,7 @@ Deno.test("two processes on one KV file, both sealing: every accepted vote is pr
     }
 
     const { body } = await call(a.url, "GET", "/api/blocks?from=0&limit=100");
-    const blocks: Block[] = body.blocks;
+    const blocks: BlockRecord[] = body.blocks;
     assert.deepEqual(
       blocks.map((x) => x.height),
       Array.from({ length: body.height + 1 }, (_, i) => i),

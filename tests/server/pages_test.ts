@@ -16,7 +16,13 @@ async function freshBuild() {
 
 Deno.test("the page and its bundles", async (t) => {
   const { dir, outDir, manifest } = await freshBuild();
-  const app = createPageApp({ ringSize: 5, buildDir: outDir });
+  const kv = await Deno.openKv(":memory:");
+  // The whole app, so refusals reach the app's one error handler.
+  const app = createApp({
+    store: await createStore(kv),
+    config: { ringSize: 5 },
+    buildDir: outDir,
+  });
   try {
     await t.step("GET / renders the shell with the island, its props and its module", async () => {
       const res = await app.request("/");
@@ -85,6 +91,7 @@ Deno.test("the page and its bundles", async (t) => {
       assert.deepEqual(again.manifest, readManifest(outDir));
     });
   } finally {
+    kv.close();
     await Deno.remove(dir, { recursive: true });
   }
 });

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { bytesToHex } from "../../lib/protocol/bytes.ts";
 import { blockHash, genesisBlock } from "../../lib/protocol/chain.ts";
 import { merkleRoot, voteLeaf } from "../../lib/protocol/merkle.ts";
-import type { Vote } from "../../lib/protocol/schemas.ts";
+import type { VoteRecord } from "../../lib/protocol/schemas.ts";
 import { type FaultPoint, SealFault, sealNextBlock } from "../../server/sealer.ts";
 import { kvKeys } from "../../server/kv_layout.ts";
 import { createStore, type Store } from "../../server/store.ts";
@@ -14,7 +14,7 @@ import { proofVerifies, unsignedVote } from "../helpers/ledger_fixtures.ts";
 const GENESIS_AT = 1_700_000_000_000;
 
 async function submitMany(store: Store, n: number, label: string) {
-  const accepted: { voteId: string; blockId: number; vote: Vote }[] = [];
+  const accepted: { voteId: string; blockId: number; vote: VoteRecord }[] = [];
   for (let i = 0; i < n; i++) {
     const { vote, tag } = unsignedVote(`${label} ${i}`);
     accepted.push({ ...(await store.submitVote(vote, tag)), vote });
@@ -24,7 +24,7 @@ async function submitMany(store: Store, n: number, label: string) {
 
 /** The block a client would expect, computed from the accepted votes alone (protocol §3). */
 function expectedBlock(
-  votes: { voteId: string; vote: Vote }[],
+  votes: { voteId: string; vote: VoteRecord }[],
   { height, closedAt, prevHash }: { height: number; closedAt: number; prevHash: string },
 ) {
   const ordered = [...votes].sort((a, b) => (a.voteId < b.voteId ? -1 : 1));

@@ -3,7 +3,7 @@
 // database file each sealing.
 import assert from "node:assert/strict";
 import { checkLink } from "../../lib/protocol/chain.ts";
-import type { Block, VoteProof } from "../../lib/protocol/schemas.ts";
+import type { BlockRecord, VoteProof } from "../../lib/protocol/schemas.ts";
 import { createApp } from "../../server/app.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
 import { createStore, type Store } from "../../server/store.ts";
@@ -32,9 +32,9 @@ function runSealer(store: Store, everyMs = 3): () => Promise<void> {
 }
 
 /** All blocks from genesis to the head, asserting contiguous heights and links. */
-async function assertChain(store: Store): Promise<Block[]> {
+async function assertChain(store: Store): Promise<BlockRecord[]> {
   const { height } = await store.status();
-  const blocks: Block[] = [];
+  const blocks: BlockRecord[] = [];
   for (let from = 0; from <= height; from += 100) {
     blocks.push(...(await store.blocks(from, 100)).blocks);
   }
