@@ -34,6 +34,7 @@ Deno.test("every error answer has the same headers and shape as the error type's
     const accepted = await app.request("/api/vote", json(vote));
     assert.equal(accepted.status, 202);
     const { voteId } = await accepted.json();
+    const unsent = signedVote(b, ringFor(b, [a, b, c], 3), "Yes");
 
     const cases: [string, number, string, string, RequestInit?][] = [
       ["unknown route", 404, "not_found", "/api/nothing"],
@@ -47,7 +48,14 @@ Deno.test("every error answer has the same headers and shape as the error type's
       ["no such vote", 404, "unknown_vote", "/api/block/id/1/vote/AAAAAAAAAAAAAAAAAAAAAA"],
       ["vote not sealed", 404, "block_not_sealed", `/api/block/id/1/vote/${voteId}`],
       ["no such tag", 404, "unknown_tag", `/api/tag/${"0".repeat(64)}`],
-      ["changed payload", 400, "invalid_signature", "/api/vote", json({ ...vote, payload: "No" })],
+      // By a voter who has not voted: a replayed tag is refused (409) before any verification.
+      [
+        "changed payload",
+        400,
+        "invalid_signature",
+        "/api/vote",
+        json({ ...unsent, payload: "No" }),
+      ],
       [
         "unregistered ring member",
         403,
