@@ -78,15 +78,11 @@ export function refusal(code: ErrorCode, message: string, details: ErrorDetails 
   return new ApiError(ERROR_STATUS[code], code, message, details);
 }
 
-/** Seconds a caller refused with 503 `busy` is asked to wait before retrying. */
-export const BUSY_RETRY_AFTER_SECONDS = 1;
-
-/**
- * 503 `busy` with `Retry-After` (protocol §4): verification capacity is saturated and nothing was
- * stored, so the same request may simply be sent again later.
- */
-export function busy(message: string, retryAfterSeconds = BUSY_RETRY_AFTER_SECONDS): ApiError {
-  return refusal("busy", message, { headers: { "Retry-After": String(retryAfterSeconds) } });
+/** 503 `busy` with `Retry-After`: verification capacity is saturated and nothing was stored. */
+export function busy(retryAfterSeconds: number): ApiError {
+  return refusal("busy", `The server is busy: retry in ${retryAfterSeconds} s`, {
+    headers: { "Retry-After": String(retryAfterSeconds) },
+  });
 }
 
 /** 409 `duplicate_key`: `key` is registered already, under `id` (carried in the body). */

@@ -85,9 +85,12 @@ export type VerifierOptions = {
  */
 export const DEFAULT_MAX_QUEUED = 256;
 
-/** The 503 `busy` every verifier answers once `maxQueued` jobs wait. */
-export function verifierBusy(queued: number): Error {
-  return busy(`The server is verifying ${queued} requests already; try again shortly`);
+/** Seconds a caller refused with 503 `busy` is asked to wait (`Retry-After`). */
+export const BUSY_RETRY_AFTER_SECONDS = 1;
+
+/** The 503 `busy` every verifier answers once `maxQueued` jobs wait, or a job cannot be run. */
+export function verifierBusy(): Error {
+  return busy(BUSY_RETRY_AFTER_SECONDS);
 }
 
 /**
@@ -158,7 +161,7 @@ export function createInProcessVerifier(opts: VerifierOptions = {}): Verifier {
 
   function submit<J extends VerifierJob>(job: J): Promise<JobResult<J>> {
     if (closed) return Promise.reject(new Error("The verifier is closed"));
-    if (jobs.length >= maxQueued) return Promise.reject(verifierBusy(jobs.length));
+    if (jobs.length >= maxQueued) return Promise.reject(verifierBusy());
     const answer = new Promise<JobResult<J>>((resolve, reject) => {
       jobs.push({
         run() {

@@ -18,7 +18,6 @@ import {
   type VerifierJob,
   type VerifierOptions,
 } from "./verifier.ts";
-import { busy } from "./errors.ts";
 import { DEFAULT_MEMBER_BUDGET } from "../lib/protocol/member_cache.ts";
 
 /** Messages to a verification worker. */
@@ -145,7 +144,7 @@ export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
     for (const pending of slot.pending.values()) {
       if (pending.attempts >= 2) {
         queued--;
-        pending.reject(busy("A verification worker failed twice on this request; try again"));
+        pending.reject(verifierBusy());
       } else {
         pending.attempts++;
         send(leastBusy(), pending);
@@ -170,7 +169,7 @@ export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
 
   function submit<J extends VerifierJob>(job: J): Promise<JobResult<J>> {
     if (closed) return Promise.reject(new Error("The verification pool is closed"));
-    if (queued >= maxQueued) return Promise.reject(verifierBusy(queued));
+    if (queued >= maxQueued) return Promise.reject(verifierBusy());
     queued++;
     return new Promise((resolve, reject) => {
       send(leastBusy(), {

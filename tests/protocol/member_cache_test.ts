@@ -1,3 +1,5 @@
+// The member cache (lib/protocol/member_cache.ts): a byte budget bounds how many members it
+// holds, and a full cache evicts the least recently used member, not the oldest inserted.
 import assert from "node:assert/strict";
 import { bytesToHex } from "../../lib/protocol/bytes.ts";
 import { generateSeed, keyPairFromSeed } from "../../lib/protocol/keys.ts";

@@ -34,6 +34,7 @@ Deno.test("every error answer has the same headers and shape as the error type's
     const accepted = await app.request("/api/vote", json(vote));
     assert.equal(accepted.status, 202);
     const { voteId } = await accepted.json();
+    const unsent = signedVote(b, ringFor(b, [a, b, c], 3), "Yes");
 
     const cases: [string, number, string, string, RequestInit?][] = [
       ["unknown route", 404, "not_found", "/api/nothing"],
@@ -54,7 +55,7 @@ Deno.test("every error answer has the same headers and shape as the error type's
         400,
         "invalid_signature",
         "/api/vote",
-        json({ ...signedVote(b, ringFor(b, [a, b, c], 3), "Yes"), payload: "No" }),
+        json({ ...unsent, payload: "No" }),
       ],
       [
         "unregistered ring member",
@@ -118,10 +119,8 @@ Deno.test("503 busy carries Retry-After, through the same error handler", async 
   try {
     // A verifier that registers keys as usual but is saturated when a vote arrives.
     const verifier = createInProcessVerifier();
-    const app = createApp({
-      store: await createStore(kv),
-      verifier: { ...verifier, verify: () => Promise.reject(busy("Saturated", 2)) },
-    });
+    verifier.verify = () => Promise.reject(busy(2));
+    const app = createApp({ store: await createStore(kv), verifier });
     const [a, b] = makeVoters(2);
     for (const v of [a, b]) await app.request("/api/pki/key", json({ key: v.key }));
     const res = await app.request("/api/vote", json(signedVote(a, [a, b], "Yes")));
