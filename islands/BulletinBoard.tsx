@@ -6,14 +6,13 @@
 // islands/bulletin_board/state.ts; each section is a file of islands/bulletin_board/ (files in that
 // folder are parts of this island, not islands of their own).
 import type { ComponentType } from "preact";
-import { useEffect, useMemo, useState } from "react";
+import { useEffect, useMemo } from "react";
 import ForkAlert from "../components/ForkAlert.tsx";
 import { createApiClient } from "../lib/app/api_client.ts";
 import { createBulletinState } from "./bulletin_board/state.ts";
 import AnonymitySection from "./bulletin_board/AnonymitySection.tsx";
 import AuditSection from "./bulletin_board/AuditSection.tsx";
-import { watchHeads } from "./watch_heads.ts";
-import type { ForkEvidence } from "../lib/protocol/schemas.ts";
+import { useForkEvidence } from "./watch_heads.ts";
 import BlockSection from "./bulletin_board/BlockSection.tsx";
 import ChainSection from "./bulletin_board/ChainSection.tsx";
 import LiveStatus from "./bulletin_board/LiveStatus.tsx";
@@ -46,15 +45,8 @@ export default function BulletinBoard({ pollMs, vote = null }: BulletinBoardProp
       // A shared link opens straight to its vote.
       if (vote !== null) bulletin.openShared(vote);
     }), []);
-  const [fork, setFork] = useState<ForkEvidence | null>(null);
   // The chain shown must extend every signed head this browser saw, here or on the voting page.
-  useEffect(() =>
-    watchHeads(createApiClient({ fetch }), {
-      storage: localStorage,
-      everyMs: pollMs,
-      onFork: setFork,
-      onError: console.error,
-    }), []);
+  const fork = useForkEvidence(pollMs);
   return (
     <div class="bulletin" data-ready={bulletin.ready.value ? "true" : "false"}>
       {fork && <ForkAlert evidence={fork} />}

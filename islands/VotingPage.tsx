@@ -6,9 +6,8 @@ import { useSignal } from "@preact/signals";
 import ForkAlert from "../components/ForkAlert.tsx";
 import { anonymityByBallot, shownAnalysis } from "../lib/app/anonymity_view.ts";
 import { createApiClient } from "../lib/app/api_client.ts";
-import { watchHeads } from "./watch_heads.ts";
+import { useForkEvidence } from "./watch_heads.ts";
 import { lensSource } from "../lib/app/sealed_rings.ts";
-import type { ForkEvidence } from "../lib/protocol/schemas.ts";
 import {
   parseVoterList,
   serializeVoterList,
@@ -35,7 +34,7 @@ export default function VotingPage({ ringSize }: VotingPageProps) {
   // Panels whose vote is verified, by namespace: while there are any, the page follows the chain
   // and keeps one anonymity analysis per height for all of them.
   const verified = useSignal<ReadonlySet<string>>(new Set());
-  const fork = useForkEvidence();
+  const fork = useForkEvidence(HEAD_CHECK_MS);
   const api = useMemo(() => createApiClient({ fetch }), []);
   const source = useMemo(() => lensSource(api), []);
   const height = useChainHeight(async () => (await api.blockStatus()).height, {
@@ -101,21 +100,4 @@ export default function VotingPage({ ringSize }: VotingPageProps) {
       </div>
     </div>
   );
-}
-
-/**
- * Fork evidence against the server, once found: the chain's head (and the block at the highest
- * remembered height) checked against the signed heads this browser has seen, now and every
- * {@link HEAD_CHECK_MS}.
- */
-function useForkEvidence(): ForkEvidence | null {
-  const [fork, setFork] = useState<ForkEvidence | null>(null);
-  useEffect(() =>
-    watchHeads(createApiClient({ fetch }), {
-      storage: localStorage,
-      everyMs: HEAD_CHECK_MS,
-      onFork: setFork,
-      onError: console.error,
-    }), []);
-  return fork;
 }

@@ -3,12 +3,12 @@
 // sent for real with the ledger read before and after, and each lie seen through the lens.
 import { base64ToBytes, bytesToHex } from "../protocol/bytes.ts";
 import { generateSeed, keyPairFromSeed } from "../protocol/keys.ts";
-import type { ForkEvidence, SignatureWire, VoteSubmission } from "../protocol/schemas.ts";
+import type { SignatureWire, VoteSubmission } from "../protocol/schemas.ts";
 import { ApiCallError, type ApiClient } from "./api_client.ts";
 import { type Attack, type AttackFact, type AttackInput, type LabKey } from "./attacks.ts";
 import type { SeenHeads } from "./heads.ts";
-import { checkVoteView } from "./lens_checks.ts";
-import type { CheckName, LieId } from "./lies.ts";
+import { checkVoteView, type LensVerdict } from "./lens_checks.ts";
+import type { LieId } from "./lies.ts";
 import {
   type ClientIO,
   generateKeys,
@@ -196,13 +196,7 @@ export async function runAttack(
 }
 
 /** A lie as seen: whether the voter's checks caught it, which failed, and the evidence. */
-export type LieRun = {
-  detected: boolean;
-  failed: CheckName[];
-  details: string[];
-  evidence: ForkEvidence | null;
-  seen: SeenHeads;
-};
+export type LieRun = LensVerdict;
 
 /**
  * Views the lab voter's vote honestly (remembering the signed heads shown), then through the lens
