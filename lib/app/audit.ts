@@ -400,7 +400,17 @@ async function checkTally(
     ctx.fail(`tally: total ${served.total}, but the chain holds ${ledger.votes.length} votes`);
   }
   const counted = new Map(mine.map((t) => [t.payload, t.count]));
-  const theirs = new Map(served.results.map((t) => [t.payload, t.count]));
+  const theirs = new Map<string, number>();
+  let sum = 0;
+  for (const t of served.results) {
+    // A Map keeps the last of two rows; a repeated row must not hide a padded one.
+    if (theirs.has(t.payload)) ctx.fail(`tally: "${t.payload}" is served in more than one row`);
+    else theirs.set(t.payload, t.count);
+    sum += t.count;
+  }
+  if (sum !== served.total) {
+    ctx.fail(`tally: the served counts add up to ${sum}, but the served total is ${served.total}`);
+  }
   for (const [payload, count] of counted) {
     if (theirs.get(payload) !== count) {
       ctx.fail(`tally: "${payload}" has ${count} votes, served ${theirs.get(payload) ?? 0}`);

@@ -104,6 +104,16 @@ Deno.test("the auditor catches every kind of tampering", async (t) => {
       expect: /tally: "yes" has 4 votes, served 5/,
     },
     {
+      desc: "a padded tally row hidden in front of the honest one",
+      api: tampered(/\/api\/tally/, (b) => b.results.unshift({ payload: "yes", count: 10 })),
+      expect: /tally: "yes" is served in more than one row/,
+    },
+    {
+      desc: "served counts that do not add up to the served total",
+      api: tampered(/\/api\/tally/, (b) => b.results.unshift({ payload: "yes", count: 10 })),
+      expect: /tally: the served counts add up to 17, but the served total is 7/,
+    },
+    {
       desc: "a ring member missing from the directory",
       api: tampered(/\/api\/pki\/key\/offset/, (b) => {
         b.keys.pop();
