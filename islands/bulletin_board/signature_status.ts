@@ -1,6 +1,6 @@
 // The signature status of every vote the board lists, checked in this browser by the audit
 // workers (lib/app/vote_checks.ts: every verifier check of protocol §2) and remembered per vote
-// id and signature, so each listed vote is verified once however often it is shown.
+// as served (id, payload, signature and ring), so each is verified once however often it is shown.
 import { useEffect, useState } from "react";
 import type { VoteFinding } from "../../lib/app/vote_checks.ts";
 import type { VoteRecord } from "../../lib/protocol/schemas.ts";
@@ -10,24 +10,29 @@ import { boardPool } from "./vote_check_pool.ts";
 export type ListedVote = { voteId: string; vote: VoteRecord };
 
 const known = new Map<string, VoteFinding>();
-const keyOf = ({ voteId, vote }: ListedVote) => `${voteId}\n${vote.payload}\n${vote.signature}`;
+/**
+ * What a finding is remembered by: every field the check reads, the ring included, in a form no
+ * two different votes share (a payload may hold any character, newlines too).
+ */
+export const signatureKey = ({ voteId, vote }: ListedVote): string =>
+  JSON.stringify([voteId, vote.payload, vote.signature, vote.publicKeys]);
 
 /**
  * The findings of `listed` as they arrive (undefined while a vote is being checked). A vote whose
- * payload or signature changes is checked again.
+ * payload, signature or ring changes is checked again.
  */
 export function useSignatureStatus(
   listed: readonly ListedVote[],
 ): (v: ListedVote) => VoteFinding | undefined {
   const [, setVersion] = useState(0);
-  const missing = listed.filter((v) => !known.has(keyOf(v)));
-  const wanted = missing.map(keyOf).join("\0");
+  const missing = listed.filter((v) => !known.has(signatureKey(v)));
+  const wanted = missing.map(signatureKey).join("\0");
   useEffect(() => {
     if (missing.length === 0) return;
     let live = true;
     // Through a promise, so a pool that cannot start (no worker in the build) is a rejection.
     Promise.resolve().then(() => boardPool().check(missing.map((v) => v.vote))).then((findings) => {
-      findings.forEach((finding, i) => known.set(keyOf(missing[i]), finding));
+      findings.forEach((finding, i) => known.set(signatureKey(missing[i]), finding));
       if (live) setVersion((n) => n + 1);
     }).catch(() => {
       // The workers could not run: the votes stay "checking"; the audit reports the reason.
@@ -36,5 +41,5 @@ export function useSignatureStatus(
       live = false;
     };
   }, [wanted]);
-  return (v) => known.get(keyOf(v));
+  return (v) => known.get(signatureKey(v));
 }
