@@ -280,16 +280,23 @@ async function commitRegistrations(kv: Deno.Kv, batch: Registration[]): Promise<
         );
     });
     const res = await tryCommit(op);
-    let landed = res?.ok === true;
-    if (res === null) {
-      // The commit threw: it may have landed, all of it or nothing. If the first key holds the
-      // id this attempt wrote, the registrations are ours (or identical concurrent ones).
-      const check = await readRetrying(() => kv.get<KeyIdRecord>(kvKeys.keyId(pending[0].key)));
-      landed = check.value?.id === first;
-    }
-    if (landed) {
+    if (res?.ok === true) {
       pending.forEach(({ key, resolve }, i) => resolve({ id: first + i, key, total }));
       return;
+    }
+    if (res === null) {
+      // The commit threw: it may have landed, all of it or nothing. A key holding the id this
+      // attempt gave it is registered as answered (by this commit or an identical concurrent
+      // one); any other key, even in the same batch, is read again and retried.
+      const held = await readRetrying(() =>
+        kv.getMany<KeyIdRecord[]>(pending.map(({ key }) => kvKeys.keyId(key)))
+      );
+      pending = pending.filter(({ key, resolve }, i) => {
+        const mine = held[i].value?.id === first + i;
+        if (mine) resolve({ id: first + i, key, total });
+        return !mine;
+      });
+      if (pending.length === 0) return;
     }
     if (attempt >= MAX_ATTEMPTS) throw new Error(`Key registration kept conflicting`);
     await backoff(attempt);

@@ -7,8 +7,11 @@ import { isTransientKvError } from "../../server/kv_layout.ts";
 import { createStore } from "../../server/store.ts";
 import { proofVerifies, unsignedVote } from "../helpers/ledger_fixtures.ts";
 
-/** What happens to the next commits: the real outcome, or a lock error after or instead of it. */
-type Outcome = "ok" | "landed-then-locked" | "locked" | "other-error";
+/**
+ * What happens to the next commits: the real outcome, or a lock error after or instead of it; a
+ * function is another process's work done meanwhile, then a lock error instead of the commit.
+ */
+type Outcome = "ok" | "landed-then-locked" | "locked" | "other-error" | (() => Promise<unknown>);
 
 /** `kv` whose next commits follow `plan`; every other call goes to the real database. */
 function lockingKv(kv: Deno.Kv, plan: Outcome[]): Deno.Kv {
@@ -18,6 +21,10 @@ function lockingKv(kv: Deno.Kv, plan: Outcome[]): Deno.Kv {
         if (prop === "commit") {
           return async () => {
             const outcome = plan.shift() ?? "ok";
+            if (typeof outcome === "function") {
+              await outcome();
+              throw new TypeError("database is locked");
+            }
             if (outcome === "locked") throw new TypeError("database is locked");
             if (outcome === "other-error") throw new TypeError("disk I/O error");
             const res = await target.commit();
@@ -96,6 +103,25 @@ Deno.test("a key registration that landed but reported a lock answers its id, no
     plan.push("locked");
     const other = "b".repeat(64);
     assert.deepEqual(await store.registerKey(other), { id: 2, key: other, total: 2 });
+  } finally {
+    real.close();
+  }
+});
+
+Deno.test("a batch whose commit failed while another process took its first id retries the rest", async () => {
+  const real = await Deno.openKv(":memory:");
+  try {
+    const plan: Outcome[] = [];
+    const store = await createStore(lockingKv(real, plan));
+    const otherProcess = await createStore(real);
+    const [k0, k1, k2] = ["a", "b", "c"].map((c) => c.repeat(64));
+    // k0 commits alone; k1 and k2 wait for it and go in the next batch, with ids 2 and 3, whose
+    // commit fails after the other process registered k1 as id 2.
+    plan.push("ok", () => otherProcess.registerKey(k1));
+    const answers = await Promise.all([k0, k1, k2].map((k) => store.registerKey(k)));
+    assert.deepEqual(answers.map((a) => [a.key, a.id]), [[k0, 1], [k1, 2], [k2, 3]]);
+    for (const { id, key } of answers) assert.equal((await store.keyById(id)).key, key);
+    assert.equal((await store.keyPage(0, 10)).total, 3);
   } finally {
     real.close();
   }
