@@ -313,11 +313,24 @@ async function inOrder<T, R>(
   }
 }
 
-/** Merkle phase: leaf order, and each block's root recomputed from the leaves of its votes. */
+/**
+ * Merkle phase: leaf order (leaf indexes in sequence, vote ids strictly ascending within a block
+ * and never reused, protocol §3), and each block's root recomputed from the leaves of its votes.
+ */
 function checkMerkleRoots(ledger: Ledger, ctx: PhaseContext) {
   const leaves = new Map<number, Uint8Array[]>();
+  const blockOf = new Map<string, number>();
+  let previous: AuditedVote | undefined;
   for (const v of ledger.votes) {
     if (v.index !== v.position) ctx.failVote(v, `expected leaf index ${v.position}`);
+    // Vote ids are base64url (ASCII), so string order is the store's key order.
+    if (previous?.height === v.height && !(previous.voteId < v.voteId)) {
+      ctx.failVote(v, `vote id not after the previous leaf's ${previous.voteId}: out of order`);
+    }
+    const earlier = blockOf.get(v.voteId);
+    if (earlier !== undefined) ctx.failVote(v, `vote id already listed in block ${earlier}`);
+    else blockOf.set(v.voteId, v.height);
+    previous = v;
     const list = leaves.get(v.height) ?? [];
     list.push(v.finding.leaf ? hexToBytes(v.finding.leaf, 32) : new Uint8Array(32));
     leaves.set(v.height, list);

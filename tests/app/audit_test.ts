@@ -86,6 +86,19 @@ Deno.test("the auditor catches every kind of tampering", async (t) => {
       expect: /block 1: Merkle root does not match its 3 votes/,
     },
     {
+      desc: "a block listed out of vote-id order",
+      api: tampered(/\/block\/id\/1\/votes/, (b) => {
+        [b.votes[0], b.votes[1]] = [b.votes[1], b.votes[0]];
+        [b.votes[0].index, b.votes[1].index] = [0, 1];
+      }),
+      expect: /block 1 vote 1 \(.{22}\): vote id not after the previous leaf's .{22}: out of order/,
+    },
+    {
+      desc: "a vote id listed twice",
+      api: tampered(/\/block\/id\/2\/votes/, (b) => (b.votes[1].voteId = b.votes[0].voteId)),
+      expect: /block 2 vote 1 \(.{22}\): vote id already listed in block 2/,
+    },
+    {
       desc: "a broken link",
       api: tampered(/\/api\/blocks/, (b) => (b.blocks[2].prev_hash = "ab".repeat(32))),
       expect: /block 2: hash does not match its fields/,
