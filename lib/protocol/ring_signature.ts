@@ -232,6 +232,9 @@ export function ringStep(
   };
 }
 
+/** Why a message holding a lone surrogate is refused (checkRing and traceRing alike). */
+const ILL_FORMED_MESSAGE = "message is not well-formed Unicode: it holds a lone surrogate";
+
 /**
  * Runs every verifier check of protocol §2 and the ring equations. Returns {ok: false, reason} for
  * a well-formed signature that does not verify; throws TypeError/RangeError only when a field
@@ -243,9 +246,7 @@ export function checkRing(sig: RingSignature, message: string, opts: CheckOption
   if (!Array.isArray(ring) || !Array.isArray(r)) throw new TypeError("ring and r must be arrays");
   if (typeof message !== "string") throw new TypeError("message must be a string");
   // A lone surrogate encodes as U+FFFD: the signature would also cover the replaced text.
-  if (!message.isWellFormed()) {
-    return { ok: false, reason: "message is not well-formed Unicode: it holds a lone surrogate" };
-  }
+  if (!message.isWellFormed()) return { ok: false, reason: ILL_FORMED_MESSAGE };
   const n = ring.length;
   if (n < MIN_RING || n > maxRing) {
     return { ok: false, reason: `ring size must be 2..${maxRing}, got ${n}` };
@@ -387,7 +388,9 @@ export function traceRing(sig: RingSignature, message: string): RingTrace {
   };
 
   // The first refusal, in checkRing's order.
-  const refusal = !trace.sizeOk
+  const refusal = !message.isWellFormed()
+    ? ILL_FORMED_MESSAGE
+    : !trace.sizeOk
     ? `ring size must be 2..${MAX_RING}, got ${n}`
     : r.length !== n
     ? `expected ${n} responses, got ${r.length}`

@@ -211,6 +211,11 @@ const corpus: Case[] = [
     make: () => mutate((s) => (s.r = s.r.slice(0, 7))),
     reason: /expected 8 responses/,
   },
+  {
+    desc: "a lone surrogate in the message",
+    make: () => mutate(() => {}, message + "\uD800"),
+    reason: /message is not well-formed Unicode: it holds a lone surrogate/,
+  },
   { desc: "changed message", make: () => mutate(() => {}, message + "!"), reason: /do not close/ },
   {
     desc: "swapped responses",
