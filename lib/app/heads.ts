@@ -117,8 +117,9 @@ export function headAlerts(observed: HeadObservation): HeadAlert[] {
     alerts.push({
       kind: "key-changed",
       title: "The server changed its signing key",
-      text: `This browser remembers blocks signed with the key ${short(observed.seen.key)}; the ` +
-        `server now answers the key ${short(observed.key)}. A new key can sign a different ` +
+      text: `This browser remembers blocks signed with the key that starts ` +
+        `${short(observed.seen.key)}; the server now answers a key that starts ` +
+        `${short(observed.key)}. A new key can sign a different ` +
         "history that no remembered block can be compared with. This browser keeps the blocks " +
         "signed with the old key.",
     });
@@ -147,7 +148,7 @@ export function headAlerts(observed: HeadObservation): HeadAlert[] {
 
 /** The first 16 hex digits of `key`, enough to tell two keys apart on screen. */
 function short(key: string | null): string {
-  return key === null ? "(none)" : `${key.slice(0, 16)}…`;
+  return key === null ? "(none)" : key.slice(0, 16);
 }
 
 function validlySigned(key: string, head: ShownHead): SignedHead | null {
