@@ -4,8 +4,17 @@
 import { evidenceFile } from "../lib/app/heads.ts";
 import type { ForkEvidence } from "../lib/protocol/schemas.ts";
 
-/** The fork evidence, explained, with its download link. */
-export default function ForkAlert({ evidence }: { evidence: ForkEvidence }) {
+/**
+ * The fork evidence, explained, with its download link; `signer` names whose key signed both
+ * heads: the server's on the pages, the lens's in the attack lab (protocol §4.7).
+ */
+export default function ForkAlert(
+  { evidence, signer = "server" }: { evidence: ForkEvidence; signer?: "server" | "lens" },
+) {
+  const keyName = signer === "server" ? "the server's key" : "the lab lens's key";
+  const liar = signer === "server"
+    ? "the server"
+    : "the lens, the lab's stand-in for a lying server,";
   const file = evidenceFile(evidence);
   const href = `data:application/json;charset=utf-8,${encodeURIComponent(file.text)}`;
   const [a, b] = evidence.heads;
@@ -14,15 +23,15 @@ export default function ForkAlert({ evidence }: { evidence: ForkEvidence }) {
       <h2>The server showed two different histories</h2>
       <p>
         This browser saw block {a.height}{" "}
-        with one fingerprint; the server now shows another. Both are signed with the server's key,
-        so this is proof — not a suspicion — that the server rewrote its history.
+        with one fingerprint; the server now shows another. Both are signed with{" "}
+        {keyName}, so this is proof — not a suspicion — that {liar} rewrote its history.
       </p>
       <dl class="fork-heads">
         <dt>Block {a.height}, seen before</dt>
         <dd class="hex">{a.hash}</dd>
         <dt>Block {b.height}, shown now</dt>
         <dd class="hex">{b.hash}</dd>
-        <dt>Server key</dt>
+        <dt>{signer === "server" ? "Server key" : "Lens key"}</dt>
         <dd class="hex">{evidence.key}</dd>
       </dl>
       <a class="button fork-download" href={href} download={file.name}>

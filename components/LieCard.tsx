@@ -43,7 +43,7 @@ function LieOutcome({ lie, result }: { lie: Lie; result: LieResult }) {
       <ul class="lab-details">
         {result.details.map((line) => <li key={line}>{line}</li>)}
       </ul>
-      {result.evidence && <ForkAlert evidence={result.evidence} />}
+      {result.evidence && <ForkAlert evidence={result.evidence} signer="lens" />}
     </div>
   );
 }

@@ -8,11 +8,12 @@
 import type { ComponentType } from "preact";
 import { useEffect, useMemo } from "react";
 import ForkAlert from "../components/ForkAlert.tsx";
+import HeadAlerts from "../components/HeadAlerts.tsx";
 import { createApiClient } from "../lib/app/api_client.ts";
 import { createBulletinState } from "./bulletin_board/state.ts";
 import AnonymitySection from "./bulletin_board/AnonymitySection.tsx";
 import AuditSection from "./bulletin_board/AuditSection.tsx";
-import { useForkEvidence } from "./watch_heads.ts";
+import { useHeadWatch } from "./watch_heads.ts";
 import BlockSection from "./bulletin_board/BlockSection.tsx";
 import ChainSection from "./bulletin_board/ChainSection.tsx";
 import LiveStatus from "./bulletin_board/LiveStatus.tsx";
@@ -46,10 +47,11 @@ export default function BulletinBoard({ pollMs, vote = null }: BulletinBoardProp
       if (vote !== null) bulletin.openShared(vote);
     }), []);
   // The chain shown must extend every signed head this browser saw, here or on the voting page.
-  const fork = useForkEvidence(pollMs);
+  const { fork, alerts } = useHeadWatch(pollMs);
   return (
     <div class="bulletin" data-ready={bulletin.ready.value ? "true" : "false"}>
       {fork && <ForkAlert evidence={fork} />}
+      <HeadAlerts alerts={alerts} />
       {SECTIONS.map((Section, i) => <Section key={i} bulletin={bulletin} />)}
     </div>
   );

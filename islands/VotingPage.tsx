@@ -4,9 +4,10 @@
 import { useEffect, useMemo, useState } from "react";
 import { useSignal } from "@preact/signals";
 import ForkAlert from "../components/ForkAlert.tsx";
+import HeadAlerts from "../components/HeadAlerts.tsx";
 import { anonymityByBallot, shownAnalysis } from "../lib/app/anonymity_view.ts";
 import { createApiClient } from "../lib/app/api_client.ts";
-import { useForkEvidence } from "./watch_heads.ts";
+import { useHeadWatch } from "./watch_heads.ts";
 import { lensSource } from "../lib/app/sealed_rings.ts";
 import {
   parseVoterList,
@@ -34,7 +35,7 @@ export default function VotingPage({ ringSize }: VotingPageProps) {
   // Panels whose vote is verified, by namespace: while there are any, the page follows the chain
   // and keeps one anonymity analysis per height for all of them.
   const verified = useSignal<ReadonlySet<string>>(new Set());
-  const fork = useForkEvidence(HEAD_CHECK_MS);
+  const { fork, alerts } = useHeadWatch(HEAD_CHECK_MS);
   const api = useMemo(() => createApiClient({ fetch }), []);
   const source = useMemo(() => lensSource(api), []);
   const height = useChainHeight(async () => (await api.blockStatus()).height, {
@@ -84,6 +85,7 @@ export default function VotingPage({ ringSize }: VotingPageProps) {
         <a href="/board">Public bulletin board</a> · <a href="/lab">Attack lab</a>
       </p>
       {fork && <ForkAlert evidence={fork} />}
+      <HeadAlerts alerts={alerts} />
       <button type="button" class="add-voter" onClick={addVoter} disabled={!ready || adding}>
         Generate A new Voter
       </button>

@@ -9,7 +9,7 @@ import { createPkiApp } from "./api_pki.ts";
 import { createVoteApp } from "./api_vote.ts";
 import { type Config, DEFAULT_RING_SIZE } from "./config.ts";
 import { notFound, refusal, toApiError } from "./errors.ts";
-import { createHeadSigner } from "./head_signer.ts";
+import { createHeadSigner, lensSeed } from "./head_signer.ts";
 import { createLensApp } from "./lens.ts";
 import { createPageApp } from "./pages.ts";
 import { securityHeaders } from "./security.ts";
@@ -51,9 +51,12 @@ export function createApp(options: AppOptions): Hono {
 
   app.route("/api/pki", createPkiApp(store, verifier));
   app.route("/api/vote", createVoteApp(store, verifier));
-  const signer = createHeadSigner(store.serverSeed());
-  // The attack lab's lying-server lens: read-only, and only for requests that opt in by path.
-  app.route("/api/lens", createLensApp((path) => Promise.resolve(app.request(path)), signer));
+  const seed = store.serverSeed();
+  const signer = createHeadSigner(seed);
+  // The attack lab's lying-server lens: read-only, only for requests that opt in by path, and
+  // signing with a key of its own, so the server key never signs a lie (protocol §4.7).
+  const lensSigner = createHeadSigner(lensSeed(seed));
+  app.route("/api/lens", createLensApp((path) => Promise.resolve(app.request(path)), lensSigner));
   app.route("/api", createBlockApp(store, signer));
 
   app.notFound((c) => {

@@ -2,7 +2,9 @@
 // key signs `utf8("ringvote/v1/head") ‖ u64be(height) ‖ hash`. Ed25519 signatures are
 // deterministic, so each head is signed once per process and remembered; the block hash and every
 // other field stay as stored.
+import { utf8 } from "../lib/protocol/bytes.ts";
 import { serverPublicKey, signHead } from "../lib/protocol/head.ts";
+import { sha512 } from "../lib/protocol/hash.ts";
 
 /** Signs block heads with the server key; `key` is its hex public key. */
 export type HeadSigner = {
@@ -34,4 +36,16 @@ export function withHeadSignature<T extends { height: number; hash: string }>(
   record: T,
 ): T & { head_signature: string } {
   return { ...record, head_signature: signer.sign(record) };
+}
+
+/** Domain label of the lens key's derivation from the server seed (protocol §4.7). */
+export const LENS_KEY_LABEL = "ringvote/v1/lens-key";
+
+/**
+ * The seed of the attack lab's lens key: the first 32 bytes of
+ * `SHA-512(utf8("ringvote/v1/lens-key") ‖ serverSeed)`. Derived, so nothing new is stored, and a
+ * key of its own, so nothing the lens signs verifies under the server key (protocol §4.7).
+ */
+export function lensSeed(serverSeed: Uint8Array): Uint8Array {
+  return sha512(utf8(LENS_KEY_LABEL), serverSeed).slice(0, 32);
 }

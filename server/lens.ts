@@ -1,10 +1,11 @@
 // The lying-server lens of the attack lab: `GET /api/lens/{lie}/…` answers the honest read of
 // `/api/…` with one lie told (lib/app/lies.ts). It only ever reads — it calls the honest routes
 // and rewrites their JSON — so it never writes to the ledger, and requests outside the prefix
-// are untouched. Lies about blocks are signed with the server key: the server is the liar, and
-// its signature on two histories is what makes a fork provable.
+// are untouched. Every head it serves is signed with the lens key, never the server key
+// (protocol §4.7): a lie the lab shows is provable under that key only, so nobody can obtain from
+// the lens fork evidence against an honest server, and a server that really forks cannot blame it.
 import { Hono } from "hono";
-import { isLieId, type LieId } from "../lib/app/lies.ts";
+import { isLensView, type LensView } from "../lib/app/lies.ts";
 import { blockHash } from "../lib/protocol/chain.ts";
 import type { BlockRecord as Block } from "../lib/protocol/schemas.ts";
 import { quote, refusal } from "./errors.ts";
@@ -25,22 +26,26 @@ const HASH = /^\/api\/block\/hash\/id\/\d+$/;
 /** How far the forked history moves each block's close time: one second. */
 const FORK_SHIFT_MS = 1000;
 
-/** Routes under `/api/lens`: `GET /{lie}/{path}` mirrors `GET /api/{path}` with the lie told. */
+/**
+ * Routes under `/api/lens`: `GET /{lie}/{path}` mirrors `GET /api/{path}` with the lie told and
+ * every head signed by `signer`, the lens key, which `GET /{lie}/server-key` answers.
+ */
 export function createLensApp(read: HonestRead, signer: HeadSigner): Hono {
   const app = new Hono();
   const fork = forkedHistory(read, signer);
 
   app.get("/:lie/*", async (c) => {
     const lie = c.req.param("lie");
-    if (!isLieId(lie)) throw refusal("unknown_lie", `No lie "${quote(lie)}"`);
+    if (!isLensView(lie)) throw refusal("unknown_lie", `No lie "${quote(lie)}"`);
     const url = new URL(c.req.url);
     const path = `/api/${url.pathname.slice(`/api/lens/${lie}/`.length)}`;
     if (path.startsWith("/api/lens/")) throw refusal("not_found", "A lens of a lens");
+    if (path === "/api/server-key") return c.json({ key: signer.key });
     const honest = await read(path + url.search);
     if (!(honest.headers.get("content-type") ?? "").startsWith("application/json")) return honest;
     const body: Json = await honest.json();
     if (!honest.ok) return c.json(body, honest.status as 404);
-    return c.json(await tellLie(lie, { path, body, signer, fork }));
+    return c.json(resignHeads(signer, await tellLie(lie, { path, body, signer, fork })));
   });
 
   return app;
@@ -48,7 +53,7 @@ export function createLensApp(read: HonestRead, signer: HeadSigner): Hono {
 
 /** The answer `body` of `path` with `lie` told; throws the honest 404 of a thing it hides. */
 async function tellLie(
-  lie: LieId,
+  lie: LensView,
   { path, body, signer, fork }: {
     path: string;
     body: Json;
@@ -57,6 +62,8 @@ async function tellLie(
   },
 ): Promise<Json> {
   switch (lie) {
+    case "honest":
+      return body;
     case "rewrite-payload":
       if (PROOF.test(path)) body.vote.payload = `${body.vote.payload} (changed)`;
       return body;
@@ -86,6 +93,24 @@ async function tellLie(
   }
 }
 
+/**
+ * `body` with every signed head in it — an object with `height`, `hash` and `head_signature`, at
+ * any depth — signed again by `signer`, so no head the lens serves carries the server's signature.
+ */
+function resignHeads(signer: HeadSigner, body: Json): Json {
+  if (Array.isArray(body)) return body.map((item) => resignHeads(signer, item));
+  if (body === null || typeof body !== "object") return body;
+  const copy: Json = {};
+  for (const [name, value] of Object.entries(body)) copy[name] = resignHeads(signer, value);
+  if (
+    typeof copy.head_signature === "string" && typeof copy.height === "number" &&
+    typeof copy.hash === "string"
+  ) {
+    copy.head_signature = signer.sign(copy);
+  }
+  return copy;
+}
+
 /** Every block record in `body` replaced by its forked twin. */
 async function forkAnswer(path: string, body: Json, fork: Fork): Promise<Json> {
   if (PROOF.test(path)) return { ...body, block: await fork(body.block) };
@@ -103,7 +128,7 @@ async function forkAnswer(path: string, body: Json, fork: Fork): Promise<Json> {
 
 /**
  * The forked history: from height 1 on, every block closed one second later than the honest one,
- * linked to its forked predecessor, its hash recomputed and its head signed by the server. Each
+ * linked to its forked predecessor, its hash recomputed and its head signed with the lens key. Each
  * block and its links check out; only a head remembered from the honest chain tells them apart.
  */
 function forkedHistory(read: HonestRead, signer: HeadSigner): Fork {

@@ -42,24 +42,33 @@ export type ShownHead = { height: number; hash: string; head_signature?: string 
 
 /**
  * The outcome of showing heads to the memory: the updated memory, the first fork found (evidence
- * against the key), the heads whose signature is missing or wrong, and whether the server key
- * changed (a new server: the memory starts again under the new key).
+ * against the key), the heads whose signature is missing or wrong, whether the server key changed
+ * (then the memory is kept as it was: the old key's heads are never overwritten), and a rollback —
+ * a chain height below the highest head remembered.
  */
 export type HeadObservation = {
+  /** The server key the shown heads were checked against. */
+  key: string;
   seen: SeenHeads;
   fork: ForkEvidence | null;
   unsigned: ShownHead[];
   keyChanged: boolean;
+  rollback: Rollback | null;
 };
+
+/** The chain's height as the server now claims it, below the highest signed head remembered. */
+export type Rollback = { height: number; remembered: number };
 
 /**
  * Checks `shown` heads, signed by `key`, against `seen`: a validly signed head at a remembered
  * height with another hash is a fork; a new validly signed head is remembered; a head without a
- * valid signature proves nothing and is listed. Pure: `seen` is not modified.
+ * valid signature proves nothing and is listed; a claimed chain `height` below the highest
+ * remembered head is a rollback. Under a key other than the remembered one nothing is remembered:
+ * the memory stays the old key's. Pure: `seen` is not modified.
  */
 export function observeHeads(
   seen: SeenHeads,
-  { key, shown }: { key: string; shown: readonly ShownHead[] },
+  { key, shown, height }: { key: string; shown: readonly ShownHead[]; height?: number },
 ): HeadObservation {
   const keyChanged = seen.key !== null && seen.key !== key;
   const byHeight = new Map<number, SignedHead>();
@@ -76,8 +85,70 @@ export function observeHeads(
     if (known === undefined) byHeight.set(head.height, signed);
     else if (known.hash !== head.hash) fork ??= forkEvidence(key, [known, signed]);
   }
+  const highest = seen.heads.at(-1)?.height;
+  const rollback = height !== undefined && highest !== undefined && height < highest
+    ? { height, remembered: highest }
+    : null;
   const heads = [...byHeight.values()].sort((a, b) => a.height - b.height).slice(-MAX_SEEN_HEADS);
-  return { seen: { key, heads }, fork, unsigned, keyChanged };
+  return {
+    key,
+    seen: keyChanged ? seen : { key, heads },
+    fork,
+    unsigned,
+    keyChanged,
+    rollback,
+  };
+}
+
+/** One thing the fork watch found that a page must show, in plain words. */
+export type HeadAlert = {
+  kind: "key-changed" | "unsigned" | "rollback";
+  title: string;
+  text: string;
+};
+
+/**
+ * The alerts an observation raises besides a fork (which {@link HeadObservation.fork} carries
+ * as evidence): a changed server key, heads without a valid signature, a rollback.
+ */
+export function headAlerts(observed: HeadObservation): HeadAlert[] {
+  const alerts: HeadAlert[] = [];
+  if (observed.keyChanged) {
+    alerts.push({
+      kind: "key-changed",
+      title: "The server changed its signing key",
+      text: `This browser remembers blocks signed with the key that starts ` +
+        `${short(observed.seen.key)}; the server now answers a key that starts ` +
+        `${short(observed.key)}. A new key can sign a different ` +
+        "history that no remembered block can be compared with. This browser keeps the blocks " +
+        "signed with the old key.",
+    });
+  }
+  if (observed.unsigned.length > 0) {
+    const heights = [...new Set(observed.unsigned.map((h) => h.height))].join(", ");
+    alerts.push({
+      kind: "unsigned",
+      title: "The server showed blocks it did not sign",
+      text: `Block ${heights} came without a valid signature by the server's key. An unsigned ` +
+        "block proves nothing: the server could show a different history and later deny it.",
+    });
+  }
+  if (observed.rollback) {
+    const { height, remembered } = observed.rollback;
+    alerts.push({
+      kind: "rollback",
+      title: "The server's chain went backwards",
+      text: `This browser saw block ${remembered}, signed by the server; the server now says ` +
+        `the chain ends at block ${height}. Sealed blocks are never removed: blocks were hidden ` +
+        "or the history was rolled back.",
+    });
+  }
+  return alerts;
+}
+
+/** The first 16 hex digits of `key`, enough to tell two keys apart on screen. */
+function short(key: string | null): string {
+  return key === null ? "(none)" : key.slice(0, 16);
 }
 
 function validlySigned(key: string, head: ShownHead): SignedHead | null {
@@ -124,8 +195,8 @@ export type HeadStorage = Pick<Storage, "getItem" | "setItem">;
 /**
  * A page's check of the chain it is shown (protocol §4 "Signed heads"): reads the server key and
  * the chain's head, adds `shown` and the block at the highest remembered height, observes them
- * against the heads in `storage` and stores the updated memory (unchanged when a fork is found,
- * so the evidence stays reproducible).
+ * against the heads in `storage` and stores the updated memory — unchanged when a fork is found,
+ * so the evidence stays reproducible, and when the key changed, so the old key's heads stay.
  */
 export async function checkShownChain(
   api: ApiClient,
@@ -134,7 +205,13 @@ export async function checkShownChain(
   const [{ key }, status] = await Promise.all([api.serverKey(), api.blockStatus()]);
   const seen = parseSeenHeads(storage.getItem(SEEN_HEADS_KEY));
   const extra = await rememberedBlocks(api, { seen, height: status.height });
-  const observed = observeHeads(seen, { key, shown: [status, ...shown, ...extra] });
-  if (!observed.fork) storage.setItem(SEEN_HEADS_KEY, serializeSeenHeads(observed.seen));
+  const observed = observeHeads(seen, {
+    key,
+    shown: [status, ...shown, ...extra],
+    height: status.height,
+  });
+  if (!observed.fork && !observed.keyChanged) {
+    storage.setItem(SEEN_HEADS_KEY, serializeSeenHeads(observed.seen));
+  }
   return observed;
 }

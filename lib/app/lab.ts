@@ -8,7 +8,7 @@ import { ApiCallError, type ApiClient } from "./api_client.ts";
 import { type Attack, type AttackFact, type AttackInput, type LabKey } from "./attacks.ts";
 import type { SeenHeads } from "./heads.ts";
 import { checkVoteView, type LensVerdict } from "./lens_checks.ts";
-import type { LieId } from "./lies.ts";
+import { HONEST_VIEW, type LensView, type LieId } from "./lies.ts";
 import {
   type ClientIO,
   generateKeys,
@@ -33,7 +33,7 @@ export function labNamespace(n: number): string {
 }
 
 /** What the lab needs from outside: storage, the honest API client and the lens's clients. */
-export type LabIO = ClientIO & { lensApi(lie: LieId): ApiClient };
+export type LabIO = ClientIO & { lensApi(view: LensView): ApiClient };
 
 /** The ledger as the lab shows it: the height, the number of sealed votes and the tally. */
 export type LedgerFacts = {
@@ -199,16 +199,19 @@ export async function runAttack(
 export type LieRun = LensVerdict;
 
 /**
- * Views the lab voter's vote honestly (remembering the signed heads shown), then through the lens
- * telling `lie`, and runs the voter's checks on each view.
+ * Views the lab voter's vote through the lens telling no lie (remembering the signed heads shown),
+ * then through the lens telling `lie`, and runs the voter's checks on each view. Both views and
+ * the key they are checked against are the lens's (protocol §4.7): a fork shown here is proven
+ * under the lens key only, never under the server key.
  */
 export async function runLie(
   io: LabIO,
   { lie, viewer, seen }: { lie: LieId; viewer: string; seen: SeenHeads },
 ): Promise<LieRun> {
   const stored = readStoredVote(io.storage, viewer);
-  const { key } = await io.api.serverKey();
-  const honest = await checkVoteView(io.api, { stored, key, seen });
+  const baseline = io.lensApi(HONEST_VIEW);
+  const { key } = await baseline.serverKey();
+  const honest = await checkVoteView(baseline, { stored, key, seen });
   if (honest.detected) {
     throw new Error(`The honest server already fails a check: ${honest.details.join("; ")}`);
   }

@@ -1,7 +1,8 @@
 // Browser-safe. What a lab voter's own checks say about its vote when the server is seen through
 // the lying-server lens: the vote-status decision of page §4 (content, signature, Merkle root,
 // block hash), whether the vote is there at all, and the remembered signed heads (a fork).
-// The API clients are injected: `lens` reads through the lie, the server key was read honestly.
+// The API client is injected, and `key` is the one its heads must verify under (through the lens,
+// the lens key of protocol §4.7).
 import type { ForkEvidence } from "../protocol/schemas.ts";
 import { ApiCallError, type ApiClient } from "./api_client.ts";
 import { observeHeads, rememberedBlocks, type SeenHeads, type ShownHead } from "./heads.ts";
@@ -84,7 +85,7 @@ export async function checkVoteView(
     );
   }
   for (const head of heads.unsigned) {
-    details.push(`Head ${head.height} carries no valid signature by the server key`);
+    details.push(`Head ${head.height} carries no valid signature by the trusted key`);
   }
   return {
     detected: failed.size > 0,

@@ -1,6 +1,8 @@
 // Browser-safe. The lying-server lens's catalogue: each lie a demonstrator can make the server
 // tell about a lab voter's vote or the chain, in plain words, and the check that must catch it.
 // The server tells them under `/api/lens/{lie}/…` (server/lens.ts); honest reads are untouched.
+// The lens signs every head with a key of its own (protocol §4.7), so the lab reads its baseline
+// and that key through the lens too, as the view `honest`.
 
 /** Ids of the lies, as the lens path and the page's `data-lie` attributes name them. */
 export type LieId =
@@ -61,7 +63,7 @@ export const LIES: readonly Lie[] = [
     id: "rewrite-block-hash",
     title: "Change the block's fingerprint",
     explanation: "The server gives the block a hash that does not match its contents, and signs " +
-      "it with its own key.",
+      "it (in the lab, with the lens's key).",
     caughtBy: "block hash mismatch",
   },
   {
@@ -69,7 +71,8 @@ export const LIES: readonly Lie[] = [
     title: "Rewrite history",
     explanation: "The server shows a different, internally consistent chain — every block hash " +
       "and link checks out — but it is not the chain this browser saw before. Both versions " +
-      "are signed by the server: that is proof it lied.",
+      "are signed by one key: that is proof it lied. In the lab the lens signs with a key of " +
+      "its own, so this proof names the lens, never the real server.",
     caughtBy: "fork",
   },
 ];
@@ -77,4 +80,15 @@ export const LIES: readonly Lie[] = [
 /** True when `id` names a lie of the catalogue. */
 export function isLieId(id: string): id is LieId {
   return LIES.some((lie) => lie.id === id);
+}
+
+/** The lens view that tells no lie: the honest reads, their heads signed with the lens key. */
+export const HONEST_VIEW = "honest";
+
+/** What the lens can show: a lie of the catalogue, or the honest baseline. */
+export type LensView = LieId | typeof HONEST_VIEW;
+
+/** True when `id` names a lens view: a lie, or {@link HONEST_VIEW}. */
+export function isLensView(id: string): id is LensView {
+  return id === HONEST_VIEW || isLieId(id);
 }

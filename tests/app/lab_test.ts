@@ -14,6 +14,7 @@ import {
   sameLedger,
 } from "../../lib/app/lab.ts";
 import { LIES } from "../../lib/app/lies.ts";
+import { checkForkEvidence } from "../../lib/protocol/head.ts";
 import { VOTERS_KEY } from "../../lib/app/voters.ts";
 import { createApp } from "../../server/app.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
@@ -73,6 +74,12 @@ Deno.test("the lab prepares itself, every attack is refused and every lie is cau
       assert.equal(run.detected, true);
       assert.ok(run.failed.includes(lie.caughtBy), run.details.join("\n"));
       assert.equal(run.evidence !== null, lie.caughtBy === "fork" || run.failed.includes("fork"));
+      if (run.evidence) {
+        // Proven under the lens key, which the lens answers; never under the server key.
+        assert.equal(checkForkEvidence(run.evidence).ok, true);
+        assert.equal(run.evidence.key, (await io.lensApi("honest").serverKey()).key);
+        assert.notEqual(run.evidence.key, (await io.api.serverKey()).key);
+      }
     });
   }
   kv.close();

@@ -1,7 +1,9 @@
-// Signed heads in real Chromium: the voting page and the board remember the heads the honest
-// server signed, then the same pages are served the lens's forked history (every API read routed
-// to /api/lens/fork-chain/…). Both must raise the fork alert with a download of evidence that
-// checks out with the server key alone — and neither may raise it while the server is honest.
+// Signed heads in real Chromium: the voting page and the board remember the heads signed through
+// the lens telling no lie (every API read routed to /api/lens/honest/…), then the same pages are
+// served the lens's forked history (/api/lens/fork-chain/…). Both must raise the fork alert with
+// a download of evidence that checks out with the lens key alone — never the server key — and
+// neither may raise it before. A page that remembered the server's own heads and is then shown
+// the lens's key raises the changed-key alert and keeps the server's heads.
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
 import { checkForkEvidence } from "../../lib/protocol/head.ts";
@@ -12,12 +14,18 @@ import { launchChromium, skipWithoutChromium } from "./browser.ts";
 
 const ARTIFACTS = new URL("../artifacts/", import.meta.url);
 
-/** Sends every API read of `page` through the lens telling the forked history. */
-async function showForkedHistory(page: Page) {
+/** Sends every API read of `page` through the lens view that `view()` names at the time. */
+async function throughLens(page: Page, view: () => string) {
   await page.route(/\/api\/(?!lens\/)/, async (route) => {
-    const url = route.request().url().replace("/api/", "/api/lens/fork-chain/");
+    const url = route.request().url().replace("/api/", `/api/lens/${view()}/`);
     await route.continue({ url });
   });
+}
+
+/** The remembered heads in `page`'s storage. */
+async function seenHeads(page: Page): Promise<{ key: string; heads: { height: number }[] }> {
+  await page.waitForFunction(() => localStorage.getItem("ringvote/seen-heads") !== null);
+  return JSON.parse((await page.evaluate(() => localStorage.getItem("ringvote/seen-heads")))!);
 }
 
 Deno.test({
@@ -37,6 +45,8 @@ Deno.test({
         await new Promise((r) => setTimeout(r, 100));
       }
       const { key } = (await call(server.url, "GET", "/api/server-key")).body;
+      const lensKey = (await call(server.url, "GET", "/api/lens/honest/server-key")).body.key;
+      assert.notEqual(lensKey, key);
 
       for (
         const [name, path, ready] of [
@@ -49,17 +59,16 @@ Deno.test({
           async () => {
             const context = await browser.newContext({ acceptDownloads: true });
             const page = await context.newPage();
+            let view = "honest";
+            await throughLens(page, () => view);
             await page.goto(server.url + path);
             await page.locator(ready).waitFor();
-            await page.waitForFunction(() => localStorage.getItem("ringvote/seen-heads") !== null);
-            const seen = JSON.parse(
-              (await page.evaluate(() => localStorage.getItem("ringvote/seen-heads")))!,
-            );
-            assert.equal(seen.key, key);
+            const seen = await seenHeads(page);
+            assert.equal(seen.key, lensKey);
             assert.ok(seen.heads.some((h: { height: number }) => h.height === 1));
-            assert.equal(await page.locator(".fork-alert").count(), 0);
+            assert.equal(await page.locator(".fork-alert, .head-alert").count(), 0);
 
-            await showForkedHistory(page);
+            view = "fork-chain";
             await page.reload();
             const alert = page.locator(".fork-alert");
             await alert.waitFor({ timeout: 15_000 });
@@ -69,7 +78,7 @@ Deno.test({
               alert.locator(".fork-download").click(),
             ]);
             const evidence = JSON.parse(await Deno.readTextFile(await download.path()));
-            assert.equal(evidence.key, key);
+            assert.equal(evidence.key, lensKey, "proven under the lens key, not the server's");
             assert.deepEqual(checkForkEvidence(evidence), { ok: true, height: 1 });
             await Deno.mkdir(ARTIFACTS, { recursive: true });
             await page.setViewportSize({ width: 1280, height: 800 });
@@ -80,6 +89,24 @@ Deno.test({
           },
         );
       }
+      await t.step("a page shown another key raises the alert and keeps its heads", async () => {
+        const context = await browser.newContext();
+        const page = await context.newPage();
+        await page.goto(server.url);
+        await page.locator(".voting-page").waitFor();
+        const before = await seenHeads(page);
+        assert.equal(before.key, key);
+        await throughLens(page, () => "fork-chain");
+        await page.reload();
+        const alert = page.locator('.head-alert[data-head-alert="key-changed"]');
+        await alert.waitFor({ timeout: 15_000 });
+        assert.match(await alert.innerText(), /changed its signing key/);
+        assert.equal(await page.locator(".fork-alert").count(), 0);
+        assert.deepEqual(await seenHeads(page), before);
+        await page.setViewportSize({ width: 1280, height: 800 });
+        await page.screenshot({ path: new URL("head-alert-key.png", ARTIFACTS).pathname });
+        await context.close();
+      });
     } finally {
       await browser.close();
       await server.stop();

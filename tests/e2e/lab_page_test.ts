@@ -3,6 +3,7 @@
 // caught by the check it names, the ledger is unchanged afterwards and the auditor passes. The
 // page runs under the server's Content-Security-Policy, and screenshots are saved for a look.
 import assert from "node:assert/strict";
+import { checkForkEvidence } from "../../lib/protocol/head.ts";
 import { ATTACKS } from "../../lib/app/attacks.ts";
 import { LIES } from "../../lib/app/lies.ts";
 import { build } from "../../scripts/build.ts";
@@ -89,8 +90,13 @@ Deno.test({
         const text = await Deno.readTextFile(await download.path());
         const evidence = JSON.parse(text);
         assert.equal(evidence.kind, "ringvote/v1/fork-evidence");
+        // Proven under the lens's own key, never the server's (protocol §4.7).
+        const lensKey = await call(server.url, "GET", "/api/lens/honest/server-key");
         const key = await call(server.url, "GET", "/api/server-key");
-        assert.equal(evidence.key, key.body.key);
+        assert.equal(evidence.key, lensKey.body.key);
+        assert.notEqual(evidence.key, key.body.key);
+        assert.equal(checkForkEvidence(evidence).ok, true);
+        assert.match(await card.locator(".fork-alert").innerText(), /lab lens's key/);
       });
 
       await t.step("the ledger is unchanged and the auditor passes", async () => {

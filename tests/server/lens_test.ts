@@ -4,11 +4,12 @@
 import assert from "node:assert/strict";
 import { createApiClient } from "../../lib/app/api_client.ts";
 import { checkVoteView } from "../../lib/app/lens_checks.ts";
-import { LIES } from "../../lib/app/lies.ts";
+import { HONEST_VIEW, LIES } from "../../lib/app/lies.ts";
 import { type SeenHeads } from "../../lib/app/heads.ts";
 import { checkBlocks } from "../../lib/app/record_checks.ts";
-import { checkForkEvidence, verifyHead } from "../../lib/protocol/head.ts";
+import { checkForkEvidence, serverPublicKey, verifyHead } from "../../lib/protocol/head.ts";
 import { createApp } from "../../server/app.ts";
+import { lensSeed } from "../../server/head_signer.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
 import { createStore } from "../../server/store.ts";
 import { call, dumpKv, makeVoters, ringFor, signedVote } from "../helpers/ledger_fixtures.ts";
@@ -32,7 +33,7 @@ async function ledger() {
     voteContent: mine.payload,
     voteSignature: mine.signature,
   };
-  return { kv, app, stored };
+  return { kv, app, stored, store };
 }
 
 const HONEST_PATHS = (voteId: string) => [
@@ -54,12 +55,12 @@ Deno.test("the lens tells each lie only where asked, never writes, and leaves ho
   const before = await honestText();
   const kvBefore = await dumpKv(kv);
 
-  for (const lie of LIES) {
-    await t.step(`${lie.id}: every mirrored read answers`, async () => {
+  for (const view of [HONEST_VIEW, ...LIES.map((lie) => lie.id)]) {
+    await t.step(`${view}: every mirrored read answers`, async () => {
       for (const path of HONEST_PATHS(stored.voteId)) {
-        const lens = path.replace("/api/", `/api/lens/${lie.id}/`);
+        const lens = path.replace("/api/", `/api/lens/${view}/`);
         const res = await app.request(lens);
-        const dropped = lie.id === "drop-vote" && path.includes("/vote/");
+        const dropped = view === "drop-vote" && path.includes("/vote/");
         assert.equal(res.status, dropped ? 404 : 200, lens);
         assert.match(res.headers.get("content-type") ?? "", /^application\/json/);
         await res.body?.cancel();
@@ -80,11 +81,46 @@ Deno.test("the lens tells each lie only where asked, never writes, and leaves ho
   kv.close();
 });
 
+/** Every `head_signature` anywhere in `body`, with the head it signs. */
+function headsIn(body: unknown): { height: number; hash: string; head_signature: string }[] {
+  if (Array.isArray(body)) return body.flatMap(headsIn);
+  if (body === null || typeof body !== "object") return [];
+  const record = body as Record<string, unknown>;
+  const own = typeof record.head_signature === "string"
+    ? [record as { height: number; hash: string; head_signature: string }]
+    : [];
+  return [...own, ...Object.values(record).flatMap(headsIn)];
+}
+
+Deno.test("no head served through the lens verifies under the server key, all under the lens key", async (t) => {
+  const { kv, app, stored, store } = await ledger();
+  const serverKey = (await call(app, "GET", "/api/server-key")).body.key as string;
+  const lensKey = serverPublicKey(lensSeed(store.serverSeed()));
+  assert.notEqual(lensKey, serverKey);
+  for (const view of [HONEST_VIEW, ...LIES.map((lie) => lie.id)]) {
+    await t.step(`${view}: the lens answers its own key and signs every head with it`, async () => {
+      const answered = await call(app, "GET", `/api/lens/${view}/server-key`);
+      assert.deepEqual(answered.body, { key: lensKey });
+      let count = 0;
+      for (const path of HONEST_PATHS(stored.voteId)) {
+        const { body } = await call(app, "GET", path.replace("/api/", `/api/lens/${view}/`));
+        for (const head of headsIn(body)) {
+          count++;
+          assert.equal(verifyHead(serverKey, head), false, `${path} at ${head.height}`);
+          assert.equal(verifyHead(lensKey, head), true, `${path} at ${head.height}`);
+        }
+      }
+      assert.ok(count >= 4, `${count} heads seen`);
+    });
+  }
+  kv.close();
+});
+
 Deno.test("a voter's own checks catch every lie and name the check that failed", async (t) => {
   const { kv, app, stored } = await ledger();
-  const honest = createApiClient({ fetch: app.request });
+  const honest = createApiClient({ fetch: app.request, lens: HONEST_VIEW });
   const { key } = await honest.serverKey();
-  // What this browser saw of the honest server first.
+  // What this browser saw through the lens telling no lie first.
   const first = await checkVoteView(honest, { stored, key, seen: { key: null, heads: [] } });
   await t.step("the honest server passes every check", () => {
     assert.deepEqual(first.failed, []);
@@ -110,13 +146,14 @@ Deno.test("a voter's own checks catch every lie and name the check that failed",
     assert.notEqual(items[1].hash, honestBlocks[1].hash);
     assert.equal(items[0].hash, honestBlocks[0].hash, "genesis is shared");
   });
-  await t.step("the fork's evidence checks out with the server key alone", async () => {
+  await t.step("the fork's evidence checks out with the lens key alone", async () => {
     const lens = createApiClient({ fetch: app.request, lens: "fork-chain" });
     const seen: SeenHeads = first.seen;
     const verdict = await checkVoteView(lens, { stored, key, seen });
     assert.deepEqual(verdict.failed, ["fork"]);
     assert.ok(verdict.evidence);
     assert.equal(verdict.evidence.key, key);
+    assert.notEqual(key, (await createApiClient({ fetch: app.request }).serverKey()).key);
     assert.equal(checkForkEvidence(JSON.parse(JSON.stringify(verdict.evidence))).ok, true);
   });
   kv.close();
