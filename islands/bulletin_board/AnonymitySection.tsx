@@ -7,7 +7,12 @@ import AnonymityHistogram from "../../components/AnonymityHistogram.tsx";
 import DecoyUseTable from "../../components/DecoyUseTable.tsx";
 import Notice from "../../components/Notice.tsx";
 import RingPicture from "../../components/RingPicture.tsx";
-import type { AnonymityChange, Reveal } from "../../lib/app/anonymity.ts";
+import type {
+  AnonymityChange,
+  BallotAnonymity,
+  ConsistentAnalysis,
+  Reveal,
+} from "../../lib/app/anonymity.ts";
 import {
   anonymityHistogram,
   lowestFirst,
@@ -50,8 +55,6 @@ export default function AnonymitySection({ bulletin }: SectionProps) {
     () => new Map((lens.result?.changes ?? []).map((c) => [c.id, c])),
     [lens.result],
   );
-  const pages = Math.max(1, Math.ceil(ordered.length / PAGE_SIZE));
-  const shown = ordered.slice(page * PAGE_SIZE, (page + 1) * PAGE_SIZE);
   const chosenBallot = chosen === null ? null : ordered.find((b) => b.id === chosen) ?? null;
 
   function reveal(key: string, ballot: string) {
@@ -111,68 +114,23 @@ export default function AnonymitySection({ bulletin }: SectionProps) {
         <div class="anonymity-columns">
           <div class="anonymity-list">
             <h3>Sealed ballots, fewest possible signers first</h3>
-            <ol class="anonymity-ballots" start={page * PAGE_SIZE + 1}>
-              {shown.map((b) => {
-                const change = changes.get(b.id);
-                return (
-                  <li
-                    key={b.id}
-                    data-vote-id={b.id}
-                    data-effective-anonymity={b.effectiveAnonymity}
-                    class={`anonymity-ballot${
-                      b.effectiveAnonymity < WEAK_ANONYMITY ? " ballot-weak" : ""
-                    }${change ? " ballot-changed" : ""}${b.id === chosen ? " ballot-chosen" : ""}`}
-                  >
-                    <button type="button" onClick={() => setChosen(b.id)}>
-                      <code class="hex">{b.id}</code>
-                    </button>
-                    <span class="ballot-anonymity">
-                      {change ? `${change.before} → ` : ""}
-                      {b.effectiveAnonymity} of {b.ring.length}
-                    </span>
-                  </li>
-                );
-              })}
-            </ol>
-            {pages > 1 && (
-              <p class="anonymity-pages">
-                <button type="button" disabled={page === 0} onClick={() => setPage(page - 1)}>
-                  Previous {PAGE_SIZE}
-                </button>{" "}
-                Ballots {page * PAGE_SIZE + 1}–{page * PAGE_SIZE + shown.length} of {ordered.length}
-                {" "}
-                <button
-                  type="button"
-                  disabled={page + 1 >= pages}
-                  onClick={() => setPage(page + 1)}
-                >
-                  Next {PAGE_SIZE}
-                </button>
-              </p>
-            )}
+            <BallotList
+              ordered={ordered}
+              changes={changes}
+              chosen={chosen}
+              page={page}
+              onChoose={setChosen}
+              onPage={setPage}
+            />
           </div>
           <div class="anonymity-ring">
-            {chosenBallot === null
-              ? (
-                <p>
-                  Choose a ballot to see its ring: who could have cast it, and why the others could
-                  not.
-                </p>
-              )
-              : (
-                <>
-                  <h3>
-                    Ring of ballot <code class="hex">{chosenBallot.id}</code>
-                  </h3>
-                  <RingPicture
-                    ballotId={chosenBallot.id}
-                    members={memberStatuses(analysis, chosenBallot.id, { reveals })}
-                    names={names}
-                    revealed={reveals.find((r) => r.ballot === chosenBallot.id)?.key ?? null}
-                    onReveal={(key) => reveal(key, chosenBallot.id)}
-                  />
-                </>
-              )}
+            <ChosenRing
+              analysis={analysis}
+              ballotId={chosenBallot?.id ?? null}
+              reveals={reveals}
+              names={names}
+              onReveal={reveal}
+            />
           </div>
         </div>
       )}
@@ -255,4 +213,94 @@ function costOf(changes: readonly AnonymityChange[]): string {
   });
   return `${changes.length} other ${changes.length === 1 ? "ballot loses" : "ballots lose"} ` +
     `anonymity: ${parts.join("; ")}. They are marked in the list below.`;
+}
+
+/** Props of {@link BallotList}. */
+type BallotListProps = {
+  ordered: readonly BallotAnonymity[];
+  changes: ReadonlyMap<string, AnonymityChange>;
+  chosen: string | null;
+  page: number;
+  onChoose(id: string): void;
+  onPage(page: number): void;
+};
+
+/** One page of the sealed ballots, fewest possible signers first, each a button that chooses it. */
+function BallotList({ ordered, changes, chosen, page, onChoose, onPage }: BallotListProps) {
+  const pages = Math.max(1, Math.ceil(ordered.length / PAGE_SIZE));
+  const shown = ordered.slice(page * PAGE_SIZE, (page + 1) * PAGE_SIZE);
+  return (
+    <>
+      <ol class="anonymity-ballots" start={page * PAGE_SIZE + 1}>
+        {shown.map((b) => {
+          const change = changes.get(b.id);
+          return (
+            <li
+              key={b.id}
+              data-vote-id={b.id}
+              data-effective-anonymity={b.effectiveAnonymity}
+              class={`anonymity-ballot${
+                b.effectiveAnonymity < WEAK_ANONYMITY ? " ballot-weak" : ""
+              }${change ? " ballot-changed" : ""}${b.id === chosen ? " ballot-chosen" : ""}`}
+            >
+              <button type="button" onClick={() => onChoose(b.id)}>
+                <code class="hex">{b.id}</code>
+              </button>
+              <span class="ballot-anonymity">
+                {change ? `${change.before} → ` : ""}
+                {b.effectiveAnonymity} of {b.ring.length}
+              </span>
+            </li>
+          );
+        })}
+      </ol>
+      {pages > 1 && (
+        <p class="anonymity-pages">
+          <button type="button" disabled={page === 0} onClick={() => onPage(page - 1)}>
+            Previous {PAGE_SIZE}
+          </button>{" "}
+          Ballots {page * PAGE_SIZE + 1}–{page * PAGE_SIZE + shown.length} of {ordered.length}{" "}
+          <button
+            type="button"
+            disabled={page + 1 >= pages}
+            onClick={() => onPage(page + 1)}
+          >
+            Next {PAGE_SIZE}
+          </button>
+        </p>
+      )}
+    </>
+  );
+}
+
+/** Props of {@link ChosenRing}. */
+type ChosenRingProps = {
+  analysis: ConsistentAnalysis;
+  ballotId: string | null;
+  reveals: readonly Reveal[];
+  names: ReadonlyMap<string, string>;
+  onReveal(key: string, ballot: string): void;
+};
+
+/** The chosen ballot's ring: who could have cast it, and why the others could not. */
+function ChosenRing({ analysis, ballotId, reveals, names, onReveal }: ChosenRingProps) {
+  if (ballotId === null) {
+    return (
+      <p>Choose a ballot to see its ring: who could have cast it, and why the others could not.</p>
+    );
+  }
+  return (
+    <>
+      <h3>
+        Ring of ballot <code class="hex">{ballotId}</code>
+      </h3>
+      <RingPicture
+        ballotId={ballotId}
+        members={memberStatuses(analysis, ballotId, { reveals })}
+        names={names}
+        revealed={reveals.find((r) => r.ballot === ballotId)?.key ?? null}
+        onReveal={(key) => onReveal(key, ballotId)}
+      />
+    </>
+  );
 }
