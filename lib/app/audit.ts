@@ -118,6 +118,25 @@ class TooManyFailures extends Error {}
  * too, and ends the audit.
  */
 export async function auditLedger(api: ApiClient, opts: AuditOptions = {}): Promise<AuditReport> {
+  // A live server may seal a block while the audit reads: its served tally then counts votes this
+  // run did not read, so the audit starts again from the new head, a few times at most.
+  for (let run = 1;; run++) {
+    const report = await auditOnce(api, { ...opts, lastRun: run >= MAX_AUDIT_RUNS });
+    if (report !== null) return report;
+  }
+}
+
+/** Runs of the whole audit when the chain keeps growing under it. */
+const MAX_AUDIT_RUNS = 3;
+
+/** The chain grew between the start of a run and its tally: the run is started again. */
+class ChainGrew extends Error {}
+
+/** One run of {@link auditLedger}; null when the chain grew under it and it is to be run again. */
+async function auditOnce(
+  api: ApiClient,
+  opts: AuditOptions & { lastRun: boolean },
+): Promise<AuditReport | null> {
   const failures: string[] = [];
   const byVote = new Map<string, VoteFailure>();
   const maxFailures = opts.maxFailures ?? 50;
@@ -166,8 +185,14 @@ export async function auditLedger(api: ApiClient, opts: AuditOptions = {}): Prom
     });
     report.votes = ledger.votes.length;
     for (const [phase, check] of CROSS_CHECKS) check(ledger, context(phase));
-    report.tally = await checkTally(api, { ledger, ctx: context("tally") });
+    report.tally = await checkTally(api, {
+      ledger,
+      height: status.height,
+      lastRun: opts.lastRun,
+      ctx: context("tally"),
+    });
   } catch (e) {
+    if (e instanceof ChainGrew) return null;
     if (!(e instanceof TooManyFailures)) failures.push(`audit stopped: ${(e as Error).message}`);
   }
   report.voteFailures = [...byVote.values()].sort((a, b) =>
@@ -404,11 +429,26 @@ const CROSS_CHECKS: [AuditPhase, (ledger: Ledger, ctx: PhaseContext) => void][] 
 /** Tally phase: recount from every vote and compare with the served tally, row by row. */
 async function checkTally(
   api: ApiClient,
-  { ledger, ctx }: { ledger: Ledger; ctx: PhaseContext },
+  { ledger, height, lastRun, ctx }: {
+    ledger: Ledger;
+    height: number;
+    lastRun: boolean;
+    ctx: PhaseContext;
+  },
 ): Promise<AuditReport["tally"]> {
   ctx.progress(0, 1);
   const mine = tallyOf(ledger.votes.map((v) => v.vote.payload));
   const served = await api.tally();
+  // Heights only grow: the same height after the tally means it counts exactly the blocks read.
+  const now = (await api.blockStatus()).height;
+  if (now !== height) {
+    if (!lastRun) throw new ChainGrew();
+    ctx.fail(
+      `tally: the chain grew from height ${height} to ${now} during each of ${MAX_AUDIT_RUNS} ` +
+        "runs of the audit, so the served tally could not be compared",
+    );
+    return mine;
+  }
   if (served.total !== ledger.votes.length) {
     ctx.fail(`tally: total ${served.total}, but the chain holds ${ledger.votes.length} votes`);
   }

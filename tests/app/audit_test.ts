@@ -229,6 +229,29 @@ Deno.test("chunks checked in parallel and out of order give the same report", as
   kv.close();
 });
 
+Deno.test("a block sealed while the audit runs is audited too, not reported as a tally mismatch", async () => {
+  const { kv, store, app, voters } = await honestLedger();
+  let sealedDuringAudit = false;
+  // A live server: a new vote lands and its block is sealed just as the audit asks for the tally.
+  const live = async (input: RequestInfo | URL, init?: RequestInit) => {
+    const path = new URL(String(input), "http://x").pathname;
+    if (path === "/api/tally" && !sealedDuringAudit) {
+      sealedDuringAudit = true;
+      const signer = voters[7];
+      const vote = signedVote(signer, ringFor(signer, voters, 3, 7), "late");
+      assert.equal((await call(app, "POST", "/api/vote", vote)).status, 202);
+      assert.equal((await sealNextBlock(store, 1_800_000_000_000)).length, 1);
+    }
+    return app.request(input as string, init);
+  };
+  const report = await auditLedger(createApiClient({ fetch: live }));
+  assert.ok(sealedDuringAudit, "the chain grew during the audit");
+  assert.deepEqual(report.failures, []);
+  assert.equal(report.ok, true);
+  assert.deepEqual([report.height, report.votes], [4, 8], "the new block is in the audit");
+  kv.close();
+});
+
 Deno.test("the auditor reports an unreachable server instead of throwing", async () => {
   const refused = () => Promise.reject(new Error("connection refused"));
   const report = await auditLedger(createApiClient({ fetch: refused }));
