@@ -7,11 +7,10 @@
 import assert from "node:assert/strict";
 import type { Locator, Page } from "playwright-core";
 import { analyseAnonymity } from "../../lib/app/anonymity.ts";
-import { storedKeysFromSeed } from "../../lib/protocol/keys.ts";
 import { build } from "../../scripts/build.ts";
 import { call, makeVoters, signedVote, type TestVoter } from "../helpers/ledger_fixtures.ts";
 import { startServer } from "../helpers/server_process.ts";
-import { COLOURS, launchChromium, skipWithoutChromium } from "./browser.ts";
+import { COLOURS, launchChromium, skipWithoutChromium, storedVoter } from "./browser.ts";
 
 const ARTIFACTS = new URL("../artifacts/", import.meta.url);
 const VIEWPORTS = [{ width: 1280, height: 800 }, { width: 1920, height: 1080 }];
@@ -47,20 +46,6 @@ async function castAll(
   }
   await sealedUpTo(base, Math.max(...out.map((a) => a.blockId)));
   return out;
-}
-
-/** The localStorage entries of a page voter holding `cast`'s key and vote, as the page stores them. */
-function storedVoter(namespace: string, cast: Accepted): Record<string, string> {
-  const keys = storedKeysFromSeed(cast.voter.seed);
-  return {
-    [`${namespace}:publicKey`]: keys.publicKey,
-    [`${namespace}:privateKey`]: keys.privateKey,
-    [`${namespace}:keyId`]: String(cast.keyId),
-    [`${namespace}:voteId`]: cast.voteId,
-    [`${namespace}:blockId`]: String(cast.blockId),
-    [`${namespace}:voteContent`]: cast.payload,
-    [`${namespace}:voteSignature`]: cast.signature,
-  };
 }
 
 async function colourOf(locator: Locator): Promise<string> {

@@ -6,7 +6,6 @@
 // another vote holds its tag.
 import assert from "node:assert/strict";
 import type { Locator, Page } from "playwright-core";
-import { storedKeysFromSeed } from "../../lib/protocol/keys.ts";
 import { build } from "../../scripts/build.ts";
 import {
   call,
@@ -17,7 +16,7 @@ import {
 } from "../helpers/ledger_fixtures.ts";
 import { startServer } from "../helpers/server_process.ts";
 import { startTamperingProxy } from "../helpers/tampering_proxy.ts";
-import { COLOURS, launchChromium, skipWithoutChromium } from "./browser.ts";
+import { COLOURS, launchChromium, skipWithoutChromium, storedVoter } from "./browser.ts";
 
 const ARTIFACTS = new URL("../artifacts/", import.meta.url);
 /** The board's check colours (static/app.css `--check-ok`, `--check-bad`). */
@@ -293,17 +292,7 @@ Deno.test({
       // A voter whose entries hold voters[0]'s real key and vote, as the page would store them.
       const own = first[0];
       const namespace = "Ada Lovelace Byron";
-      const keys = storedKeysFromSeed(own.voter.seed);
-      const entries: Record<string, string> = {
-        voters: namespace,
-        [`${namespace}:publicKey`]: keys.publicKey,
-        [`${namespace}:privateKey`]: keys.privateKey,
-        [`${namespace}:keyId`]: String(own.keyId),
-        [`${namespace}:voteId`]: own.voteId,
-        [`${namespace}:blockId`]: String(own.blockId),
-        [`${namespace}:voteContent`]: own.payload,
-        [`${namespace}:voteSignature`]: own.signature,
-      };
+      const entries = { voters: namespace, ...storedVoter(namespace, own) };
       const tagLine = page.locator('section.voter [data-kind="tag"]');
 
       await t.step("a voted panel checks its tag: this key voted once", async () => {

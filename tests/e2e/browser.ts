@@ -2,6 +2,7 @@
 // Without it the tests are skipped with the install command, except under CI=true, where a
 // missing browser fails the run.
 import { type Browser, chromium } from "playwright-core";
+import { storedKeysFromSeed } from "../../lib/protocol/keys.ts";
 
 /** Where Debian's chromium package installs the browser. */
 export const CHROMIUM_PATH = "/usr/bin/chromium";
@@ -50,3 +51,27 @@ export const COLOURS = {
   green: "rgb(0, 128, 0)",
   blue: "rgb(0, 0, 255)",
 } as const;
+
+/** What a page voter holds once it has voted: its seed, key id, and the vote the server accepted. */
+export type PageVote = {
+  voter: { seed: Uint8Array };
+  keyId: number;
+  voteId: string;
+  blockId: number;
+  payload: string;
+  signature: string;
+};
+
+/** The localStorage entries of a page voter `namespace` holding `cast`, as the page stores them. */
+export function storedVoter(namespace: string, cast: PageVote): Record<string, string> {
+  const keys = storedKeysFromSeed(cast.voter.seed);
+  return {
+    [`${namespace}:publicKey`]: keys.publicKey,
+    [`${namespace}:privateKey`]: keys.privateKey,
+    [`${namespace}:keyId`]: String(cast.keyId),
+    [`${namespace}:voteId`]: cast.voteId,
+    [`${namespace}:blockId`]: String(cast.blockId),
+    [`${namespace}:voteContent`]: cast.payload,
+    [`${namespace}:voteSignature`]: cast.signature,
+  };
+}
