@@ -1,6 +1,8 @@
-// The tag's table width: building a width-W table plus the n+1 walks one verification makes with
-// it (n challenges and the torsion check), by ring size. checkRing's tagWindow follows the winner.
+// The tag's multiples in one verification: a comb of the tag (lib/protocol/comb_table.ts), which
+// checkRing builds, against width-W window tables, each counted with the n+1 walks a verification
+// makes (n challenges and the torsion check), by ring size.
 //   deno bench -A bench/point_table_bench.ts
+import { combTable, multiplyByComb } from "../lib/protocol/comb_table.ts";
 import { G, L } from "../lib/protocol/keys.ts";
 import { multiplyByTable, pointTable } from "../lib/protocol/point_table.ts";
 
@@ -11,11 +13,14 @@ const challenges = Array.from(
 );
 
 for (const n of [2, 8, 16, 32, 64]) {
+  const group = `tag, ring ${n}`;
+  Deno.bench(`tag comb, ring ${n}`, { group, baseline: true }, () => {
+    const comb = combTable(tag);
+    multiplyByComb(comb, L);
+    for (let i = 0; i < n; i++) multiplyByComb(comb, challenges[i]);
+  });
   for (const window of [3, 4, 5]) {
-    Deno.bench(`tag table W=${window}, ring ${n}`, {
-      group: `tag, ring ${n}`,
-      baseline: window === 3,
-    }, () => {
+    Deno.bench(`tag table W=${window}, ring ${n}`, { group }, () => {
       const table = pointTable(tag, window);
       multiplyByTable(table, L);
       for (let i = 0; i < n; i++) multiplyByTable(table, challenges[i]);

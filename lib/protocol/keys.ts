@@ -61,7 +61,7 @@ export type DecodedPoint = { point: Point; reason?: undefined; failed?: undefine
  * Decodes a 32-byte encoding as a prime-order-subgroup point: canonical, not the identity,
  * torsion-free. Returns a reason instead of throwing for bytes that fail a group check; throws
  * TypeError/RangeError only for a non-Uint8Array or a length other than 32. A caller with a
- * cheaper way to test L·P = identity (checkRing, through the tag's table) passes `isTorsionFree`.
+ * cheaper way to test L·P = identity (checkRing, through the tag's comb) passes `isTorsionFree`.
  */
 export function decodePoint(
   bytes: Uint8Array,

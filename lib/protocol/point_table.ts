@@ -5,9 +5,8 @@
 // is recoded into signed W-bit digits, so k·P for any k < 2^256 is one table addition per nonzero
 // digit and no doublings. Variable time: for public scalars only (challenges, responses, L).
 //
-// The verifier uses it where noble's precompute does not fit: the tag, a point that lives for one
-// verification and multiplies n+1 scalars (so the table is not worth normalising to Z = 1), and
-// the base point at a window noble's constant-time table walk would scan slowly.
+// The verifier uses it for the base point, at a window noble's constant-time table walk would
+// scan slowly: r_i·G for every ring member.
 import { ed25519 } from "@noble/curves/ed25519.js";
 import type { Point } from "./keys.ts";
 

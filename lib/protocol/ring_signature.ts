@@ -20,7 +20,7 @@ import {
   utf8WellFormed,
 } from "./bytes.ts";
 import { decodePoint, G, keyPairFromSeed, L, type Point } from "./keys.ts";
-import { type CombTable, multiplyByComb } from "./comb_table.ts";
+import { type CombTable, combTable, multiplyByComb, multiplyByCombs } from "./comb_table.ts";
 import { multiplyByTable, type PointTable, pointTable } from "./point_table.ts";
 
 /** RFC 9380 domain separation tag of Hp (protocol §2 "Hash to point"). */
@@ -183,15 +183,6 @@ export type MemberCache = {
 export type CheckOptions = { maxRing?: number; members?: MemberCache };
 
 /**
- * Window of the table built for the tag, which multiplies n challenges and L (the torsion check):
- * the width with the least table building plus n+1 walks, 3 for small rings and wider as the ring
- * grows (measured by bench/point_table_bench.ts).
- */
-export function tagWindow(n: number): number {
-  return n < 12 ? 3 : n < 48 ? 4 : 5;
-}
-
-/**
  * Window of the base point's table, built once per thread the first time a member with combs is
  * met: 33 additions per r_i·G instead of noble's 44, for 4,224 points.
  */
@@ -209,26 +200,26 @@ function canonicalScalar(bytes: Uint8Array, name: string): bigint | string {
 
 /**
  * One member's step of the ring equations (protocol §2 "Verify"): L_i = r_i·G + c_i·P_i and
- * R_i = r_i·Hp(P_i) + c_i·I, `tag` being the table of I (see tagWindow). A member with combs gets comb walks;
- * otherwise the two products of L_i share one chain of doublings (mulAddUnsafe).
+ * R_i = r_i·Hp(P_i) + c_i·I, `tag` being the comb of I, built once per signature. A member with
+ * combs gets comb walks, the two products of R_i sharing one chain of doublings; otherwise the two
+ * products of L_i share one chain of doublings (mulAddUnsafe).
  */
 export function ringStep(
   member: Member,
-  step: { r: bigint; c: bigint; tag: PointTable },
+  step: { r: bigint; c: bigint; tag: CombTable },
 ): { l: Point; r: Point } {
   const { point, hp, combs } = member;
   const { r, c, tag } = step;
-  const tagProduct = multiplyByTable(tag, c);
   if (combs) {
     baseTable ??= pointTable(G, BASE_WINDOW);
     return {
       l: multiplyByTable(baseTable, r).add(multiplyByComb(combs.point, c)),
-      r: multiplyByComb(combs.hp, r).add(tagProduct),
+      r: multiplyByCombs(combs.hp, r, tag, c),
     };
   }
   return {
     l: mulAddUnsafe(ed25519.Point, [G, point], [r, c]),
-    r: hp.multiplyUnsafe(r).add(tagProduct),
+    r: hp.multiplyUnsafe(r).add(multiplyByComb(tag, c)),
   };
 }
 
@@ -267,17 +258,17 @@ export function checkRing(sig: RingSignature, message: string, opts: CheckOption
     }
     members.push(member);
   }
-  // The tag multiplies every challenge, so it gets a table as soon as it decodes; the same table
+  // The tag multiplies every challenge, so it gets a comb as soon as it decodes; the same comb
   // answers the torsion check L·I = identity with one walk instead of a separate multiplication.
-  let tagTable: PointTable | undefined;
+  let tagComb: CombTable | undefined;
   const decodedTag = decodePoint(tag, "tag", {
     isTorsionFree(point) {
-      tagTable = pointTable(point, tagWindow(n));
-      return multiplyByTable(tagTable, L).is0();
+      tagComb = combTable(point);
+      return multiplyByComb(tagComb, L).is0();
     },
   });
   if (!decodedTag.point) return { ok: false, reason: decodedTag.reason };
-  const tagProducts = tagTable!; // built by the torsion check of the decoded tag
+  const tagProducts = tagComb!; // built by the torsion check of the decoded tag
   const c0 = canonicalScalar(sig.c0, "c0");
   if (typeof c0 === "string") return { ok: false, reason: c0 };
   const rs: bigint[] = [];
@@ -403,7 +394,7 @@ export function traceRing(sig: RingSignature, message: string): RingTrace {
     return trace;
   }
 
-  const tagProducts = pointTable(tagChecks.point!, tagWindow(n));
+  const tagProducts = combTable(tagChecks.point!);
   const challenge = challenger(transcript(ring, tag, message));
   let c = c0 as bigint;
   for (let i = 0; i < n; i++) {

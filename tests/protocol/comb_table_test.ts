@@ -9,6 +9,7 @@ import {
   combTable,
   combToAffine,
   multiplyByComb,
+  multiplyByCombs,
 } from "../../lib/protocol/comb_table.ts";
 import { hostilePoints } from "../helpers/ledger_fixtures.ts";
 import { hexToBytes } from "../../lib/protocol/bytes.ts";
@@ -38,6 +39,29 @@ Deno.test("comb edge scalars: 0, 1, L-1, L, one bit in each row, 2^255-1", () =>
     assert.ok(multiplyByComb(comb, 1n << bit).equals(reference(P, 1n << bit)), `2^${bit}·P`);
   }
   assert.ok(multiplyByComb(comb, LIMIT - 1n).equals(reference(P, LIMIT - 1n)));
+});
+
+Deno.test("two comb walks sharing their doublings give s·P + t·Q for any scalars below 2^255", () => {
+  const Q = G.multiply(0x0ddba11n);
+  const [combP, combQ] = [combTable(P), combTable(Q)];
+  fc.assert(
+    fc.property(
+      scalar255,
+      scalar255,
+      (s, t) => multiplyByCombs(combP, s, combQ, t).equals(reference(P, s).add(reference(Q, t))),
+    ),
+    { numRuns: 60 },
+  );
+  // One scalar zero, both zero, and columns where only the second comb has a tooth.
+  assert.ok(multiplyByCombs(combP, 0n, combQ, 0n).is0());
+  assert.ok(multiplyByCombs(combP, 0n, combQ, 7n).equals(reference(Q, 7n)));
+  assert.ok(multiplyByCombs(combP, 1n << 254n, combQ, 0n).equals(reference(P, 1n << 254n)));
+  assert.ok(multiplyByCombs(combP, L, combQ, L - 1n).equals(Q.negate()));
+  assert.ok(multiplyByCombs(combP, 1n, combQ, 1n << 50n).equals(P.add(reference(Q, 1n << 50n))));
+  for (const bad of [-1n, LIMIT]) {
+    assert.throws(() => multiplyByCombs(combP, bad, combQ, 1n), RangeError, `first ${bad}`);
+    assert.throws(() => multiplyByCombs(combP, 1n, combQ, bad), RangeError, `second ${bad}`);
+  }
 });
 
 Deno.test("comb multiplication refuses scalars outside 0..2^255-1 with RangeError", () => {
