@@ -6,7 +6,11 @@ import { bytesToBase64 } from "../lib/protocol/bytes.ts";
 // The wire shapes of protocol §4: the store answers in them, so the API passes them on unchanged.
 import type * as wire from "../lib/protocol/schemas.ts";
 import { rankTally } from "../lib/protocol/tally.ts";
-import type { KeyPrecomputation } from "../lib/protocol/key_precomputation.ts";
+import {
+  type KeyPrecomputation,
+  PRECOMPUTATION_BYTES,
+} from "../lib/protocol/key_precomputation.ts";
+import { createLruCache, type LruCache } from "../lib/protocol/member_cache.ts";
 import { duplicateKey, duplicateTag, quote, refusal } from "./errors.ts";
 import {
   absent,
@@ -48,8 +52,13 @@ export interface Store {
   keyById(id: number): Promise<wire.KeyRecord>;
   /** Up to `limit` keys from id `offset + 1`, and the directory size. */
   keyPage(offset: number, limit: number): Promise<wire.KeyPage>;
-  /** The stored record of each of `keys` (id and precomputation), null where not registered. */
+  /**
+   * The stored record of each of `keys` (id and precomputation), null where not registered.
+   * Records read or written here are kept in memory within the store's record budget.
+   */
   lookupKeys(keys: string[]): Promise<(KeyIdRecord | null)[]>;
+  /** Key records held in memory now, and the most the record budget allows. */
+  recordStats(): { held: number; capacity: number };
   /** True when a vote with `tag` is stored already. */
   isTagUsed(tag: string): Promise<boolean>;
   /** Commits a verified vote into the open block; 409 `duplicate_tag` if the tag has voted. */
@@ -104,7 +113,19 @@ export type StoreOptions = {
   now?: () => number;
   /** Source of vote ids; 16 random bytes, base64url, by default. */
   newVoteId?: () => string;
+  /** Bytes of key records kept in memory; {@link DEFAULT_RECORD_BUDGET} by default. */
+  recordBudgetBytes?: number;
 };
+
+/**
+ * Default memory for key records on the request thread: 16 MiB, about 3,800 keys. With the
+ * verifier's member budget (lib/protocol/member_cache.ts) it makes the process's one bound on
+ * per-key memory, whatever the directory size or the core count.
+ */
+export const DEFAULT_RECORD_BUDGET = 16 * 1024 * 1024;
+
+/** Heap bytes of one cached key record: its precomputation, the key string and the map entry. */
+export const RECORD_BYTES = PRECOMPUTATION_BYTES + 400;
 
 /**
  * A store over `kv`. Creates the genesis block, the guard and the head once, at first start;
@@ -116,13 +137,20 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
   await ensureGenesis(kv, now());
   const serverSeed = await ensureServerKey(kv);
   const registrar = createRegistrar(kv);
+  const records = createLruCache<KeyIdRecord>(
+    Math.floor((options.recordBudgetBytes ?? DEFAULT_RECORD_BUDGET) / RECORD_BYTES),
+  );
   const tallyCache: TallyCache = { height: 0, counts: new Map(), total: 0, pending: null };
   return {
-    registerKey: (key, pre) => registrar.register(key, pre),
+    async registerKey(key, pre) {
+      const registered = await registrar.register(key, pre);
+      records.set(key, pre ? { id: registered.id, pre } : { id: registered.id });
+      return registered;
+    },
     keyById: (id) => keyById(kv, id),
     keyPage: (offset, limit) => keyPage(kv, offset, limit),
-    lookupKeys: async (keys) =>
-      (await getManyChunked<KeyIdRecord>(kv, keys.map(kvKeys.keyId))).map((e) => e.value),
+    lookupKeys: (keys) => lookupKeys(kv, records, keys),
+    recordStats: () => ({ held: records.size, capacity: records.capacity }),
     isTagUsed: async (tag) =>
       (await readRetrying(() => kv.get<TagUse>(kvKeys.tag(tag)))).versionstamp !== null,
     submitVote: (vote, tag) => submitVote(kv, { vote, tag, voteId: newVoteId() }),
@@ -301,6 +329,28 @@ async function commitRegistrations(kv: Deno.Kv, batch: Registration[]): Promise<
     if (attempt >= MAX_ATTEMPTS) throw new Error(`Key registration kept conflicting`);
     await backoff(attempt);
   }
+}
+
+/**
+ * Each key's record, from memory where it is held, else from KV. A registered key's record never
+ * changes, so a record once read is as good as a fresh read; a key not found is not remembered,
+ * since another process may register it at any moment.
+ */
+async function lookupKeys(
+  kv: Deno.Kv,
+  records: LruCache<KeyIdRecord>,
+  keys: string[],
+): Promise<(KeyIdRecord | null)[]> {
+  const found = keys.map((key) => records.get(key) ?? null);
+  const unread = keys.flatMap((_, i) => (found[i] ? [] : [i]));
+  if (unread.length === 0) return found;
+  const entries = await getManyChunked<KeyIdRecord>(kv, unread.map((i) => kvKeys.keyId(keys[i])));
+  entries.forEach(({ value }, k) => {
+    if (!value) return;
+    found[unread[k]] = value;
+    records.set(keys[unread[k]], value);
+  });
+  return found;
 }
 
 async function keyTotal(kv: Deno.Kv): Promise<number> {

@@ -93,30 +93,48 @@ function columns(scalar: bigint): Uint8Array {
   return out;
 }
 
-/** The comb as affine coordinates x_1, y_1, …, x_31, y_31: the form kept with a registered key. */
-export function combToAffine(comb: CombTable): bigint[] {
-  return comb.entries.flatMap((entry) => {
+/** Bytes of a comb in its stored form: 31 points, each x then y, 32 bytes little-endian. */
+export const COMB_BYTES = COMB_SIZE * 64;
+
+/** Bytes of a coordinate mod p (p < 2^255) in the stored form. */
+const COORDINATE_BYTES = 32;
+const WORD = (1n << 64n) - 1n;
+
+/**
+ * The comb in the form kept with a registered key: the affine x and y of entries 1..31, each 32
+ * bytes little-endian (RFC 8032's integer encoding, without its sign bit), written at `offset` of
+ * `out` (a new array of {@link COMB_BYTES} by default).
+ */
+export function combToBytes(comb: CombTable, out = new Uint8Array(COMB_BYTES), offset = 0) {
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
+  comb.entries.forEach((entry, i) => {
     const { x, y } = entry.toAffine();
-    return [x, y];
+    [x, y].forEach((coordinate, k) => {
+      const at = offset + (2 * i + k) * COORDINATE_BYTES;
+      for (let word = 0; word < 4; word++) {
+        view.setBigUint64(at + 8 * word, (coordinate >> BigInt(64 * word)) & WORD, true);
+      }
+    });
   });
+  return out;
 }
 
 /**
- * A comb back from {@link combToAffine}'s coordinates. They must come from storage this server
- * wrote: the points are rebuilt without a curve check, as the stored table was built from checked
- * points. RangeError for a list of the wrong length or with a non-bigint.
+ * A comb back from {@link combToBytes}' form, read from `offset` of `bytes`. They must come from
+ * storage this server wrote: the points are rebuilt without a curve check, as the stored comb was
+ * built from checked points. RangeError when fewer than {@link COMB_BYTES} bytes follow `offset`.
  */
-export function combFromAffine(coordinates: readonly bigint[]): CombTable {
-  if (!Array.isArray(coordinates) || coordinates.length !== 2 * COMB_SIZE) {
-    throw new RangeError(`a comb has ${2 * COMB_SIZE} coordinates`);
+export function combFromBytes(bytes: Uint8Array, offset = 0): CombTable {
+  if (!(bytes instanceof Uint8Array) || bytes.length - offset < COMB_BYTES || offset < 0) {
+    throw new RangeError(`a stored comb is ${COMB_BYTES} bytes`);
   }
+  const view = new DataView(bytes.buffer, bytes.byteOffset + offset, COMB_BYTES);
+  const read = (at: number) =>
+    view.getBigUint64(at, true) | (view.getBigUint64(at + 8, true) << 64n) |
+    (view.getBigUint64(at + 16, true) << 128n) | (view.getBigUint64(at + 24, true) << 192n);
   const entries: Point[] = [];
-  for (let i = 0; i < coordinates.length; i += 2) {
-    const [x, y] = [coordinates[i], coordinates[i + 1]];
-    if (typeof x !== "bigint" || typeof y !== "bigint") {
-      throw new RangeError("comb coordinates must be bigints");
-    }
-    entries.push(ed25519.Point.fromAffine({ x, y }));
+  for (let at = 0; at < COMB_BYTES; at += 2 * COORDINATE_BYTES) {
+    entries.push(ed25519.Point.fromAffine({ x: read(at), y: read(at + COORDINATE_BYTES) }));
   }
   return { entries };
 }

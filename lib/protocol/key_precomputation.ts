@@ -1,22 +1,28 @@
 // Browser-safe. What the server computes once when a key is registered, so that no vote and no
 // restart recomputes it: the point checks of protocol §2, Hp(P), and the combs of P and Hp(P)
-// (lib/protocol/comb_table.ts) in affine coordinates, stored with the key (protocol §5).
+// (lib/protocol/comb_table.ts) as affine coordinates in bytes, stored with the key (protocol §5).
 //
 // The torsion check L·P = identity is one walk over P's comb, which registration builds anyway.
 import {
-  combFromAffine,
+  COMB_BYTES,
+  combFromBytes,
   type CombTable,
   combTable,
-  combToAffine,
+  combToBytes,
   multiplyByComb,
 } from "./comb_table.ts";
-import { bytesToNumberLE } from "@noble/curves/utils.js";
 import { assertBytes } from "./bytes.ts";
 import { decodePoint, L } from "./keys.ts";
 import { hashToPoint, type Member } from "./ring_signature.ts";
 
-/** Affine coordinates of the combs of a registered key P and of Hp(P); entry 1 is the point. */
-export type KeyPrecomputation = { point: bigint[]; hp: bigint[] };
+/** Bytes of a stored precomputation: the combs of P and of Hp(P), in that order. */
+export const PRECOMPUTATION_BYTES = 2 * COMB_BYTES;
+
+/**
+ * The combs of a registered key P and of Hp(P) in their stored form (lib/protocol/comb_table.ts,
+ * combToBytes): {@link PRECOMPUTATION_BYTES} bytes, entry 1 of P's comb being P itself.
+ */
+export type KeyPrecomputation = Uint8Array;
 
 /**
  * Checks a public key as registration must (canonical, not the identity, torsion-free) and
@@ -32,21 +38,21 @@ export function precomputeKey(bytes: Uint8Array): KeyPrecomputation | string {
     },
   });
   if (!decoded.point) return decoded.reason;
-  const hpComb = combTable(hashToPoint(bytes));
-  return { point: combToAffine(pointComb!), hp: combToAffine(hpComb) };
+  const out = combToBytes(pointComb!, new Uint8Array(PRECOMPUTATION_BYTES));
+  return combToBytes(combTable(hashToPoint(bytes)), out, COMB_BYTES);
 }
 
 /**
- * True when `stored` is the precomputation of the key encoded by `bytes` (RFC 8032 §5.1.2: y in
- * the low 255 bits, the parity of x in the top bit): a record handed over for the wrong key is
- * never used for this one.
+ * True when `stored` is a precomputation in the current form of the key encoded by `bytes`
+ * (RFC 8032 §5.1.2: y in the low 255 bits, the parity of x in the top bit): a record handed over
+ * for the wrong key, or written in an earlier form, is never used for this one.
  */
-export function isPrecomputationOf(stored: KeyPrecomputation, bytes: Uint8Array): boolean {
-  const encoded = bytesToNumberLE(assertBytes(bytes, 32, "key"));
-  const y = encoded & ((1n << 255n) - 1n);
-  const xOdd = encoded >> 255n;
-  const [x, storedY] = stored.point;
-  return storedY === y && typeof x === "bigint" && (x & 1n) === xOdd;
+export function isPrecomputationOf(stored: unknown, bytes: Uint8Array): boolean {
+  assertBytes(bytes, 32, "key");
+  if (!(stored instanceof Uint8Array) || stored.length !== PRECOMPUTATION_BYTES) return false;
+  // Entry 1 of P's comb is P: x at bytes 0..31, y at 32..63.
+  for (let i = 0; i < 31; i++) if (stored[32 + i] !== bytes[i]) return false;
+  return stored[63] === (bytes[31] & 0x7f) && (stored[0] & 1) === bytes[31] >> 7;
 }
 
 /**
@@ -54,6 +60,9 @@ export function isPrecomputationOf(stored: KeyPrecomputation, bytes: Uint8Array)
  * {@link precomputeKey} through this server's storage. RangeError for a malformed record.
  */
 export function memberFromPrecomputation(stored: KeyPrecomputation): Member {
-  const combs = { point: combFromAffine(stored.point), hp: combFromAffine(stored.hp) };
+  if (!(stored instanceof Uint8Array) || stored.length !== PRECOMPUTATION_BYTES) {
+    throw new RangeError(`a stored precomputation is ${PRECOMPUTATION_BYTES} bytes`);
+  }
+  const combs = { point: combFromBytes(stored), hp: combFromBytes(stored, COMB_BYTES) };
   return { point: combs.point.entries[0], hp: combs.hp.entries[0], combs };
 }

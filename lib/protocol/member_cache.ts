@@ -18,15 +18,18 @@ export type MemberCacheOptions = { budgetBytes?: number };
 /** Default budget: 32 MiB, about 4,000 registered keys. */
 export const DEFAULT_MEMBER_BUDGET = 32 * 1024 * 1024;
 
-/** A least-recently-used member cache holding at most `budgetBytes / MEMBER_BYTES` members. */
-export function createMemberCache(opts: MemberCacheOptions = {}): MemberCache & {
-  set(key: string, member: Member): void;
+/** A map that holds at most `capacity` entries, dropping the least recently used first. */
+export type LruCache<V> = {
+  get(key: string): V | undefined;
+  set(key: string, value: V): void;
   readonly size: number;
   readonly capacity: number;
   keys(): IterableIterator<string>;
-} {
-  const capacity = Math.floor((opts.budgetBytes ?? DEFAULT_MEMBER_BUDGET) / MEMBER_BYTES);
-  const entries = new Map<string, Member>();
+};
+
+/** An empty {@link LruCache} of at most `capacity` entries (none at all for 0). */
+export function createLruCache<V>(capacity: number): LruCache<V> {
+  const entries = new Map<string, V>();
   return {
     get size() {
       return entries.size;
@@ -34,19 +37,26 @@ export function createMemberCache(opts: MemberCacheOptions = {}): MemberCache & 
     capacity,
     keys: () => entries.keys(),
     get(key) {
-      const member = entries.get(key);
-      if (member) {
+      const value = entries.get(key);
+      if (value !== undefined) {
         // Map iteration order is insertion order: re-inserting marks the entry most recent.
         entries.delete(key);
-        entries.set(key, member);
+        entries.set(key, value);
       }
-      return member;
+      return value;
     },
-    set(key, member) {
-      if (capacity === 0) return;
+    set(key, value) {
+      if (capacity <= 0) return;
       entries.delete(key);
       if (entries.size >= capacity) entries.delete(entries.keys().next().value!);
-      entries.set(key, member);
+      entries.set(key, value);
     },
   };
+}
+
+/** A least-recently-used member cache holding at most `budgetBytes / MEMBER_BYTES` members. */
+export function createMemberCache(opts: MemberCacheOptions = {}): MemberCache & LruCache<Member> {
+  return createLruCache<Member>(
+    Math.floor((opts.budgetBytes ?? DEFAULT_MEMBER_BUDGET) / MEMBER_BYTES),
+  );
 }

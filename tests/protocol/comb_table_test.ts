@@ -4,10 +4,10 @@ import { ed25519 } from "@noble/curves/ed25519.js";
 import { mulAddUnsafe } from "@noble/curves/abstract/curve.js";
 import { G, L } from "../../lib/protocol/keys.ts";
 import {
-  COMB_SIZE,
-  combFromAffine,
+  COMB_BYTES,
+  combFromBytes,
   combTable,
-  combToAffine,
+  combToBytes,
   multiplyByComb,
   multiplyByCombs,
 } from "../../lib/protocol/comb_table.ts";
@@ -72,14 +72,24 @@ Deno.test("comb multiplication refuses scalars outside 0..2^255-1 with RangeErro
   assert.throws(() => multiplyByComb(comb, 5 as unknown as bigint), RangeError);
 });
 
-Deno.test("a comb survives its affine form, and its walk of L exposes a torsion component", () => {
+Deno.test("a comb survives its stored bytes, and its walk of L exposes a torsion component", () => {
   const comb = combTable(P);
-  const coordinates = combToAffine(comb);
-  assert.equal(coordinates.length, 2 * COMB_SIZE);
-  const back = combFromAffine(coordinates);
+  const bytes = combToBytes(comb);
+  assert.equal(bytes.length, COMB_BYTES);
+  // Entry 1 is P: its y is P's encoding without the sign bit, and x's parity is that bit.
+  const encoded = P.toBytes();
+  assert.deepEqual(bytes.slice(32, 63), encoded.slice(0, 31));
+  assert.equal(bytes[63], encoded[31] & 0x7f);
+  assert.equal(bytes[0] & 1, encoded[31] >> 7);
+  const back = combFromBytes(bytes);
   back.entries.forEach((entry, i) => assert.ok(entry.equals(comb.entries[i]), `entry ${i + 1}`));
-  assert.throws(() => combFromAffine(coordinates.slice(1)), RangeError);
-  assert.throws(() => combFromAffine([...coordinates.slice(1), 1] as bigint[]), RangeError);
+  // At an offset inside a longer array, as a stored precomputation holds two combs.
+  const padded = new Uint8Array(COMB_BYTES + 7);
+  combToBytes(comb, padded, 7);
+  assert.ok(combFromBytes(padded, 7).entries[30].equals(comb.entries[30]));
+  assert.throws(() => combFromBytes(bytes.slice(1)), RangeError);
+  assert.throws(() => combFromBytes(padded, 8), RangeError);
+  assert.throws(() => combFromBytes([...bytes] as unknown as Uint8Array), RangeError);
   // The registration torsion check: L·Q through Q's comb is the identity only without torsion.
   const torsioned = ed25519.Point.fromBytes(hexToBytes(hostilePoints().torsioned));
   assert.equal(multiplyByComb(combTable(torsioned), L).is0(), false);

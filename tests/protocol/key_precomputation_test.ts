@@ -5,6 +5,7 @@ import {
   isPrecomputationOf,
   type KeyPrecomputation,
   memberFromPrecomputation,
+  PRECOMPUTATION_BYTES,
   precomputeKey,
 } from "../../lib/protocol/key_precomputation.ts";
 import { hashToPoint } from "../../lib/protocol/ring_signature.ts";
@@ -23,12 +24,14 @@ Deno.test("precomputeKey refuses every hostile point with the reason registratio
 Deno.test("a stored precomputation gives back the key's point and Hp(P)", () => {
   const { publicKey } = keyPairFromSeed(generateSeed());
   const pre = precomputeKey(publicKey) as KeyPrecomputation;
-  assert.equal(typeof pre, "object");
+  assert.ok(pre instanceof Uint8Array);
+  assert.equal(pre.length, PRECOMPUTATION_BYTES);
   const member = memberFromPrecomputation(structuredClone(pre));
   assert.equal(bytesToHex(member.point.toBytes()), bytesToHex(publicKey));
   assert.ok(member.hp.equals(hashToPoint(publicKey)));
   assert.ok(member.combs);
-  assert.throws(() => memberFromPrecomputation({ point: pre.point.slice(2), hp: pre.hp }));
+  assert.throws(() => memberFromPrecomputation(pre.slice(64)), RangeError);
+  assert.throws(() => memberFromPrecomputation({} as KeyPrecomputation), RangeError);
 });
 
 Deno.test("a precomputation is recognised as its own key's only", () => {
@@ -40,4 +43,8 @@ Deno.test("a precomputation is recognised as its own key's only", () => {
   const flipped = a.slice();
   flipped[31] ^= 0x80;
   assert.equal(isPrecomputationOf(pre, flipped), false);
+  // A record in another form (an earlier release kept bigint coordinates) is not used.
+  assert.equal(isPrecomputationOf({ point: [], hp: [] }, a), false);
+  assert.equal(isPrecomputationOf(pre.slice(1), a), false);
+  assert.equal(isPrecomputationOf(null, a), false);
 });

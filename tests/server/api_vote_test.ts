@@ -10,6 +10,7 @@ import { createApp } from "../../server/app.ts";
 import { testVerifier } from "../helpers/test_verifier.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
 import { createStore } from "../../server/store.ts";
+import { kvKeys } from "../../server/kv_layout.ts";
 import {
   call,
   hostilePoints,
@@ -418,6 +419,22 @@ Deno.test("cheap refusals come before the ring verification: a stranger in the r
     assert.equal(replay.status, 409);
     assert.equal(replay.body.error.code, "duplicate_tag");
     assert.deepEqual(verifier.verifications, ["No"], "the replay cost no verification");
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("a key record holding an earlier form of precomputation is not used: the key is checked from its bytes", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const voters = makeVoters(3);
+    const setup = await createStore(kv);
+    for (const v of voters) await setup.registerKey(v.key);
+    // An earlier release kept the combs as lists of bigint coordinates; one here is nonsense.
+    await kv.set(kvKeys.keyId(voters[1].key), { id: 2, pre: { point: [1n, 2n], hp: [3n] } });
+    const app = createApp({ store: await createStore(kv), verifier: testVerifier });
+    const res = await call(app, "POST", "/api/vote", signedVote(voters[1], voters, "Yes"));
+    assert.equal(res.status, 202, JSON.stringify(res.body));
   } finally {
     kv.close();
   }

@@ -1,11 +1,13 @@
 // Registrations committed in batches (server/store.ts): many at once from one process still get
 // contiguous ids from 1, one each, a key sent twice at once is registered once and refused once
-// with its id, and each key's stored record carries the precomputation it was given.
+// with its id, and each key's stored record carries the precomputation it was given. Records are
+// remembered in memory within the record budget, and a key not found is never remembered.
 import assert from "node:assert/strict";
 import { hexToBytes } from "../../lib/protocol/bytes.ts";
 import { precomputeKey } from "../../lib/protocol/key_precomputation.ts";
 import { ApiError } from "../../server/errors.ts";
-import { createStore } from "../../server/store.ts";
+import { createStore, RECORD_BYTES } from "../../server/store.ts";
+import { kvKeys } from "../../server/kv_layout.ts";
 import { makeVoters } from "../helpers/ledger_fixtures.ts";
 
 Deno.test("40 registrations at once, 5 keys sent twice: contiguous ids, each duplicate refused with its id", async () => {
@@ -41,6 +43,39 @@ Deno.test("a registered key's record carries its precomputation; an unknown key 
     const [record, unknown] = await store.lookupKeys([a, b]);
     assert.deepEqual(record, { id: 1, pre });
     assert.equal(unknown, null);
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("key records are kept in memory within the record budget, and a key not found is read again", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const here = await createStore(kv, { recordBudgetBytes: 3 * RECORD_BYTES + 1 });
+    const elsewhere = await createStore(kv); // another process on the same database
+    assert.deepEqual(here.recordStats(), { held: 0, capacity: 3 });
+    const keys = makeVoters(5).map((v) => v.key);
+    const pres = keys.map((key) => precomputeKey(hexToBytes(key)));
+
+    // Not found, then registered by the other process: found on the next lookup.
+    assert.deepEqual(await here.lookupKeys([keys[0]]), [null]);
+    await elsewhere.registerKey(keys[0], pres[0] as Uint8Array);
+    assert.deepEqual(await here.lookupKeys([keys[0]]), [{ id: 1, pre: pres[0] }]);
+
+    for (const [i, key] of keys.entries()) {
+      if (i > 0) await here.registerKey(key, pres[i] as Uint8Array);
+    }
+    assert.deepEqual(here.recordStats(), { held: 3, capacity: 3 }, "the budget bounds the records");
+    // Every record, held or evicted and read again, is what KV holds.
+    const records = await here.lookupKeys(keys);
+    for (const [i, key] of keys.entries()) {
+      assert.deepEqual(records[i], (await kv.get(kvKeys.keyId(key))).value, `key ${i + 1}`);
+      assert.equal(records[i]?.id, i + 1);
+    }
+    assert.equal(here.recordStats().held, 3);
+    const none = await createStore(kv, { recordBudgetBytes: RECORD_BYTES - 1 });
+    assert.deepEqual((await none.lookupKeys([keys[4]]))[0]?.id, 5);
+    assert.deepEqual(none.recordStats(), { held: 0, capacity: 0 });
   } finally {
     kv.close();
   }
