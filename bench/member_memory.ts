@@ -1,5 +1,6 @@
 // What one registered key costs: heap bytes of a decoded member with both combs (the figure behind
-// MEMBER_BYTES and the member cache budget), bytes of its stored precomputation in KV, and the time
+// MEMBER_BYTES and the member cache budget), memory of its record in the request thread's record
+// cache (behind RECORD_BYTES), bytes of its stored precomputation in KV, and the time
 // registration spends checking and precomputing it, also as a ratio to one ring-8 verification by
 // the baseline verifier (bench/baseline_lsag.ts) timed in the same run.
 //
@@ -12,7 +13,8 @@ import {
   memberFromPrecomputation,
   precomputeKey,
 } from "../lib/protocol/key_precomputation.ts";
-import { createMemberCache, MEMBER_BYTES } from "../lib/protocol/member_cache.ts";
+import { createLruCache, createMemberCache, MEMBER_BYTES } from "../lib/protocol/member_cache.ts";
+import { RECORD_BYTES } from "../server/store.ts";
 import { baselineSign, baselineVerify } from "./baseline_lsag.ts";
 
 const MEMBERS = 200;
@@ -40,6 +42,17 @@ gc();
 const perMember = (Deno.memoryUsage().heapUsed - before) / MEMBERS;
 if (cache.size !== MEMBERS) throw new Error("The cache lost members");
 
+// A record as the request thread keeps it: read from KV (a fresh copy), under its hex key.
+const records = createLruCache<{ id: number; pre: KeyPrecomputation }>(MEMBERS);
+const memory = () => Deno.memoryUsage().heapUsed + Deno.memoryUsage().external;
+gc();
+const beforeRecords = memory();
+stored.forEach((pre, i) =>
+  records.set(bytesToHex(keys[i]), { id: i + 1, pre: structuredClone(pre) })
+);
+gc();
+const perRecord = (memory() - beforeRecords) / MEMBERS;
+
 console.log(`| measure | per key |`);
 console.log(`| --- | ---: |`);
 console.log(`| registration checks and precomputation | ${precomputeMs.toFixed(2)} ms |`);
@@ -53,3 +66,9 @@ console.log(
   `| decoded member in the cache (heap) | ${Math.round(perMember).toLocaleString("en")} B |`,
 );
 console.log(`| MEMBER_BYTES (budget accounting) | ${MEMBER_BYTES.toLocaleString("en")} B |`);
+console.log(
+  `| key record in the request thread's cache (heap and buffers) | ${
+    Math.round(perRecord).toLocaleString("en")
+  } B |`,
+);
+console.log(`| RECORD_BYTES (budget accounting) | ${RECORD_BYTES.toLocaleString("en")} B |`);

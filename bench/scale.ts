@@ -10,6 +10,10 @@
 // `Worker` global, `--max-old-space-size=512`, as on Deno Deploy), which also seals one block of
 // `sealVotes` votes. Both report the slowest `GET /api/block/status` seen throughout.
 //
+// First it measures the ceiling of registration on this machine: the checks and precomputation
+// alone (lib/protocol/key_precomputation.ts), with no HTTP, KV or load generator, on this thread
+// and on a verification pool of one worker per core.
+//
 //   deno run -A bench/scale.ts [sizes=2000,20000,100000] [votes per phase=400] [sealVotes=10000]
 //     [profiles=workers,edge]
 import { decodeSignature } from "../lib/protocol/ring_signature.ts";
@@ -21,6 +25,9 @@ import {
   unsignedVote,
 } from "../tests/helpers/ledger_fixtures.ts";
 import { createStore } from "../server/store.ts";
+import { hexToBytes } from "../lib/protocol/bytes.ts";
+import { precomputeKey } from "../lib/protocol/key_precomputation.ts";
+import { createVerifyPool } from "../server/verify_pool.ts";
 import { type ServerProcess, startServer } from "../tests/helpers/server_process.ts";
 import { baselineVerify } from "./baseline_lsag.ts";
 import { percentile, postAll, sampledRing } from "./http_driver.ts";
@@ -134,6 +141,29 @@ type Row = {
 const largest = Math.max(...SIZES);
 console.error(`Making ${largest} key pairs…`);
 const voters = makeVoters(largest);
+
+/** Keys/s of registration's checks and precomputation alone: on this thread, and on a pool. */
+async function precomputeCeiling(keys: string[]): Promise<{ thread: number; pool: number }> {
+  // Precomputation keeps no state, so a short directory's keys are simply reused.
+  const [warm, timed] = [300, 1500].map((n) =>
+    Array.from({ length: n }, (_, i) => keys[i % keys.length])
+  );
+  warm.forEach((key) => precomputeKey(hexToBytes(key)));
+  let started = performance.now();
+  timed.forEach((key) => precomputeKey(hexToBytes(key)));
+  const thread = timed.length / ((performance.now() - started) / 1000);
+  const pool = createVerifyPool({ maxQueued: timed.length });
+  try {
+    await Promise.all(warm.map((key) => pool.precompute(key)));
+    started = performance.now();
+    await Promise.all(timed.map((key) => pool.precompute(key)));
+    return { thread, pool: timed.length / ((performance.now() - started) / 1000) };
+  } finally {
+    pool.close();
+  }
+}
+console.error("Measuring the precomputation ceiling…");
+const ceiling = await precomputeCeiling(voters.map((v) => v.key));
 
 async function runProfile(profile: Profile): Promise<{ rows: Row[]; seal?: string }> {
   const dir = await Deno.makeTempDir({ prefix: `ringvote-scale-${profile.name}-` });
@@ -253,6 +283,11 @@ const ms = (x: number) => `${x.toFixed(0)} ms`;
 console.log(
   `\nring ${RING_SIZE}, ${IN_FLIGHT} in flight, ${VOTES} votes per phase, ` +
     `${navigator.hardwareConcurrency} cores; ratios ÷ the baseline verifier on one thread`,
+);
+console.log(
+  `registration ceiling, checks and precomputation alone (no HTTP, KV or client): ` +
+    `${ceiling.thread.toFixed(0)} keys/s on one thread, ${ceiling.pool.toFixed(0)} keys/s on a ` +
+    `pool of ${navigator.hardwareConcurrency} workers`,
 );
 for (const [profile, { rows, seal }] of results) {
   console.log(`\n${profile.name}${profile.v8Flags ? ` (${profile.v8Flags.join(" ")})` : ""}\n`);

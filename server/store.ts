@@ -118,14 +118,14 @@ export type StoreOptions = {
 };
 
 /**
- * Default memory for key records on the request thread: 16 MiB, about 3,800 keys. With the
+ * Default memory for key records on the request thread: 16 MiB, about 3,700 keys. With the
  * verifier's member budget (lib/protocol/member_cache.ts) it makes the process's one bound on
  * per-key memory, whatever the directory size or the core count.
  */
 export const DEFAULT_RECORD_BUDGET = 16 * 1024 * 1024;
 
 /** Heap bytes of one cached key record: its precomputation, the key string and the map entry. */
-export const RECORD_BYTES = PRECOMPUTATION_BYTES + 400;
+export const RECORD_BYTES = PRECOMPUTATION_BYTES + 512;
 
 /**
  * A store over `kv`. Creates the genesis block, the guard and the head once, at first start;

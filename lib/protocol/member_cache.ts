@@ -10,13 +10,13 @@ import type { Member, MemberCache } from "./ring_signature.ts";
  * Heap bytes one member with both combs takes (62 points), as measured by
  * `deno run -A --v8-flags=--expose-gc bench/member_memory.ts` (see README, Performance).
  */
-export const MEMBER_BYTES = 8_000;
+export const MEMBER_BYTES = 13_500;
 
 /** Options: the byte budget; members beyond it push out the least recently used. */
 export type MemberCacheOptions = { budgetBytes?: number };
 
-/** Default budget: 32 MiB, about 4,000 registered keys. */
-export const DEFAULT_MEMBER_BUDGET = 32 * 1024 * 1024;
+/** Default budget: 48 MiB, about 3,700 registered keys. */
+export const DEFAULT_MEMBER_BUDGET = 48 * 1024 * 1024;
 
 /** A map that holds at most `capacity` entries, dropping the least recently used first. */
 export type LruCache<V> = {
