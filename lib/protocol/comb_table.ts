@@ -25,8 +25,12 @@ const LIMIT = 1n << BigInt(TEETH * SPACING);
 /** A point's comb: `entries[b - 1]` is Σ_{bit j of b set} 2^(51·j)·P, for b = 1..31. */
 export type CombTable = { readonly entries: readonly Point[] };
 
-/** Builds the comb of `point`: 204 doublings and 26 additions, entries normalised to Z = 1. */
-export function combTable(point: Point): CombTable {
+/**
+ * Builds the comb of `point`: 204 doublings and 26 additions, entries normalised to Z = 1 (one
+ * shared field inversion), as storing them needs. `{ affine: false }` skips the normalisation for
+ * a comb that is only walked (noble's addition costs the same whatever Z is).
+ */
+export function combTable(point: Point, { affine = true } = {}): CombTable {
   const rows: Point[] = [point];
   for (let j = 1; j < TEETH; j++) {
     let row = rows[j - 1];
@@ -40,7 +44,7 @@ export function combTable(point: Point): CombTable {
     const row = rows[Math.log2(low)];
     entries.push(rest === 0 ? row : entries[rest - 1].add(row));
   }
-  return { entries: normalizeZ(ed25519.Point, entries) };
+  return { entries: affine ? normalizeZ(ed25519.Point, entries) : entries };
 }
 
 /** s·P from P's comb, for 0 ≤ s < 2^255; RangeError outside that range. Variable time. */

@@ -29,6 +29,22 @@ Deno.test("comb multiplication agrees with noble for any scalar below 2^255", ()
   );
 });
 
+Deno.test("a comb left in projective form walks to the same products as its affine form", () => {
+  const [affine, projective] = [combTable(P), combTable(P, { affine: false })];
+  assert.ok(projective.entries.some((entry) => entry.Z !== 1n), "entries keep their Z");
+  assert.ok(affine.entries.every((entry) => entry.Z === 1n));
+  fc.assert(
+    fc.property(
+      scalar255,
+      scalar255,
+      (s, t) =>
+        multiplyByComb(projective, s).equals(multiplyByComb(affine, s)) &&
+        multiplyByCombs(affine, s, projective, t).equals(reference(P, s + t)),
+    ),
+    { numRuns: 30 },
+  );
+});
+
 Deno.test("comb edge scalars: 0, 1, L-1, L, one bit in each row, 2^255-1", () => {
   const comb = combTable(P);
   assert.ok(multiplyByComb(comb, 0n).is0());
