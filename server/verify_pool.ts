@@ -5,8 +5,9 @@
 // worker count: every verification brings its members' stored precomputations along.
 //
 // A worker that fails (an uncaught error, or a job unanswered for `stallMs` once the worker has
-// loaded, which can take many seconds on a busy machine) is terminated and replaced; each job it
-// held is sent once more to a live worker, and answered 503 `busy` if that one fails too.
+// loaded and warmed up, which can take many seconds on a busy machine) is terminated and replaced;
+// each job it held is sent once more to a live worker, and answered 503 `busy` if that one fails
+// too. `ready` settles once every worker has warmed up (server/verifier.ts, warmUp).
 import type { KeyPrecomputation } from "../lib/protocol/key_precomputation.ts";
 import type { RingCheck } from "../lib/protocol/ring_signature.ts";
 import {
@@ -56,7 +57,7 @@ type Pending = {
 };
 type Slot = {
   worker: Worker;
-  /** Whether the worker has loaded; a job is only timed for a stall from then on. */
+  /** Whether the worker has loaded and warmed up; a job is only timed for a stall from then on. */
   ready: boolean;
   pending: Map<number, Pending>;
   stats: Map<number, (stats: MemberStats) => void>;
@@ -94,6 +95,8 @@ export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
       const reply = event.data;
       if ("ready" in reply) {
         slot.ready = true;
+        // A worker replaced before it was ready counts once its replacement is.
+        if (slots.every((s) => s.ready)) allReady();
         const now = performance.now();
         for (const pending of slot.pending.values()) pending.sentAt = now;
         return;
@@ -119,6 +122,8 @@ export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
     return slot;
   }
 
+  let allReady = () => {};
+  const ready = new Promise<void>((resolve) => (allReady = resolve));
   const slots: Slot[] = Array.from({ length: count }, startSlot);
 
   function send(slot: Slot, pending: Pending): void {
@@ -191,6 +196,7 @@ export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
     get queued() {
       return queued;
     },
+    ready,
     verify: (signature, payload, members = []) =>
       submit({ type: "verify", signature, payload, members }),
     precompute: (key) => submit({ type: "precompute", key }),

@@ -4,7 +4,7 @@
 /// <reference no-default-lib="true" />
 /// <reference lib="deno.worker" />
 import { createMemberCache } from "../lib/protocol/member_cache.ts";
-import { runJob } from "./verifier.ts";
+import { runJob, warmUp } from "./verifier.ts";
 import type { WorkerReply, WorkerRequest } from "./verify_pool.ts";
 
 let members = createMemberCache({ budgetBytes: 0 });
@@ -30,4 +30,7 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
   self.postMessage(reply);
 };
 
+// Compiled before the first job is answered; jobs sent meanwhile wait in the message queue, and
+// the pool times stalls only from `ready` on.
+if (!warmUp()) console.error("Verification worker: its own warm-up signature did not verify");
 self.postMessage({ ready: true } satisfies WorkerReply);

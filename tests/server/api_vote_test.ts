@@ -378,6 +378,7 @@ function countingVerifier(): Verifier & { verifications: string[] } {
     },
     precompute: (key) => inner.precompute(key),
     memberStats: () => inner.memberStats(),
+    ready: inner.ready,
     get queued() {
       return inner.queued;
     },

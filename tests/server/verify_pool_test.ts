@@ -16,7 +16,7 @@ import {
 import type { VoteSubmission } from "../../lib/protocol/schemas.ts";
 import { createApp } from "../../server/app.ts";
 import { createStore } from "../../server/store.ts";
-import { createInProcessVerifier, type Verifier } from "../../server/verifier.ts";
+import { createInProcessVerifier, type Verifier, warmUp } from "../../server/verifier.ts";
 import { createVerifyPool } from "../../server/verify_pool.ts";
 import { CRASH_PAYLOAD } from "../helpers/crash_payload.ts";
 import {
@@ -158,6 +158,25 @@ async function serve(verifier: Verifier, registered: TestVoter[], { inFlight = 1
     },
   };
 }
+
+Deno.test("warm-up verifies its own signature; a pool is ready once every worker has warmed up", async () => {
+  assert.equal(warmUp(2), true);
+  const pool = createVerifyPool({ workers: 2 });
+  try {
+    let settled = false;
+    pool.ready.then(() => (settled = true));
+    await Promise.resolve();
+    assert.equal(settled, false, "not before the workers have loaded and warmed up");
+    await pool.ready;
+    const people = makeVoters(8);
+    const vote = signedVote(people[0], people, "after warm-up");
+    const check = await pool.verify(decodeSignature(vote.signature), vote.payload);
+    assert.deepEqual(check, { ok: true });
+    assert.equal(await createInProcessVerifier().ready, undefined, "in-process: ready at once");
+  } finally {
+    pool.close();
+  }
+});
 
 Deno.test("a worker that fails mid-load is replaced: every vote is answered, the others accepted", async () => {
   const pool = createVerifyPool({ workers: 2, workerUrl: FRAGILE });
