@@ -41,7 +41,8 @@ if (config.blockIntervalMs === null) {
 // One verification worker per core where the runtime has workers (ingest verifies on every core,
 // the request thread commits); on an edge runtime without them, this thread between requests.
 const verifier = await createVerifier();
-// Workers compile their verification code before the first request (a few tenths of a second).
+// Workers compile their verification code before the first request (a few tenths of a second);
+// a pool whose workers keep failing before they are ready stops the start with its reason.
 await verifier.ready;
 const app = createApp({ store: await storeReady, config, verifier });
 Deno.serve({

@@ -334,7 +334,9 @@ async function commitRegistrations(kv: Deno.Kv, batch: Registration[]): Promise<
 /**
  * Each key's record, from memory where it is held, else from KV. A registered key's record never
  * changes, so a record once read is as good as a fresh read; a key not found is not remembered,
- * since another process may register it at any moment.
+ * since another process may register it at any moment. A precomputation in an earlier stored form
+ * is dropped on reading (votes check such a key from its bytes), so it neither travels with every
+ * vote nor takes more than RECORD_BYTES. Records are shared between callers: read-only.
  */
 async function lookupKeys(
   kv: Deno.Kv,
@@ -347,8 +349,11 @@ async function lookupKeys(
   const entries = await getManyChunked<KeyIdRecord>(kv, unread.map((i) => kvKeys.keyId(keys[i])));
   entries.forEach(({ value }, k) => {
     if (!value) return;
-    found[unread[k]] = value;
-    records.set(keys[unread[k]], value);
+    const { pre } = value;
+    const current = pre instanceof Uint8Array && pre.length === PRECOMPUTATION_BYTES;
+    const record = current ? value : { id: value.id };
+    found[unread[k]] = record;
+    records.set(keys[unread[k]], record);
   });
   return found;
 }

@@ -142,8 +142,8 @@ export function runJob<J extends VerifierJob>(job: J, cache: MemberCache): JobRe
 /**
  * Runs both kinds of job on a fixed ring of 8 until V8 has compiled their code, so the first
  * votes after a start are as fast as later ones (a cold thread verifies its first few dozen votes
- * about a third slower). About 0.2 s. Returns false if the thread's own signature does not verify,
- * which only a broken build can cause.
+ * about a third slower). About 0.3 s. Returns false unless the thread accepts its own signature
+ * every time and refuses it with one response changed: only a broken build does either.
  */
 export function warmUp(rounds = 30): boolean {
   const seeds = Array.from({ length: 8 }, (_, i) => new Uint8Array(32).fill(i + 1));
@@ -159,7 +159,9 @@ export function warmUp(rounds = 30): boolean {
   };
   let ok = true;
   for (let i = 0; i < rounds; i++) ok &&= runJob(job, noCache).ok;
-  return ok;
+  const altered = signature.r.map((r) => r.slice());
+  altered[3][0] ^= 1;
+  return ok && !runJob({ ...job, signature: { ...signature, r: altered } }, noCache).ok;
 }
 
 const noCache: MemberCache = { get: () => undefined };

@@ -42,6 +42,8 @@ export type VerifyPoolOptions = VerifierOptions & {
   stallMs?: number;
   /** The worker module; tests substitute one that can be made to fail. */
   workerUrl?: URL;
+  /** A worker not ready (loaded and warmed up) this long after its start is replaced. */
+  startMs?: number;
 };
 
 /** A running pool: a {@link Verifier}, plus the count of workers replaced so far. */
@@ -59,11 +61,19 @@ type Slot = {
   worker: Worker;
   /** Whether the worker has loaded and warmed up; a job is only timed for a stall from then on. */
   ready: boolean;
+  /** When the worker was started (performance.now()). */
+  startedAt: number;
   pending: Map<number, Pending>;
   stats: Map<number, (stats: MemberStats) => void>;
 };
 
 const DEFAULT_STALL_MS = 30_000;
+const DEFAULT_START_MS = 120_000;
+/**
+ * Workers that fail before they are ready, one after another, before the pool gives up: a module
+ * that cannot load or a warm-up that fails its own check fails every time.
+ */
+const MAX_START_FAILURES = 3;
 
 function errorFrom(reply: { name: string; message: string }): Error {
   const ErrorType = reply.name === "RangeError"
@@ -79,6 +89,7 @@ export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
   const count = Math.max(1, opts.workers ?? navigator.hardwareConcurrency ?? 1);
   const maxQueued = opts.maxQueued ?? DEFAULT_MAX_QUEUED;
   const stallMs = opts.stallMs ?? DEFAULT_STALL_MS;
+  const startMs = opts.startMs ?? DEFAULT_START_MS;
   const workerUrl = opts.workerUrl ?? new URL("./verify_worker.ts", import.meta.url);
   const memberBudgetBytes = Math.floor(
     (opts.memberBudgetBytes ?? DEFAULT_MEMBER_BUDGET) / count,
@@ -87,14 +98,31 @@ export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
   let queued = 0;
   let replaced = 0;
   let closed = false;
+  /** Why the pool gave up (workers kept failing before they were ready), once it has. */
+  let broken: Error | undefined;
+  let startFailures = 0;
+  let allReady = () => {};
+  let notReady = (_: Error) => {};
+  const ready = new Promise<void>((resolve, reject) => {
+    allReady = resolve;
+    notReady = reject;
+  });
+  ready.catch(() => {}); // a caller that never awaits it must not see an unhandled rejection
 
   function startSlot(): Slot {
     const worker = new Worker(workerUrl, { type: "module" });
-    const slot: Slot = { worker, ready: false, pending: new Map(), stats: new Map() };
+    const slot: Slot = {
+      worker,
+      ready: false,
+      startedAt: performance.now(),
+      pending: new Map(),
+      stats: new Map(),
+    };
     worker.onmessage = (event: MessageEvent<WorkerReply>) => {
       const reply = event.data;
       if ("ready" in reply) {
         slot.ready = true;
+        startFailures = 0;
         // A worker replaced before it was ready counts once its replacement is.
         if (slots.every((s) => s.ready)) allReady();
         const now = performance.now();
@@ -122,8 +150,6 @@ export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
     return slot;
   }
 
-  let allReady = () => {};
-  const ready = new Promise<void>((resolve) => (allReady = resolve));
   const slots: Slot[] = Array.from({ length: count }, startSlot);
 
   function send(slot: Slot, pending: Pending): void {
@@ -134,15 +160,26 @@ export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
     );
   }
 
+  /** The slot with the fewest outstanding jobs, ready slots first (a cold one is warming up). */
   function leastBusy(): Slot {
-    return slots.reduce((best, slot) => (slot.pending.size < best.pending.size ? slot : best));
+    const ready = slots.filter((slot) => slot.ready);
+    return (ready.length > 0 ? ready : slots).reduce((best, slot) =>
+      slot.pending.size < best.pending.size ? slot : best
+    );
   }
 
-  /** Ends a failed worker, starts its replacement and gives its jobs one more chance. */
+  /**
+   * Ends a failed worker, starts its replacement and gives its jobs one more chance; gives up
+   * after MAX_START_FAILURES workers in a row failed before they were ready.
+   */
   function replace(slot: Slot, reason: string): void {
     const index = slots.indexOf(slot);
-    if (index < 0 || closed) return;
+    if (index < 0 || closed || broken) return;
     slot.worker.terminate();
+    if (!slot.ready && ++startFailures >= MAX_START_FAILURES) {
+      giveUp(new Error(`Verification workers keep failing before they are ready: ${reason}`));
+      return;
+    }
     slots[index] = startSlot();
     replaced++;
     console.error(`${reason}; replaced it, ${slot.pending.size} jobs to retry`);
@@ -158,9 +195,27 @@ export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
     slot.pending.clear();
   }
 
-  // A job unanswered for stallMs means its worker hangs (or died without a word): replace it.
+  /** Stops every worker and answers every job 503 `busy`; `ready` rejects with `error`. */
+  function giveUp(error: Error): void {
+    broken = error;
+    console.error(error.message);
+    notReady(error);
+    for (const slot of slots) {
+      slot.worker.terminate();
+      for (const pending of slot.pending.values()) pending.reject(verifierBusy());
+      slot.pending.clear();
+    }
+    queued = 0;
+    clearInterval(watchdog);
+  }
+
+  // A job unanswered for stallMs means its worker hangs (or died without a word), and a worker
+  // not ready startMs after its start never will be: replace it.
   const watchdog = setInterval(() => {
     const now = performance.now();
+    for (const slot of slots.filter((s) => !s.ready && now - s.startedAt > startMs)) {
+      replace(slot, `Verification worker not ready in ${startMs} ms`);
+    }
     for (const slot of slots.filter((s) => s.ready)) {
       for (const pending of slot.pending.values()) {
         if (now - pending.sentAt > stallMs) {
@@ -174,7 +229,7 @@ export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
 
   function submit<J extends VerifierJob>(job: J): Promise<JobResult<J>> {
     if (closed) return Promise.reject(new Error("The verification pool is closed"));
-    if (queued >= maxQueued) return Promise.reject(verifierBusy());
+    if (broken || queued >= maxQueued) return Promise.reject(verifierBusy());
     queued++;
     return new Promise((resolve, reject) => {
       send(leastBusy(), {
@@ -201,6 +256,7 @@ export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
       submit({ type: "verify", signature, payload, members }),
     precompute: (key) => submit({ type: "precompute", key }),
     async memberStats() {
+      if (broken || closed) return { held: 0, capacity: 0 };
       const each = await Promise.all(slots.map((slot) =>
         new Promise<MemberStats>((resolve) => {
           const id = nextId++;
@@ -216,6 +272,7 @@ export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
     close() {
       if (closed) return;
       closed = true;
+      notReady(new Error("The verification pool is closed"));
       clearInterval(watchdog);
       for (const slot of slots) {
         slot.worker.terminate();

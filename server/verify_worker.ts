@@ -32,5 +32,6 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
 
 // Compiled before the first job is answered; jobs sent meanwhile wait in the message queue, and
 // the pool times stalls only from `ready` on.
-if (!warmUp()) console.error("Verification worker: its own warm-up signature did not verify");
+// A failed check is an uncaught error: the pool replaces the worker, and gives up after a few.
+if (!warmUp()) throw new Error("the warm-up check failed: this build does not verify correctly");
 self.postMessage({ ready: true } satisfies WorkerReply);

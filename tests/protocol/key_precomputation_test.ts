@@ -43,6 +43,12 @@ Deno.test("a precomputation is recognised as its own key's only", () => {
   const flipped = a.slice();
   flipped[31] ^= 0x80;
   assert.equal(isPrecomputationOf(pre, flipped), false);
+  // y differing only in its top bits (the low 7 bits of byte 31), or only in byte 0.
+  for (const [byte, mask] of [[31, 0x01], [31, 0x40], [0, 0x01]]) {
+    const other = a.slice();
+    other[byte] ^= mask;
+    assert.equal(isPrecomputationOf(pre, other), false, `byte ${byte} ^ ${mask}`);
+  }
   // A record in another form (an earlier release kept bigint coordinates) is not used.
   assert.equal(isPrecomputationOf({ point: [], hp: [] }, a), false);
   assert.equal(isPrecomputationOf(pre.slice(1), a), false);

@@ -73,9 +73,30 @@ Deno.test("key records are kept in memory within the record budget, and a key no
       assert.equal(records[i]?.id, i + 1);
     }
     assert.equal(here.recordStats().held, 3);
+    // A held record is answered from memory: gone from KV, it is still found here, not elsewhere.
+    await kv.delete(kvKeys.keyId(keys[4]));
+    assert.deepEqual((await here.lookupKeys([keys[4]]))[0], { id: 5, pre: pres[4] });
+    assert.deepEqual(await (await createStore(kv)).lookupKeys([keys[4]]), [null]);
+    await kv.set(kvKeys.keyId(keys[4]), { id: 5, pre: pres[4] });
     const none = await createStore(kv, { recordBudgetBytes: RECORD_BYTES - 1 });
     assert.deepEqual((await none.lookupKeys([keys[4]]))[0]?.id, 5);
     assert.deepEqual(none.recordStats(), { held: 0, capacity: 0 });
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("a record holding an earlier form of precomputation is read as the id alone", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const [key] = makeVoters(1).map((v) => v.key);
+    await (await createStore(kv)).registerKey(key);
+    // An earlier release kept the combs as lists of bigint coordinates, about 7 KB once read.
+    const legacy = { point: Array.from({ length: 62 }, (_, i) => BigInt(i) << 250n), hp: [] };
+    await kv.set(kvKeys.keyId(key), { id: 1, pre: legacy });
+    const store = await createStore(kv);
+    assert.deepEqual(await store.lookupKeys([key]), [{ id: 1 }]);
+    assert.deepEqual(await store.lookupKeys([key]), [{ id: 1 }], "held without it, too");
   } finally {
     kv.close();
   }

@@ -15,6 +15,7 @@ import {
 } from "../../lib/protocol/ring_signature.ts";
 import type { VoteSubmission } from "../../lib/protocol/schemas.ts";
 import { createApp } from "../../server/app.ts";
+import { ApiError } from "../../server/errors.ts";
 import { createStore } from "../../server/store.ts";
 import { createInProcessVerifier, type Verifier, warmUp } from "../../server/verifier.ts";
 import { createVerifyPool } from "../../server/verify_pool.ts";
@@ -32,6 +33,8 @@ const signer = voters[0];
 const ring = ringFor(signer, voters, 8);
 const good = signedVote(signer, ring, "Yes");
 const FRAGILE = new URL("../helpers/fragile_verify_worker.ts", import.meta.url);
+const BROKEN = new URL("../helpers/broken_verify_worker.ts", import.meta.url);
+const SILENT = new URL("../helpers/silent_verify_worker.ts", import.meta.url);
 
 function decoded(): RingSignature {
   return decodeSignature(good.signature);
@@ -159,20 +162,57 @@ async function serve(verifier: Verifier, registered: TestVoter[], { inFlight = 1
   };
 }
 
-Deno.test("warm-up verifies its own signature; a pool is ready once every worker has warmed up", async () => {
+/** `promise`, or a rejection once `ms` have passed: a test fails rather than hangs. */
+function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`not settled in ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+Deno.test("warm-up accepts its own signature and refuses it altered; a pool is ready once its workers are", async () => {
   assert.equal(warmUp(2), true);
+  assert.equal(await createInProcessVerifier().ready, undefined, "in-process: ready at once");
   const pool = createVerifyPool({ workers: 2 });
   try {
-    let settled = false;
-    pool.ready.then(() => (settled = true));
-    await Promise.resolve();
-    assert.equal(settled, false, "not before the workers have loaded and warmed up");
-    await pool.ready;
+    await within(pool.ready, 60_000);
     const people = makeVoters(8);
     const vote = signedVote(people[0], people, "after warm-up");
     const check = await pool.verify(decodeSignature(vote.signature), vote.payload);
     assert.deepEqual(check, { ok: true });
-    assert.equal(await createInProcessVerifier().ready, undefined, "in-process: ready at once");
+    assert.equal(pool.replaced, 0);
+  } finally {
+    pool.close();
+  }
+});
+
+Deno.test("a pool closed before it is ready rejects `ready` instead of leaving it pending", async () => {
+  const pool = createVerifyPool({ workers: 1 });
+  pool.close();
+  await assert.rejects(within(pool.ready, 5_000), /closed/);
+});
+
+Deno.test("workers that keep failing before they are ready: the pool gives up, `ready` rejects, jobs get 503 busy", async () => {
+  const pool = createVerifyPool({ workers: 2, workerUrl: BROKEN });
+  try {
+    await assert.rejects(within(pool.ready, 30_000), /keep failing before they are ready/);
+    assert.ok(pool.replaced <= 2, `${pool.replaced} restarts, not a restart loop`);
+    await assert.rejects(
+      pool.verify(decoded(), "Yes"),
+      (error) => error instanceof ApiError && error.code === "busy",
+    );
+    assert.deepEqual(await pool.memberStats(), { held: 0, capacity: 0 });
+  } finally {
+    pool.close();
+  }
+});
+
+Deno.test("a worker not ready within the start deadline is replaced, and the pool gives up on a third", async () => {
+  const pool = createVerifyPool({ workers: 1, workerUrl: SILENT, startMs: 100, stallMs: 400 });
+  try {
+    await assert.rejects(within(pool.ready, 10_000), /not ready in 100 ms/);
+    assert.equal(pool.replaced, 2);
   } finally {
     pool.close();
   }
