@@ -162,8 +162,8 @@ export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
 
   /** The slot with the fewest outstanding jobs, ready slots first (a cold one is warming up). */
   function leastBusy(): Slot {
-    const ready = slots.filter((slot) => slot.ready);
-    return (ready.length > 0 ? ready : slots).reduce((best, slot) =>
+    const warm = slots.filter((slot) => slot.ready);
+    return (warm.length > 0 ? warm : slots).reduce((best, slot) =>
       slot.pending.size < best.pending.size ? slot : best
     );
   }
