@@ -7,6 +7,7 @@ import { bytesToBase64 } from "../lib/protocol/bytes.ts";
 import type * as wire from "../lib/protocol/schemas.ts";
 import { rankTally } from "../lib/protocol/tally.ts";
 import {
+  isStoredPrecomputation,
   type KeyPrecomputation,
   PRECOMPUTATION_BYTES,
 } from "../lib/protocol/key_precomputation.ts";
@@ -349,9 +350,7 @@ async function lookupKeys(
   const entries = await getManyChunked<KeyIdRecord>(kv, unread.map((i) => kvKeys.keyId(keys[i])));
   entries.forEach(({ value }, k) => {
     if (!value) return;
-    const { pre } = value;
-    const current = pre instanceof Uint8Array && pre.length === PRECOMPUTATION_BYTES;
-    const record = current ? value : { id: value.id };
+    const record = isStoredPrecomputation(value.pre) ? value : { id: value.id };
     found[unread[k]] = record;
     records.set(keys[unread[k]], record);
   });

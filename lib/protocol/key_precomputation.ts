@@ -24,6 +24,11 @@ export const PRECOMPUTATION_BYTES = 2 * COMB_BYTES;
  */
 export type KeyPrecomputation = Uint8Array;
 
+/** True when `value` has the current stored form: {@link PRECOMPUTATION_BYTES} bytes. */
+export function isStoredPrecomputation(value: unknown): value is KeyPrecomputation {
+  return value instanceof Uint8Array && value.length === PRECOMPUTATION_BYTES;
+}
+
 /**
  * Checks a public key as registration must (canonical, not the identity, torsion-free) and
  * precomputes what its votes need. Returns the reason for refusal for bytes that fail a check;
@@ -49,7 +54,7 @@ export function precomputeKey(bytes: Uint8Array): KeyPrecomputation | string {
  */
 export function isPrecomputationOf(stored: unknown, bytes: Uint8Array): boolean {
   assertBytes(bytes, 32, "key");
-  if (!(stored instanceof Uint8Array) || stored.length !== PRECOMPUTATION_BYTES) return false;
+  if (!isStoredPrecomputation(stored)) return false;
   // Entry 1 of P's comb is P: x at bytes 0..31, y at 32..63.
   for (let i = 0; i < 31; i++) if (stored[32 + i] !== bytes[i]) return false;
   return stored[63] === (bytes[31] & 0x7f) && (stored[0] & 1) === bytes[31] >> 7;
@@ -60,7 +65,7 @@ export function isPrecomputationOf(stored: unknown, bytes: Uint8Array): boolean 
  * {@link precomputeKey} through this server's storage. RangeError for a malformed record.
  */
 export function memberFromPrecomputation(stored: KeyPrecomputation): Member {
-  if (!(stored instanceof Uint8Array) || stored.length !== PRECOMPUTATION_BYTES) {
+  if (!isStoredPrecomputation(stored)) {
     throw new RangeError(`a stored precomputation is ${PRECOMPUTATION_BYTES} bytes`);
   }
   const combs = { point: combFromBytes(stored), hp: combFromBytes(stored, COMB_BYTES) };
