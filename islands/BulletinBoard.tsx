@@ -9,11 +9,10 @@ import type { ComponentType } from "preact";
 import { useEffect, useMemo } from "react";
 import ForkAlert from "../components/ForkAlert.tsx";
 import HeadAlerts from "../components/HeadAlerts.tsx";
-import { createApiClient } from "../lib/app/api_client.ts";
 import { createBulletinState } from "./bulletin_board/state.ts";
 import AnonymitySection from "./bulletin_board/AnonymitySection.tsx";
 import AuditSection from "./bulletin_board/AuditSection.tsx";
-import { useHeadWatch } from "./watch_heads.ts";
+import { pageApiClient, useHeadWatch } from "./watch_heads.ts";
 import BlockSection from "./bulletin_board/BlockSection.tsx";
 import ChainSection from "./bulletin_board/ChainSection.tsx";
 import LiveStatus from "./bulletin_board/LiveStatus.tsx";
@@ -39,7 +38,7 @@ const SECTIONS: ComponentType<SectionProps>[] = [
 
 /** The board: every section over one state, which follows the chain while the page is open. */
 export default function BulletinBoard({ pollMs, vote = null }: BulletinBoardProps) {
-  const bulletin = useMemo(() => createBulletinState(createApiClient({ fetch }), { pollMs }), []);
+  const bulletin = useMemo(() => createBulletinState(pageApiClient(), { pollMs }), []);
   useEffect(() =>
     bulletin.follow(() => {
       performance.mark("ringvote:board-ready");

@@ -6,8 +6,7 @@ import { useSignal } from "@preact/signals";
 import ForkAlert from "../components/ForkAlert.tsx";
 import HeadAlerts from "../components/HeadAlerts.tsx";
 import { anonymityByBallot, shownAnalysis } from "../lib/app/anonymity_view.ts";
-import { createApiClient } from "../lib/app/api_client.ts";
-import { useHeadWatch } from "./watch_heads.ts";
+import { pageApiClient, useHeadWatch } from "./watch_heads.ts";
 import { lensSource } from "../lib/app/sealed_rings.ts";
 import {
   parseVoterList,
@@ -36,7 +35,7 @@ export default function VotingPage({ ringSize }: VotingPageProps) {
   // and keeps one anonymity analysis per height for all of them.
   const verified = useSignal<ReadonlySet<string>>(new Set());
   const { fork, alerts } = useHeadWatch(HEAD_CHECK_MS);
-  const api = useMemo(() => createApiClient({ fetch }), []);
+  const api = useMemo(pageApiClient, []);
   const source = useMemo(() => lensSource(api), []);
   const height = useChainHeight(async () => (await api.blockStatus()).height, {
     active: verified.value.size > 0,

@@ -21,7 +21,7 @@ import {
   voterKeyNames,
   WEAK_ANONYMITY,
 } from "../../lib/app/anonymity_view.ts";
-import { createApiClient } from "../../lib/app/api_client.ts";
+import { pageApiClient } from "../watch_heads.ts";
 import { lensSource } from "../../lib/app/sealed_rings.ts";
 import { useAnonymityLens } from "../use_anonymity_lens.ts";
 import type { SectionProps } from "./section.ts";
@@ -35,7 +35,7 @@ const DECOY_MORE = 100;
 
 /** The anonymity section of the bulletin board (see the module comment). */
 export default function AnonymitySection({ bulletin }: SectionProps) {
-  const source = useMemo(() => lensSource(createApiClient({ fetch })), []);
+  const source = useMemo(() => lensSource(pageApiClient()), []);
   const [reveals, setReveals] = useState<Reveal[]>([]);
   const [chosen, setChosen] = useState<string | null>(null);
   const [page, setPage] = useState(0);

@@ -3,19 +3,19 @@
 import { useEffect, useMemo, useState } from "react";
 import Notice from "../../components/Notice.tsx";
 import VoterCard from "../../components/VoterCard.tsx";
-import { createApiClient } from "../../lib/app/api_client.ts";
 import * as actions from "../../lib/app/panel_actions.ts";
 import { KEY_UNLOADED, type KeyLine, VOTE_UNLOADED, type VoteLine } from "../../lib/app/status.ts";
 import KeySection from "./KeySection.tsx";
 import PanelRing, { type PanelLens } from "./PanelRing.tsx";
 import VoteSection from "./VoteSection.tsx";
 import { useOwnTagCheck, usePendingPoll } from "./vote_watch.ts";
+import { pageApiClient } from "../watch_heads.ts";
 
 /** The I/O the panel's actions use: this tab's localStorage, the same-origin API, the console. */
 function browserIO(): actions.ClientIO {
   return {
     storage: localStorage,
-    api: createApiClient({ fetch }),
+    api: pageApiClient(),
     log(message) {
       console.error(message);
     },

@@ -29,9 +29,16 @@ export type Transport = (url: string, init: RequestInit) => Response | Promise<R
 /**
  * Where the API is: the transport and the base URL paths are appended to ("" = same origin).
  * `lens` names a lie of the attack lab's lying-server lens: every read goes to
- * `/api/lens/{lens}/…` instead of `/api/…` (read-only; writes are refused there).
+ * `/api/lens/{lens}/…` instead of `/api/…` (read-only; writes are refused there). `onBlocks`
+ * hears every signed block record an answer carries (the status head, the blocks listed, a vote
+ * proof's block), so a page's fork watch checks everything the page is shown.
  */
-export type ApiClientOptions = { fetch: Transport; baseUrl?: string; lens?: string };
+export type ApiClientOptions = {
+  fetch: Transport;
+  baseUrl?: string;
+  lens?: string;
+  onBlocks?: (records: readonly (BlockRecord | BlockStatus)[]) => void;
+};
 
 /** Codes the client gives failures that carry no error body of the server's. */
 export type ClientErrorCode = "network_error" | "malformed_answer" | "http_error";
@@ -79,7 +86,7 @@ export type BlockVoteEntry = BlockVotes["votes"][number];
 export type ApiClient = ReturnType<typeof createApiClient>;
 
 /** The client over `fetch` at `baseUrl`. */
-export function createApiClient({ fetch, baseUrl = "", lens }: ApiClientOptions) {
+export function createApiClient({ fetch, baseUrl = "", lens, onBlocks }: ApiClientOptions) {
   const root = baseUrl.replace(/\/+$/, "");
   const lensPrefix = lens === undefined ? null : `/api/lens/${encodeURIComponent(lens)}/`;
   const at = (path: string) => lensPrefix === null ? path : lensPrefix + path.slice("/api/".length);
@@ -88,15 +95,22 @@ export function createApiClient({ fetch, baseUrl = "", lens }: ApiClientOptions)
   const post = <T>(path: string, body: unknown, schema: z.ZodMiniType<T>) =>
     send({ fetch, root }, { method: "POST", path: at(path), body, schema });
   const id = (value: string | number) => encodeURIComponent(String(value));
+  const heard = <T>(answer: T, records: (a: T) => (BlockRecord | BlockStatus)[]) => {
+    onBlocks?.(records(answer));
+    return answer;
+  };
 
   return {
     /** GET /api/block/status: the chain's head and the open block. */
-    blockStatus: () => get("/api/block/status", BlockStatus),
+    blockStatus: async () => heard(await get("/api/block/status", BlockStatus), (s) => [s]),
     /** GET /api/block/hash/id/{height}: a sealed block's hash. */
     blockHash: (height: number) => get(`/api/block/hash/id/${id(height)}`, BlockHash),
     /** GET /api/block/id/{blockId}/vote/{voteId}: a vote, its inclusion path and its block. */
-    voteProof: (blockId: number, voteId: string) =>
-      get(`/api/block/id/${id(blockId)}/vote/${id(voteId)}`, VoteProof),
+    voteProof: async (blockId: number, voteId: string) =>
+      heard(
+        await get(`/api/block/id/${id(blockId)}/vote/${id(voteId)}`, VoteProof),
+        (proof) => [proof.block],
+      ),
     /** GET /api/pki/key/id/{id}: one registered key and the directory's size. */
     keyById: (keyId: string | number) => get(`/api/pki/key/id/${id(keyId)}`, KeyRecord),
     /** POST /api/pki/key: registers a key (201). */
@@ -116,7 +130,10 @@ export function createApiClient({ fetch, baseUrl = "", lens }: ApiClientOptions)
     }) satisfies PagedCall<DirectoryEntry>,
     /** GET /api/blocks?from=&limit=: block records ascending from height `offset`. */
     blocks: (async (offset: number, limit: number) => {
-      const page = await get(`/api/blocks?from=${id(offset)}&limit=${id(limit)}`, BlockList);
+      const page = heard(
+        await get(`/api/blocks?from=${id(offset)}&limit=${id(limit)}`, BlockList),
+        (list) => list.blocks,
+      );
       return { items: page.blocks, total: page.height + 1 };
     }) satisfies PagedCall<BlockRecord>,
     /** GET /api/block/id/{height}/votes?offset=&limit=: a block's votes in leaf order. */

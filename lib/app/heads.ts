@@ -6,6 +6,7 @@ import * as z from "zod/mini";
 import { forkEvidence, verifyHead } from "../protocol/head.ts";
 import { type ForkEvidence, SignedHead } from "../protocol/schemas.ts";
 import type { ApiClient } from "./api_client.ts";
+import { checkExtension, type LinkProblem } from "./head_links.ts";
 
 /**
  * Browser-storage key of the voting page's and the board's remembered heads: one JSON value,
@@ -37,7 +38,10 @@ export function serializeSeenHeads(seen: SeenHeads): string {
   return JSON.stringify(seen);
 }
 
-/** A head as shown: a block record or a status, with its signature if it carries one. */
+/**
+ * A head as shown: a block status, or a block record (its other fields then let the links be
+ * checked without reading it again), with its signature if it carries one.
+ */
 export type ShownHead = { height: number; hash: string; head_signature?: string };
 
 /**
@@ -54,6 +58,8 @@ export type HeadObservation = {
   unsigned: ShownHead[];
   keyChanged: boolean;
   rollback: Rollback | null;
+  /** Where the shown chain does not provably extend the remembered heads (head_links.ts). */
+  links: LinkProblem[];
 };
 
 /** The chain's height as the server now claims it, below the highest signed head remembered. */
@@ -97,12 +103,13 @@ export function observeHeads(
     unsigned,
     keyChanged,
     rollback,
+    links: [],
   };
 }
 
 /** One thing the fork watch found that a page must show, in plain words. */
 export type HeadAlert = {
-  kind: "key-changed" | "unsigned" | "rollback";
+  kind: "key-changed" | "unsigned" | "rollback" | "unchecked" | LinkProblem["kind"];
   title: string;
   text: string;
 };
@@ -143,6 +150,62 @@ export function headAlerts(observed: HeadObservation): HeadAlert[] {
         "or the history was rolled back.",
     });
   }
+  alerts.push(...linkAlerts(observed.links));
+  return alerts;
+}
+
+/**
+ * The alert of a check that could not be made (`reason`): what the page shows is then not
+ * confirmed, which a server must not be able to hide by failing a request.
+ */
+export function uncheckedAlert(reason: string): HeadAlert {
+  return {
+    kind: "unchecked",
+    title: "This browser could not check the server's history",
+    text: `The check that the chain shown still contains every block seen before could not be ` +
+      `made (${reason}). Until it can, nothing on this page is confirmed; it is tried again ` +
+      "every few seconds.",
+  };
+}
+
+/** One alert per kind of link problem, in plain words, naming the first problem of that kind. */
+export function linkAlerts(problems: readonly LinkProblem[]): HeadAlert[] {
+  const alerts: HeadAlert[] = [];
+  const first = <K extends LinkProblem["kind"]>(kind: K) =>
+    problems.find((p): p is Extract<LinkProblem, { kind: K }> => p.kind === kind);
+  const notExtended = first("not-extended");
+  if (notExtended) {
+    alerts.push({
+      kind: "not-extended",
+      title: "The server's chain does not extend what this browser saw",
+      text: `Following the links back from the blocks shown now does not lead to block ` +
+        `${notExtended.height} as this browser saw it (fingerprint ${short(notExtended.expected)}` +
+        `; found ${short(notExtended.found)}). A chain that only ever grows always leads back to ` +
+        "every block seen before: the server replaced part of its history.",
+    });
+  }
+  const withheld = first("withheld");
+  if (withheld) {
+    const blocks = withheld.from === withheld.to
+      ? `block ${withheld.from}`
+      : `blocks ${withheld.from} to ${withheld.to}`;
+    alerts.push({
+      kind: "withheld",
+      title: "The server withheld a block this browser needs",
+      text: `To check that the chain shown now still contains the blocks seen before, this ` +
+        `browser asked for ${blocks}, and ${withheld.reason}. Sealed blocks are public and never ` +
+        "removed, so nothing shown now is accepted until the check can be made.",
+    });
+  }
+  const inconsistent = first("inconsistent");
+  if (inconsistent) {
+    alerts.push({
+      kind: "inconsistent",
+      title: "The server showed a block that contradicts itself",
+      text: `Block ${inconsistent.height}: ${inconsistent.reason}. An honest server's blocks ` +
+        "always match their own fingerprints and heights.",
+    });
+  }
   return alerts;
 }
 
@@ -176,27 +239,47 @@ export function evidenceFile(evidence: ForkEvidence): { name: string; text: stri
   };
 }
 
-/**
- * The heads to check beside those a page was shown: the served block at the highest remembered
- * height up to `height`, so a chain that no longer extends what this browser saw is caught even
- * when that block is not on screen.
- */
-export async function rememberedBlocks(
-  api: ApiClient,
-  { seen, height }: { seen: SeenHeads; height: number },
-): Promise<ShownHead[]> {
-  const remembered = headsBelow(seen, height)[0];
-  return remembered ? (await api.blocks(remembered.height, 1)).items : [];
-}
-
 /** Where a page keeps its remembered heads. */
 export type HeadStorage = Pick<Storage, "getItem" | "setItem">;
 
 /**
- * A page's check of the chain it is shown (protocol §4 "Signed heads"): reads the server key and
- * the chain's head, adds `shown` and the block at the highest remembered height, observes them
- * against the heads in `storage` and stores the updated memory — unchanged when a fork is found,
- * so the evidence stays reproducible, and when the key changed, so the old key's heads stay.
+ * Observes the chain `api` shows — its `status` and `shown` heads — against `seen` under `key`:
+ * the head and every validly signed head shown must extend the remembered heads (the blocks in
+ * between are read: {@link checkExtension}); a first visit anchors on the signed head of the chain,
+ * so everything else shown must lead to it. Pure but for the reads; `seen` is not modified.
+ */
+export async function observeChain(
+  api: ApiClient,
+  { key, seen, status, shown = [] }: {
+    key: string;
+    seen: SeenHeads;
+    status: ShownHead;
+    shown?: readonly ShownHead[];
+  },
+): Promise<HeadObservation> {
+  const all = [status, ...shown];
+  const signed = all.filter((head) => validlySigned(key, head) !== null) as SignedHead[];
+  const keyChanged = seen.key !== null && seen.key !== key;
+  const anchors = keyChanged ? [] : seen.heads.length > 0 ? seen.heads : signed.slice(0, 1);
+  const { problems, blocks } = keyChanged
+    ? { problems: [], blocks: [] }
+    : await checkExtension(api, { anchors, shown: signed });
+  return {
+    ...observeHeads(seen, { key, shown: [...all, ...blocks], height: status.height }),
+    links: problems,
+  };
+}
+
+/** True when `observed` may be remembered: no fork, the same key, every link checked. */
+export function mayRemember(observed: HeadObservation): boolean {
+  return !observed.fork && !observed.keyChanged && observed.links.length === 0;
+}
+
+/**
+ * A page's check of the chain it is shown (protocol §4.5): reads the server key and the chain's
+ * head, observes them and `shown` against the heads remembered in `storage` ({@link observeChain})
+ * and stores the updated memory only when {@link mayRemember} — never after a fork, a changed key
+ * or a link that fails, so the evidence stays reproducible and the old heads stay.
  */
 export async function checkShownChain(
   api: ApiClient,
@@ -204,14 +287,7 @@ export async function checkShownChain(
 ): Promise<HeadObservation> {
   const [{ key }, status] = await Promise.all([api.serverKey(), api.blockStatus()]);
   const seen = parseSeenHeads(storage.getItem(SEEN_HEADS_KEY));
-  const extra = await rememberedBlocks(api, { seen, height: status.height });
-  const observed = observeHeads(seen, {
-    key,
-    shown: [status, ...shown, ...extra],
-    height: status.height,
-  });
-  if (!observed.fork && !observed.keyChanged) {
-    storage.setItem(SEEN_HEADS_KEY, serializeSeenHeads(observed.seen));
-  }
+  const observed = await observeChain(api, { key, seen, status, shown });
+  if (mayRemember(observed)) storage.setItem(SEEN_HEADS_KEY, serializeSeenHeads(observed.seen));
   return observed;
 }

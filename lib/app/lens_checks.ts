@@ -5,7 +5,7 @@
 // the lens key of protocol §4.7).
 import type { ForkEvidence } from "../protocol/schemas.ts";
 import { ApiCallError, type ApiClient } from "./api_client.ts";
-import { observeHeads, rememberedBlocks, type SeenHeads, type ShownHead } from "./heads.ts";
+import { linkAlerts, observeChain, type SeenHeads, type ShownHead } from "./heads.ts";
 import type { CheckName } from "./lies.ts";
 import { decideVoteStatus, storedBlockId, type StoredVote } from "./status.ts";
 
@@ -45,7 +45,6 @@ export async function checkVoteView(
 
   const shown: ShownHead[] = [];
   const status = await api.blockStatus();
-  shown.push(status);
   const [proof, previous] = await Promise.all([
     api.voteProof(blockId, stored.voteId).catch((error) => {
       if (error instanceof ApiCallError && error.code === "unknown_vote") {
@@ -74,8 +73,7 @@ export async function checkVoteView(
       details.push(line);
     }
   }
-  shown.push(...await rememberedBlocks(api, { seen, height: status.height }));
-  const heads = observeHeads(seen, { key, shown });
+  const heads = await observeChain(api, { key, seen, status, shown });
   if (heads.fork) {
     failed.add("fork");
     const [a, b] = heads.fork.heads;
@@ -83,6 +81,10 @@ export async function checkVoteView(
       `Fork: the server signed two different blocks at height ${a.height}: ` +
         `${a.hash} and ${b.hash}`,
     );
+  }
+  for (const alert of linkAlerts(heads.links)) {
+    failed.add("history link");
+    details.push(`${alert.title}: ${alert.text}`);
   }
   for (const head of heads.unsigned) {
     details.push(`Head ${head.height} carries no valid signature by the trusted key`);

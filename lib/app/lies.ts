@@ -20,6 +20,7 @@ export type CheckName =
   | "vote missing"
   | "Merkle root mismatch"
   | "block hash mismatch"
+  | "history link"
   | "fork";
 
 /** One lie of the catalogue. */

@@ -1,0 +1,209 @@
+/**
+ * A malicious server for tests: it holds the real server's signing key (read from the server's
+ * KV) and rewrites what the real server answers — a forked history re-linked and re-signed, a
+ * withheld block, torsioned head signatures, a shrunk block, a lying `total`, another key — as
+ * rewrites for the tampering proxy (HTTP) or transport (in-process) of tampering_proxy.ts.
+ * @module
+ */
+import { ed25519, ED25519_TORSION_SUBGROUP } from "@noble/curves/ed25519.js";
+import { bytesToHex, concatBytes, hexToBytes } from "../../lib/protocol/bytes.ts";
+import { blockHash } from "../../lib/protocol/chain.ts";
+import { merkleRoot } from "../../lib/protocol/merkle.ts";
+import { headMessage, serverPublicKey, signHead } from "../../lib/protocol/head.ts";
+import { sha512 } from "../../lib/protocol/hash.ts";
+import { keyPairFromSeed, L } from "../../lib/protocol/keys.ts";
+import type { BlockRecord } from "../../lib/protocol/schemas.ts";
+import type { Rewrite } from "./tampering_proxy.ts";
+
+/** The real server's signing seed, read from its KV (`["cfg", "server-key"]`, protocol §5.2). */
+export async function serverSeedOf(kv: Deno.Kv): Promise<Uint8Array> {
+  const stored = await kv.get<{ seed: Uint8Array }>(["cfg", "server-key"]);
+  if (!stored.value) throw new Error("the server has no signing key in this KV");
+  return stored.value.seed;
+}
+
+/** The server's signing seed in the KV file at `path`, opened for the read only. */
+export async function serverSeedAt(path: string): Promise<Uint8Array> {
+  const kv = await Deno.openKv(path);
+  try {
+    return await serverSeedOf(kv);
+  } finally {
+    kv.close();
+  }
+}
+
+/** `block` with its hash recomputed from its fields. */
+export function rehash(block: BlockRecord): BlockRecord {
+  const { merkle_root, timestamp, height, prev_hash, size } = block;
+  return { ...block, hash: blockHash({ merkle_root, timestamp, height, prev_hash, size }) };
+}
+
+/** `block` signed by `seed` (RFC 8032, as the server signs). */
+export function resign<T extends { height: number; hash: string }>(seed: Uint8Array, block: T): T {
+  return { ...block, head_signature: signHead(seed, block) };
+}
+
+/**
+ * A head signature by `seed` whose R carries a point of order 8: `R = r·B + T`, `k = H(R‖A‖M)`,
+ * `s = r + k·a`. A cofactored check (8·s·B = 8·R + 8·k·A) accepts it; RFC 8032 §5.1.7 read
+ * cofactorless, OpenSSL and libsodium refuse it.
+ */
+export function torsionedSignature(seed: Uint8Array, head: { height: number; hash: string }) {
+  const { secret, publicKey } = keyPairFromSeed(seed);
+  const message = headMessage(head.height, hexToBytes(head.hash, 32));
+  const r = bytesToScalar(sha512(seed, message, new Uint8Array([0x74])));
+  const torsion = ed25519.Point.fromHex(ED25519_TORSION_SUBGROUP[1]);
+  const R = ed25519.Point.BASE.multiply(r).add(torsion).toBytes();
+  const k = bytesToScalar(sha512(R, publicKey, message));
+  const s = (r + k * secret) % L;
+  return bytesToHex(concatBytes(R, scalarBytes(s)));
+}
+
+function bytesToScalar(bytes: Uint8Array): bigint {
+  let n = 0n;
+  for (let i = bytes.length - 1; i >= 0; i--) n = (n << 8n) | BigInt(bytes[i]);
+  return n % L;
+}
+
+function scalarBytes(n: bigint): Uint8Array {
+  const out = new Uint8Array(32);
+  for (let i = 0; i < 32; i++, n >>= 8n) out[i] = Number(n & 0xffn);
+  return out;
+}
+
+/**
+ * The history forked from `height` on: each block from there closed `shiftMs` later, its hash
+ * recomputed, linked to its forked predecessor and signed by `seed` — a consistent chain that
+ * every link and signature check accepts, but not the chain the server showed before.
+ */
+export function forkedChain(
+  honest: readonly BlockRecord[],
+  { from, seed, shiftMs = 1000 }: { from: number; seed: Uint8Array; shiftMs?: number },
+): BlockRecord[] {
+  const out: BlockRecord[] = [];
+  for (const block of honest) {
+    const prev = out.at(-1);
+    if (block.height < from) out.push(block);
+    else {
+      out.push(
+        resign(
+          seed,
+          rehash({ ...block, timestamp: block.timestamp + shiftMs, prev_hash: prev!.hash }),
+        ),
+      );
+    }
+  }
+  return out;
+}
+
+/**
+ * The history with block `height` shrunk to its votes other than leaf `drop`: its root recomputed
+ * over the rest, its size lowered by one (`keepSize` keeps it), every later block re-linked, and
+ * every block from `height` on signed by `seed`.
+ */
+export function shrunkChain(
+  honest: readonly BlockRecord[],
+  { height, leaves, seed, keepSize = false }: {
+    height: number;
+    /** The leaf hashes of block `height` left after the drop, in leaf order. */
+    leaves: Uint8Array[];
+    seed: Uint8Array;
+    keepSize?: boolean;
+  },
+): BlockRecord[] {
+  const out: BlockRecord[] = [];
+  for (const block of honest) {
+    const prev = out.at(-1);
+    if (block.height < height) out.push(block);
+    else if (block.height === height) {
+      const shrunk = {
+        ...block,
+        merkle_root: bytesToHex(merkleRoot(leaves)),
+        size: keepSize ? block.size : leaves.length,
+      };
+      out.push(resign(seed, rehash(shrunk)));
+    } else out.push(resign(seed, rehash({ ...block, prev_hash: prev!.hash })));
+  }
+  return out;
+}
+
+/** Every block of the chain at `base`, read honestly. */
+export async function honestChain(base: string): Promise<BlockRecord[]> {
+  const blocks: BlockRecord[] = [];
+  for (;;) {
+    const res = await fetch(new URL(`api/blocks?from=${blocks.length}&limit=100`, base));
+    const page = await res.json();
+    blocks.push(...page.blocks);
+    if (page.blocks.length === 0 || blocks.length > page.height) return blocks;
+  }
+}
+
+const PROOF = /^\/api\/block\/id\/\d+\/vote\/[^/]+$/;
+const HASH = /^\/api\/block\/hash\/id\/(\d+)$/;
+
+/**
+ * A rewrite that shows `chain` (by height) in place of the served blocks: the status head, the
+ * blocks list, block hashes and vote proofs. Blocks at heights in `withhold` are not served: the
+ * blocks list leaves them out, `withholdAs` says how else ("empty" drops the whole page, "other"
+ * serves the next block in its place).
+ */
+export function showChain(
+  chain: () => readonly BlockRecord[],
+  { withhold = [], withholdAs = "omit" }: {
+    withhold?: number[];
+    withholdAs?: "omit" | "empty" | "other";
+  } = {},
+): Rewrite {
+  return (path, body) => {
+    const at = new Map(chain().map((b) => [b.height, b]));
+    const swap = (b: BlockRecord) => at.get(b.height) ?? b;
+    if (path === "/api/block/status") {
+      const head = at.get(body.height);
+      if (head) Object.assign(body, { hash: head.hash, head_signature: head.head_signature });
+    } else if (path === "/api/blocks") {
+      let blocks: BlockRecord[] = body.blocks.map(swap);
+      if (blocks.some((b) => withhold.includes(b.height))) {
+        if (withholdAs === "empty") blocks = [];
+        else if (withholdAs === "other") {
+          blocks = blocks.map((b) => withhold.includes(b.height) ? at.get(b.height + 1) ?? b : b);
+        } else blocks = blocks.filter((b) => !withhold.includes(b.height));
+      }
+      body.blocks = blocks;
+    } else if (PROOF.test(path)) {
+      body.block = swap(body.block);
+    } else if (HASH.test(path)) {
+      const block = at.get(Number(HASH.exec(path)![1]));
+      if (block) body.hash = block.hash;
+    }
+  };
+}
+
+/** A rewrite that replaces every head signature with a torsioned one by `seed`. */
+export function torsionedHeads(seed: Uint8Array): Rewrite {
+  const sign = (b: { height: number; hash: string; head_signature?: string }) => {
+    b.head_signature = torsionedSignature(seed, b);
+  };
+  return (path, body) => {
+    if (path === "/api/block/status") sign(body);
+    else if (path === "/api/blocks") body.blocks.forEach(sign);
+    else if (PROOF.test(path)) sign(body.block);
+  };
+}
+
+/** A rewrite that answers another server key, and signs every head with it. */
+export function anotherKey(seed: Uint8Array): Rewrite {
+  return (path, body) => {
+    if (path === "/api/server-key") body.key = serverPublicKey(seed);
+    else if (path === "/api/block/status") Object.assign(body, resign(seed, body));
+    else if (path === "/api/blocks") {
+      body.blocks = body.blocks.map((b: BlockRecord) => resign(seed, b));
+    } else if (PROOF.test(path)) body.block = resign(seed, body.block);
+  };
+}
+
+/** Runs several rewrites in turn. */
+export function allOf(...rewrites: Rewrite[]): Rewrite {
+  return (path, body) => {
+    for (const rewrite of rewrites) rewrite(path, body);
+  };
+}
