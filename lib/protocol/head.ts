@@ -2,10 +2,13 @@
 // signature over `utf8("ringvote/v1/head") ‖ u64be(height) ‖ hash`, and fork evidence — two heads
 // signed by one key at one height with different hashes — that anyone can check with the key.
 //
-// Verification is strict RFC 8032 (noble's `zip215: false`): canonical encodings of the key and
-// of R, s < L, and a small-order server key is refused, so one signature has one meaning.
+// Verification is RFC 8032 §5.1.7 cofactorless ([s]B = R + [k]A exactly) with canonical A and R,
+// s < L, and A and R torsion-free and not of small order: everything it accepts, OpenSSL and
+// libsodium accept too, so fork evidence has one meaning and its signer cannot deny it.
 import { ed25519 } from "@noble/curves/ed25519.js";
+import { bytesToNumberLE } from "@noble/curves/utils.js";
 import { assertBytes, bytesToHex, concatBytes, hexToBytes, u64be, utf8 } from "./bytes.ts";
+import { sha512 } from "./hash.ts";
 import { FORK_EVIDENCE_KIND, ForkEvidence, type SignedHead } from "./schemas.ts";
 
 /** Domain label opening every signed head message. */
@@ -38,16 +41,55 @@ export function signHead(seed: Uint8Array, head: { height: number; hash: string 
 }
 
 /**
- * True when `head.head_signature` is a valid RFC 8032 signature by `key` over the head message.
- * False for well-formed values that do not verify (another key, another height or hash, a
- * non-canonical or small-order key); throws TypeError/RangeError when `key` is not 32 bytes of
- * hex, `hash` not 32 bytes, `head_signature` not 64 bytes or `height` not a non-negative integer.
+ * True when `head.head_signature` is a valid RFC 8032 signature by `key` over the head message,
+ * checked by {@link verifyStrict}. False for well-formed values that do not verify (another key,
+ * another height or hash, a non-canonical, torsioned or small-order key or R, s >= L); throws
+ * TypeError/RangeError when `key` is not 32 bytes of hex, `hash` not 32 bytes, `head_signature`
+ * not 64 bytes or `height` not a non-negative integer.
  */
 export function verifyHead(key: string, head: SignedHead): boolean {
   const publicKey = hexToBytes(key, 32, "key");
   const signature = hexToBytes(head.head_signature, 64, "head_signature");
   const message = headMessage(head.height, hexToBytes(head.hash, 32, "hash"));
-  return ed25519.verify(signature, message, publicKey, { zip215: false });
+  return verifyStrict(signature, message, publicKey);
+}
+
+/**
+ * RFC 8032 §5.1.7 cofactorless: true when [s]B = R + [k]A with k = SHA-512(R ‖ A ‖ M) mod L.
+ * False when s >= L, when A or R is not a canonical encoding (§5.1.3: y < p, no x = 0 with the
+ * sign bit set), or has a torsion component or small order (the identity included). Unlike
+ * noble's cofactored `verify`, it refuses a torsioned R, as OpenSSL and libsodium do; it is stricter
+ * than both on A. Throws TypeError/RangeError unless `signature` is 64 bytes and `publicKey` 32.
+ */
+export function verifyStrict(
+  signature: Uint8Array,
+  message: Uint8Array,
+  publicKey: Uint8Array,
+): boolean {
+  assertBytes(signature, 64, "signature");
+  assertBytes(message, undefined, "message");
+  assertBytes(publicKey, 32, "publicKey");
+  const { Point } = ed25519;
+  const rBytes = signature.subarray(0, 32);
+  const s = bytesToNumberLE(signature.subarray(32));
+  if (!Point.Fn.isValid(s)) return false;
+  const r = primeOrderPoint(rBytes);
+  const a = primeOrderPoint(publicKey);
+  if (r === null || a === null) return false;
+  const k = Point.Fn.create(bytesToNumberLE(sha512(rBytes, publicKey, message)));
+  // All inputs are public, so the variable-time multiplication is fine; it also takes s or k = 0.
+  return Point.BASE.multiplyUnsafe(s).equals(r.add(a.multiplyUnsafe(k)));
+}
+
+/** The point `bytes` encodes when canonical, torsion-free and not of small order; else null. */
+function primeOrderPoint(bytes: Uint8Array): InstanceType<typeof ed25519.Point> | null {
+  let point;
+  try {
+    point = ed25519.Point.fromBytes(bytes, false); // zip215 false: y < p, no negative zero
+  } catch {
+    return null;
+  }
+  return point.isSmallOrder() || !point.isTorsionFree() ? null : point;
 }
 
 /** The outcome of {@link checkForkEvidence}: proven, or why the file proves nothing. */
