@@ -8,16 +8,17 @@
 // Needs Debian's Chromium for the browser half (apt-get install -y chromium); without it, says so.
 import { runLens } from "../lib/app/anonymity_lens.ts";
 import { CHROMIUM_PATH, chromiumInstalled, launchChromium } from "../tests/e2e/browser.ts";
-import { benchRecord, timeAgainstParse } from "./anonymity_record.ts";
+import { benchDirectory, benchRecord, timeAgainstParse } from "./anonymity_record.ts";
 
 const ROUNDS = Number(Deno.args[0] ?? 5);
 const BALLOTS = 10_000;
 const KEYS = 20_000;
 
 const record = benchRecord({ ballots: BALLOTS, keys: KEYS });
+const directory = benchDirectory(KEYS);
 const deno = timeAgainstParse(record, {
   rounds: ROUNDS,
-  analyse: (ballots) => runLens({ seq: 0, ballots, reveals: [], keyCount: KEYS }),
+  analyse: (ballots) => runLens({ seq: 0, ballots, reveals: [], directory }),
 });
 console.log(`\nAnonymity lens, ${BALLOTS} ballots over ${KEYS} keys, medians of ${ROUNDS} rounds`);
 console.log("| where | reading the JSON (baseline) | analysis | ÷ baseline |");

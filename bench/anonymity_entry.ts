@@ -3,7 +3,7 @@
 // anonymity worker (posting the record, analysing, receiving the answer) — the page's real path.
 import { runLens } from "../lib/app/anonymity_lens.ts";
 import type { LensAnswer } from "../lib/app/anonymity_lens.ts";
-import { benchRecord, median, timeAgainstParse } from "./anonymity_record.ts";
+import { benchDirectory, benchRecord, median, timeAgainstParse } from "./anonymity_record.ts";
 
 /** Medians in ms over `rounds`: baseline parse, analysis in the page, worker round trip. */
 async function anonymityBench(
@@ -15,7 +15,8 @@ async function anonymityBench(
   },
 ) {
   const record = benchRecord({ ballots, keys });
-  const request = (seq: number) => ({ seq, ballots: record, reveals: [], keyCount: keys });
+  const directory = benchDirectory(keys);
+  const request = (seq: number) => ({ seq, ballots: record, reveals: [], directory });
   const { parseMs, analysisMs } = timeAgainstParse(record, {
     rounds,
     analyse: (parsed) => runLens({ ...request(0), ballots: parsed }),

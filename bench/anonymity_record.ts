@@ -4,7 +4,12 @@
 // same record.
 import type { RingBallot } from "../lib/app/anonymity.ts";
 
-/** The benchmark's record, built from a seeded generator. */
+/** The benchmark's key directory: `keys` keys of 64 hex characters, in id order. */
+export function benchDirectory(keys: number): string[] {
+  return Array.from({ length: keys }, (_, i) => i.toString(16).padStart(8, "0").repeat(8));
+}
+
+/** The benchmark's record over {@link benchDirectory}, built from a seeded generator. */
 export function benchRecord(
   { ballots, keys, ringSize = 8, seed = 20261123 }: {
     ballots: number;
@@ -22,8 +27,7 @@ export function benchRecord(
     state >>>= 0;
     return state % n;
   };
-  const hex = (n: number) => n.toString(16).padStart(8, "0");
-  const directory = Array.from({ length: keys }, (_, i) => hex(i).repeat(8));
+  const directory = benchDirectory(keys);
   const signers = directory.map((_, i) => i);
   for (let i = signers.length - 1; i > 0; i--) {
     const j = random(i + 1);

@@ -12,32 +12,41 @@ export type DecoyUseTableProps = {
 };
 
 /**
- * The decoy-use test in words — chi-square against a uniform choice — then every key's use, most
- * used first, a page at a time, each against the uniform expectation.
+ * The decoy-use test in words — are the rings below their newest key a fair draw, as an honest
+ * voting page makes them — then every key's use, most used first, a page at a time, each against
+ * what honest clients would give it.
  */
 export default function DecoyUseTable({ use, shown, onMore, names }: DecoyUseTableProps) {
   const biased = use.pValue < 0.01;
   const listed = use.uses.slice(0, shown);
   const max = Math.max(1, ...listed.map((u) => u.count));
-  const unused = use.keyCount - use.uses.length;
+  const unused = use.keyCount - use.uses.filter((u) => u.id !== null).length;
   return (
     <div class="decoy-use" data-p-value={use.pValue.toPrecision(4)}>
       <p>
-        {use.slots} ring places over {use.keyCount}{" "}
-        registered keys: a fair, uniform choice puts each key in about {use.expected.toFixed(1)}
-        {" "}
-        rings.
+        Each ring's members below its newest key should look like a fair draw from the keys
+        registered before it, as a voting page makes them: about half in the older half. The voter's
+        own key may sit anywhere, so the test allows for it and flags only a clear bias.
       </p>
       <p class={biased ? "summary-bad" : "summary-ok"}>
-        Chi-square {use.statistic.toFixed(1)} with {use.degreesOfFreedom} degrees of freedom, p =
+        {use.rings} {use.rings === 1 ? "ring" : "rings"} tested: {use.older} of their {use.members}
         {" "}
-        {formatP(use.pValue)}: {biased
-          ? "some keys are picked far more often than chance allows — ring selection looks biased, and a biased ring says more about its signer."
-          : "consistent with members chosen uniformly at random."}
+        members below the newest key are in the older half, where a fair draw puts about{" "}
+        {use.expectedOlder.toFixed(1)}; {formatP(use.pValue)}: {biased
+          ? `ring members lean towards ${use.lean} keys far more than chance allows — ring selection looks biased, and a biased ring says more about its signer.`
+          : "consistent with rings drawn fairly."}
       </p>
+      {use.unlisted.length > 0 && (
+        <p class="summary-bad decoy-unlisted">
+          {use.unlisted.length} ring {use.unlisted.length === 1 ? "member is" : "members are"}{" "}
+          not in the key directory, so their rings were left out of the test: the directory and the
+          ballots disagree.
+        </p>
+      )}
       {!use.reliable && (
         <p class="decoy-note">
-          Too few ballots for this test to say much yet: it needs about 5 expected uses per key.
+          Too few rings for this test to say much yet: only {use.rings}{" "}
+          {use.rings === 1 ? "has" : "have"} older keys to choose from.
         </p>
       )}
       <table class="decoy-table">
@@ -45,13 +54,17 @@ export default function DecoyUseTable({ use, shown, onMore, names }: DecoyUseTab
           <tr>
             <th>Key, most used first</th>
             <th>In rings</th>
-            <th>Against {use.expected.toFixed(1)} expected</th>
+            <th title="Given each ring's newest key, as honest voting pages would choose">
+              Fair draw
+            </th>
+            <th>Difference</th>
           </tr>
         </thead>
         <tbody>
           {listed.map((u) => (
-            <tr key={u.key} data-key={u.key} data-count={u.count}>
+            <tr key={u.key} data-key={u.key} data-count={u.count} data-expected={u.expected}>
               <td>
+                {u.id !== null && `#${u.id} `}
                 <code class="hex" title={u.key}>{u.key.slice(0, 12)}…</code>
                 {names.has(u.key) && <span class="member-name">{names.get(u.key)}</span>}
               </td>
@@ -59,7 +72,8 @@ export default function DecoyUseTable({ use, shown, onMore, names }: DecoyUseTab
                 <span class="decoy-bar" style={{ width: `${(6 * u.count) / max}rem` }} />
                 {u.count}
               </td>
-              <td>{signed(u.count - use.expected)}</td>
+              <td>{u.expected.toFixed(1)}</td>
+              <td>{signed(u.count - u.expected)}</td>
             </tr>
           ))}
         </tbody>
@@ -81,7 +95,7 @@ function signed(x: number): string {
   return `${x >= 0 ? "+" : "−"}${Math.abs(x).toFixed(1)}`;
 }
 
-/** A p-value for reading: "< 0.0001" below that, else 2 significant digits. */
+/** A p-value for reading: "p < 0.0001" below that, else "p = " and 2 significant digits. */
 function formatP(p: number): string {
-  return p < 1e-4 ? "< 0.0001" : p.toPrecision(2);
+  return p < 1e-4 ? "p < 0.0001" : `p = ${p.toPrecision(2)}`;
 }

@@ -83,10 +83,17 @@ export function useChainHeight(
   return height;
 }
 
-/** The lens over blocks 1..`height` (nothing while it is null), with `reveals` applied. */
+/**
+ * The lens over blocks 1..`height` (nothing while it is null), with `reveals` applied; with
+ * `decoyUse` it also reads the key directory (only its new keys each time) for the decoy-use test.
+ */
 export function useAnonymityLens(
   source: LensSource,
-  { height, reveals = [] }: { height: number | null; reveals?: readonly Reveal[] },
+  { height, reveals = [], decoyUse = false }: {
+    height: number | null;
+    reveals?: readonly Reveal[];
+    decoyUse?: boolean;
+  },
 ): LensState {
   const [state, setState] = useState<LensState>({
     height: null,
@@ -96,6 +103,7 @@ export function useAnonymityLens(
     problem: null,
   });
   const rings = useRef<SealedRings>(new Map());
+  const directory = useRef<string[]>([]);
   const runner = useRef<Runner | null>(null);
   const revealKey = JSON.stringify(reveals);
 
@@ -116,10 +124,17 @@ export function useAnonymityLens(
           },
         });
         const ballots = allBallots(rings.current);
-        const keyCount = await source.keyCount();
+        if (decoyUse) {
+          const known = directory.current;
+          directory.current = [...known, ...await source.readKeys(known.length)];
+        }
         if (!live) return;
         update({ progress: `Analysing ${ballots.length} sealed ballots…` });
-        const answer = await runner.current!.run({ ballots, reveals: [...reveals], keyCount });
+        const answer = await runner.current!.run({
+          ballots,
+          reveals: [...reveals],
+          directory: decoyUse ? directory.current : null,
+        });
         if (!live || answer === null) return;
         if ("error" in answer) return update({ progress: null, problem: answer.error });
         const { ms, ...result } = answer;

@@ -1,7 +1,8 @@
 // The board's anonymity section: every sealed ballot with the number of ring members that could
 // have cast it given the whole public record (lowest first), a histogram, the ring picture of a
-// chosen ballot with the reason each ruled-out member is ruled out, decoy use against a uniform
-// choice, and reveal controls showing which ballots lose anonymity when one signer is revealed.
+// chosen ballot with the reason each ruled-out member is ruled out, decoy use against an honest
+// client's draw, and reveal controls showing which ballots lose anonymity when one signer is
+// revealed.
 import { useMemo, useState } from "react";
 import AnonymityHistogram from "../../components/AnonymityHistogram.tsx";
 import DecoyUseTable from "../../components/DecoyUseTable.tsx";
@@ -41,7 +42,11 @@ export default function AnonymitySection({ bulletin }: SectionProps) {
   const [page, setPage] = useState(0);
   const [decoyShown, setDecoyShown] = useState(DECOY_FIRST);
   // One analysis per chain height the board reaches, and again when the reveals change.
-  const lens = useAnonymityLens(source, { height: bulletin.height.value, reveals });
+  const lens = useAnonymityLens(source, {
+    height: bulletin.height.value,
+    reveals,
+    decoyUse: true,
+  });
   const names = useMemo(
     () => (typeof localStorage === "undefined" ? new Map() : voterKeyNames(localStorage)),
     [lens.height],
@@ -135,7 +140,7 @@ export default function AnonymitySection({ bulletin }: SectionProps) {
         </div>
       )}
 
-      {lens.result !== null && (
+      {lens.result?.decoy && (
         <>
           <h3>Decoy use: are ring members chosen fairly?</h3>
           <DecoyUseTable

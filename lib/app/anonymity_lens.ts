@@ -1,5 +1,5 @@
 // Browser-safe. One job of the anonymity lens, as the pages hand it to their worker: the sealed
-// ballots' rings, the demonstrator's reveals and the directory size in; the exact analysis without
+// ballots' rings, the demonstrator's reveals and the key directory in; the exact analysis without
 // and with the reveals, the ballots the reveals cost anonymity, and the decoy-use test out.
 import {
   analyseAnonymity,
@@ -16,8 +16,8 @@ export type LensRequest = {
   seq: number;
   ballots: RingBallot[];
   reveals: Reveal[];
-  /** Registered keys in the directory, for the decoy-use test. */
-  keyCount: number;
+  /** The key directory in id order (id 1 first), for the decoy-use test; null to skip the test. */
+  directory: readonly string[] | null;
 };
 
 /** The lens over one record: `revealed` is null when there are no reveals. */
@@ -27,7 +27,8 @@ export type LensResult = {
   revealed: AnonymityAnalysis | null;
   /** Ballots whose effective anonymity the reveals lowered, lowest first. */
   changes: AnonymityChange[];
-  decoy: DecoyUse;
+  /** Null when the request carried no directory. */
+  decoy: DecoyUse | null;
 };
 
 /** What the worker answers: the result with the time it took, or the error's message. */
@@ -37,10 +38,10 @@ export type LensAnswer =
 
 /** Runs one lens job; throws as {@link analyseAnonymity} does on malformed input. */
 export function runLens(request: LensRequest): LensResult {
-  const { seq, ballots, reveals, keyCount } = request;
+  const { seq, ballots, reveals, directory } = request;
   const base = analyseAnonymity(ballots);
   const revealed = reveals.length === 0 ? null : analyseAnonymity(ballots, { reveals });
   const changes = base.consistent && revealed?.consistent ? anonymityChanges(base, revealed) : [];
-  const decoy = decoyUse(ballots.map((b) => b.ring), { keyCount });
+  const decoy = directory === null ? null : decoyUse(ballots.map((b) => b.ring), { directory });
   return { seq, base, revealed, changes, decoy };
 }

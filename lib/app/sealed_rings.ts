@@ -10,15 +10,27 @@ import type { BlockVotes } from "../protocol/schemas.ts";
 export type LensSource = {
   /** The ballots of one sealed block, every page of its votes. */
   readBlock(height: number): Promise<RingBallot[]>;
-  /** Registered keys in the directory. */
-  keyCount(): Promise<number>;
+  /**
+   * The registered keys from id `offset` + 1 on, in id order (the directory only grows, so a page
+   * reads only keys it has not seen). Throws when the ids answered are not consecutive.
+   */
+  readKeys(offset: number): Promise<string[]>;
 };
 
-/** The lens's reads through `api`: a block's votes page by page, the directory's size. */
+/** The lens's reads through `api`: a block's votes page by page, the directory from an id on. */
 export function lensSource(api: ApiClient): LensSource {
   return {
     readBlock: async (height) => blockRings((await readPages(api.blockVotes(height))).items),
-    keyCount: async () => (await api.keys(0, 1)).total,
+    readKeys: async (offset) => {
+      const { items } = await readPages(api.keys, { offset });
+      const gap = items.findIndex((entry, i) => entry.id !== offset + 1 + i);
+      if (gap >= 0) {
+        throw new Error(
+          `The key directory answered id ${items[gap].id} where id ${offset + 1 + gap} belongs`,
+        );
+      }
+      return items.map((entry) => entry.key);
+    },
   };
 }
 

@@ -1,12 +1,14 @@
-// Decoy use and the chi-square test (lib/app/decoy_use.ts): p-values against published chi-square
-// tables, identities of the incomplete gamma function, and the test's verdict on uniform and on
-// biased ring selections.
+// Decoy use (lib/app/decoy_use.ts): the test of rings against honest protocol §2.8 clients, over
+// elections simulated with seeded randomness — directories growing while ballots are cast, all
+// keys registered first, bursts — its verdict on biased clients, its exact and normal p-values,
+// each key's expected use, and the incomplete gamma function behind the normal tail.
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import {
-  chiSquarePValue,
   decoyUse,
+  hypergeometric,
   logGamma,
+  normalTail,
   regularizedUpperGamma,
 } from "../../lib/app/decoy_use.ts";
 
@@ -17,67 +19,7 @@ function near(actual: number, expected: number, relative: number, what: string) 
   );
 }
 
-Deno.test("chi-square p-values match the published upper critical values", () => {
-  // NIST/SEMATECH e-Handbook of Statistical Methods, §1.3.6.7.4 "Critical values of the
-  // chi-square distribution" (values to 3 decimals), upper tail α.
-  const table: [df: number, critical: number, alpha: number][] = [
-    [1, 3.841, 0.05],
-    [1, 6.635, 0.01],
-    [1, 10.828, 0.001],
-    [5, 11.070, 0.05],
-    [5, 15.086, 0.01],
-    [10, 18.307, 0.05],
-    [10, 23.209, 0.01],
-    [30, 43.773, 0.05],
-    [100, 124.342, 0.05],
-    [100, 135.807, 0.01],
-    [100, 149.449, 0.001],
-  ];
-  for (const [df, critical, alpha] of table) {
-    near(chiSquarePValue(critical, df), alpha, 0.005, `df ${df}, χ² ${critical}`);
-  }
-  // Lower-tail entries of the same table: P(X ≥ x) = 1 − α_lower.
-  near(chiSquarePValue(3.940, 10), 0.95, 0.001, "df 10 lower 0.05");
-  near(chiSquarePValue(0.554, 5), 0.99, 0.001, "df 5 lower 0.01");
-  // Beyond the table, at the size of a large directory: the Wilson–Hilferty cube-root normal
-  // approximation (Abramowitz & Stegun 26.4.17), accurate to well under 1% at 20,000 df.
-  const df = 20_000;
-  const z = 1.6448536269514722; // upper 5% point of the standard normal
-  const critical = df * (1 - 2 / (9 * df) + z * Math.sqrt(2 / (9 * df))) ** 3;
-  near(chiSquarePValue(critical, df), 0.05, 0.01, "df 20000 at the 5% point");
-});
-
-Deno.test("the incomplete gamma function meets its closed forms", () => {
-  near(Math.exp(logGamma(5)), 24, 1e-12, "Γ(5)");
-  near(Math.exp(logGamma(0.5)), Math.sqrt(Math.PI), 1e-12, "Γ(1/2)");
-  near(logGamma(10_000), 82099.71749644238, 1e-12, "ln Γ(10000)");
-  assert.equal(regularizedUpperGamma(3, 0), 1);
-  assert.equal(regularizedUpperGamma(3, Infinity), 0);
-  fc.assert(
-    fc.property(fc.double({ min: 0, max: 200, noNaN: true }), (x) => {
-      // Two degrees of freedom: Q(1, x/2) = e^(−x/2); a = 2: Q = (1 + x) e^(−x).
-      near(chiSquarePValue(x, 2), Math.exp(-x / 2), 1e-10, `df 2 at ${x}`);
-      near(regularizedUpperGamma(2, x), (1 + x) * Math.exp(-x), 1e-10, `a 2 at ${x}`);
-    }),
-  );
-  fc.assert(
-    fc.property(
-      fc.integer({ min: 1, max: 5000 }),
-      fc.double({ min: 0, max: 10_000, noNaN: true }),
-      fc.double({ min: 0, max: 100, noNaN: true }),
-      (df, x, step) => {
-        const p = chiSquarePValue(x, df);
-        assert.ok(p >= 0 && p <= 1, `p ${p} in [0, 1]`);
-        assert.ok(chiSquarePValue(x + step, df) <= p + 1e-12, "p falls as the statistic grows");
-      },
-    ),
-  );
-  assert.throws(() => chiSquarePValue(-1, 3), RangeError);
-  assert.throws(() => chiSquarePValue(1, 0), RangeError);
-  assert.throws(() => regularizedUpperGamma(0, 1), RangeError);
-});
-
-/** xorshift32 from a fixed seed: the same "random" rings on every run. */
+/** xorshift32 from a fixed seed: a uniform integer in 0…n − 1, the same on every run. */
 function seeded(seed: number): (n: number) => number {
   let s = seed >>> 0 || 1;
   return (n) => {
@@ -90,45 +32,322 @@ function seeded(seed: number): (n: number) => number {
   };
 }
 
-/** `ballots` rings of 8 distinct keys out of `keyCount`; `favourite` is put in when given. */
-function rings(
-  { ballots, keyCount, favourite }: { ballots: number; keyCount: number; favourite?: string },
-) {
-  const random = seeded(12345);
-  return Array.from({ length: ballots }, () => {
-    const ring = new Set<string>(favourite ? [favourite] : []);
-    while (ring.size < 8) ring.add(`k${random(keyCount)}`);
-    return [...ring];
-  });
+const RING = 8;
+
+/**
+ * A ring as protocol §2.8 draws it: `RING` distinct ids uniform in 1…`pool` (the whole directory,
+ * `total`, for an honest client), then the signer's id in place of a random one if not drawn.
+ */
+function clientRing(
+  random: (n: number) => number,
+  { signer, total, pool = total }: { signer: number; total: number; pool?: number },
+): number[] {
+  assert.ok(signer <= total && pool <= total && RING <= pool);
+  const drawn = new Set<number>();
+  while (drawn.size < RING) drawn.add(1 + random(pool));
+  if (!drawn.has(signer)) {
+    drawn.delete([...drawn][random(RING)]);
+    drawn.add(signer);
+  }
+  return [...drawn];
 }
 
-Deno.test("uniformly chosen rings pass the test and a favoured key fails it", () => {
-  const uniform = decoyUse(rings({ ballots: 2000, keyCount: 400 }), { keyCount: 400 });
-  assert.equal(uniform.slots, 16_000);
-  assert.equal(uniform.expected, 40);
-  assert.equal(uniform.degreesOfFreedom, 399);
-  assert.ok(uniform.reliable);
-  assert.ok(uniform.pValue > 0.01, `uniform rings gave p = ${uniform.pValue}`);
+/** One event of an election: a key registers, or a registered key votes. */
+type Event = "register" | { vote: number };
 
-  const biased = decoyUse(rings({ ballots: 2000, keyCount: 400, favourite: "k7" }), {
-    keyCount: 400,
-  });
-  assert.deepEqual(biased.uses[0], { key: "k7", count: 2000 });
-  assert.ok(biased.pValue < 1e-10, `a key in every ring gave p = ${biased.pValue}`);
+/**
+ * The rings of an election run event by event, each drawn when its ballot is cast from the keys
+ * registered then; `biased` clients draw from the oldest tenth of those keys (at least `RING`).
+ */
+function election(events: readonly Event[], { seed, biased = false }: {
+  seed: number;
+  biased?: boolean;
+}): { rings: string[][]; directory: string[] } {
+  const random = seeded(seed);
+  const rings: string[][] = [];
+  let total = 0;
+  for (const event of events) {
+    if (event === "register") {
+      total++;
+      continue;
+    }
+    const pool = biased ? Math.max(RING, Math.ceil(total / 10)) : total;
+    const ring = clientRing(random, { signer: event.vote, total, pool });
+    rings.push(ring.sort((a, b) => a - b).map(keyOf));
+  }
+  return { rings, directory: Array.from({ length: total }, (_, i) => keyOf(i + 1)) };
+}
+
+function keyOf(id: number): string {
+  return `key-${String(id).padStart(5, "0")}`;
+}
+
+/**
+ * Voters register and vote in turn: each votes right after registering, the first `RING` once
+ * there are `RING` keys to draw from.
+ */
+function inTurn(voters: number): Event[] {
+  const events: Event[] = [];
+  for (let id = 1; id <= voters; id++) {
+    events.push("register");
+    if (id === RING) { for (let v = 1; v <= RING; v++) events.push({ vote: v }); }
+    if (id > RING) events.push({ vote: id });
+  }
+  return events;
+}
+
+/** Every key registered first, then `order` votes. */
+function registerFirst(voters: number, order: readonly number[]): Event[] {
+  return [...Array<Event>(voters).fill("register"), ...order.map((vote) => ({ vote }))];
+}
+
+/** Registrations in bursts of random size, each followed by votes of random registered keys. */
+function bursts(voters: number, seed: number): Event[] {
+  const random = seeded(seed ^ 0x5bd1e995);
+  const events: Event[] = [];
+  const waiting: number[] = [];
+  let total = 0;
+  while (total < voters || waiting.length > 0) {
+    const burst = Math.min(voters - total, 1 + random(30));
+    for (let i = 0; i < burst; i++) {
+      events.push("register");
+      waiting.push(++total);
+    }
+    if (total < RING) continue;
+    const votes = total === voters ? waiting.length : random(waiting.length + 1);
+    for (let i = 0; i < votes; i++) {
+      events.push({ vote: waiting.splice(random(waiting.length), 1)[0] });
+    }
+  }
+  return events;
+}
+
+/** 1…n in a seeded random order. */
+function shuffled(n: number, seed: number): number[] {
+  const random = seeded(seed);
+  const ids = Array.from({ length: n }, (_, i) => i + 1);
+  for (let i = n - 1; i > 0; i--) {
+    const j = random(i + 1);
+    [ids[i], ids[j]] = [ids[j], ids[i]];
+  }
+  return ids;
+}
+
+/** The chi-square p-value of the old test: each key's uses against slots ÷ keys, for contrast. */
+function uniformChiSquareP(rings: readonly string[][], keyCount: number): number {
+  const counts = new Map<string, number>();
+  for (const ring of rings) for (const key of ring) counts.set(key, (counts.get(key) ?? 0) + 1);
+  const expected = (rings.length * RING) / keyCount;
+  let statistic = (keyCount - counts.size) * expected;
+  for (const count of counts.values()) statistic += (count - expected) ** 2 / expected;
+  return regularizedUpperGamma((keyCount - 1) / 2, statistic / 2);
+}
+
+Deno.test("160 voters registering and voting in turn pass; the old uniform test failed them", () => {
+  for (const seed of [1, 2, 3, 4, 5]) {
+    const { rings, directory } = election(inTurn(160), { seed });
+    const use = decoyUse(rings, { directory });
+    assert.equal(use.method, "exact");
+    assert.equal(use.rings, 160 - RING, "the first 8 rings hold every key there was");
+    assert.ok(use.pValue >= 0.001, `seed ${seed}: honest in-turn voters gave p = ${use.pValue}`);
+    // The old statistic: early keys sit in far more rings than late ones, so a uniform choice
+    // over today's directory is rejected out of hand although every client was honest.
+    const old = uniformChiSquareP(rings, directory.length);
+    assert.ok(old < 1e-20, `seed ${seed}: the old test gave p = ${old}`);
+    if (seed === 1) console.log(`in turn, 160 voters: p = ${use.pValue}, old test p = ${old}`);
+  }
 });
 
-Deno.test("keys never used count as zero uses, and small records are marked unreliable", () => {
-  const use = decoyUse([["a", "b"], ["a", "c"]], { keyCount: 4 });
-  assert.equal(use.expected, 1);
-  // a: (2−1)², b and c: 0, d (never used): (0−1)² → 2.
-  assert.equal(use.statistic, 2);
-  assert.equal(use.degreesOfFreedom, 3);
-  near(use.pValue, 0.5724067044708798, 1e-9, "Q(1.5, 1)");
+Deno.test("a client drawing from the oldest tenth of the keys is flagged", () => {
+  for (const seed of [1, 2, 3]) {
+    const inTurnRecord = election(inTurn(160), { seed, biased: true });
+    const turn = decoyUse(inTurnRecord.rings, { directory: inTurnRecord.directory });
+    assert.ok(turn.pValue < 0.01, `seed ${seed}: biased in-turn voters gave p = ${turn.pValue}`);
+    assert.equal(turn.lean, "older");
+    const first = election(registerFirst(160, shuffled(160, seed)), { seed, biased: true });
+    const all = decoyUse(first.rings, { directory: first.directory });
+    assert.ok(all.pValue < 0.01, `seed ${seed}: biased voters gave p = ${all.pValue}`);
+    if (seed === 1) console.log(`biased, in turn: p = ${turn.pValue}; all first: ${all.pValue}`);
+  }
+  // Small elections too: 40 voters in turn.
+  const small = election(inTurn(40), { seed: 9, biased: true });
+  assert.ok(decoyUse(small.rings, { directory: small.directory }).pValue < 0.01);
+});
+
+Deno.test("rings drawn from the newest keys only are flagged the other way", () => {
+  // A client that takes its decoys among the 20 keys registered last.
+  const random = seeded(77);
+  const rings: string[][] = [];
+  for (let signer = 1; signer <= 150; signer++) {
+    const decoys = new Set<number>();
+    while (decoys.size < RING - 1) {
+      const id = 181 + random(20);
+      if (id !== signer) decoys.add(id);
+    }
+    rings.push([signer, ...decoys].map(keyOf));
+  }
+  const use = decoyUse(rings, { directory: Array.from({ length: 200 }, (_, i) => keyOf(i + 1)) });
+  assert.ok(use.pValue < 1e-6, `p = ${use.pValue}`);
+  assert.equal(use.lean, "newer");
+});
+
+/** The scenarios of the property test: `kind` chooses how keys register and ballots are cast. */
+function scenario(kind: number, voters: number, seed: number): Event[] {
+  switch (kind) {
+    case 0:
+      return inTurn(voters);
+    case 1:
+      return registerFirst(voters, shuffled(voters, seed));
+    case 2:
+      return bursts(voters, seed);
+    case 3:
+      // The oldest third of the keys vote, the rest never do: each voter's own key sits in the
+      // older half below its ring's newest key, where the test's bound is tight.
+      return registerFirst(voters * 3, Array.from({ length: voters }, (_, i) => i + 1));
+    default:
+      // The newest keys vote, in order, after everyone registered: the voter's key sits high.
+      return registerFirst(voters * 2, Array.from({ length: voters }, (_, i) => voters + i + 1));
+  }
+}
+
+Deno.test("honest clients are not flagged whatever the registration order", () => {
+  let small = 0;
+  let runs = 0;
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 0, max: 4 }),
+      fc.integer({ min: 20, max: 160 }),
+      fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+      (kind, voters, seed) => {
+        const { rings, directory } = election(scenario(kind, voters, seed), { seed });
+        const use = decoyUse(rings, { directory });
+        assert.ok(use.pValue >= 0 && use.pValue <= 1);
+        assert.ok(
+          use.pValue >= 1e-4,
+          `kind ${kind}, ${voters} voters, seed ${seed}: ${use.pValue}`,
+        );
+        runs++;
+        if (use.pValue < 0.05) small++;
+      },
+    ),
+    { seed: 20261123, numRuns: 200 },
+  );
+  console.log(`${small} of ${runs} honest elections gave p < 0.05`);
+  assert.ok(small / runs <= 0.08, `${small} of ${runs} honest elections gave p < 0.05`);
+});
+
+Deno.test("where the bound is tight, p is still valid: at most 5% of honest elections below 0.05", () => {
+  // The oldest 80 of 200 keys vote: the voter's own key is always in the older half, the worst
+  // case the older-side p-value allows for, so that p-value is close to uniform — but not below.
+  let small = 0;
+  const runs = 400;
+  for (let seed = 1; seed <= runs; seed++) {
+    const { rings, directory } = election(scenario(3, 80, seed), { seed });
+    if (decoyUse(rings, { directory }).pOlder < 0.05) small++;
+  }
+  console.log(`tight case: ${small} of ${runs} gave p(older) < 0.05`);
+  assert.ok(small / runs <= 0.05 + 2 * Math.sqrt(0.05 * 0.95 / runs), `${small} of ${runs}`);
+  assert.ok(small > 0, "the bound is tight: some honest elections come near 0.05");
+});
+
+Deno.test("the normal approximation agrees with the exact sums on a large record", () => {
+  const { rings, directory } = election(scenario(3, 1200, 2), { seed: 2 });
+  const exact = decoyUse(rings, { directory, exactMaxRings: Infinity });
+  const normal = decoyUse(rings, { directory, exactMaxRings: 0 });
+  assert.equal(exact.method, "exact");
+  assert.equal(normal.method, "normal");
+  assert.equal(decoyUse(rings, { directory }).method, "normal", "over 1,000 rings by default");
+  assert.ok(Math.abs(exact.pOlder - normal.pOlder) < 1e-4, `${exact.pOlder} ${normal.pOlder}`);
+  assert.ok(Math.abs(exact.pNewer - normal.pNewer) < 1e-4, `${exact.pNewer} ${normal.pNewer}`);
+  assert.ok(exact.pOlder > 0.01 && exact.pOlder < 0.99, `a p-value inside (0, 1): ${exact.pOlder}`);
+});
+
+Deno.test("a small record tested exactly by hand", () => {
+  // Keys 1…10. Ring {1, 2, 10}: newest 10, 9 older keys, older half 1…4; both members below 10
+  // are in it. Ring {1, 2, 3}: every key older than 3 is in it, nothing to test.
+  const directory = Array.from({ length: 10 }, (_, i) => keyOf(i + 1));
+  const use = decoyUse([[1, 2, 10].map(keyOf), [3, 1, 2].map(keyOf)], { directory });
+  assert.equal(use.rings, 1);
+  assert.equal(use.members, 2);
+  assert.equal(use.older, 2);
+  near(use.expectedOlder, (2 * 4) / 9, 1e-12, "2 members × 4 ÷ 9");
+  // Older side: 1 + (one draw from 8 ids, 3 of them older): P(≥ 2) = 3/8. Newer side: one draw
+  // from 8 ids, 4 older, P(≤ 2) = 1.
+  near(use.pOlder, 3 / 8, 1e-12, "p(older)");
+  assert.equal(use.pNewer, 1);
+  near(use.pValue, 3 / 4, 1e-12, "two-sided");
   assert.equal(use.reliable, false);
-  assert.deepEqual(use.uses, [{ key: "a", count: 2 }, { key: "b", count: 1 }, {
-    key: "c",
-    count: 1,
-  }]);
-  assert.equal(decoyUse([], { keyCount: 10 }).pValue, 1);
-  assert.throws(() => decoyUse([], { keyCount: -1 }), RangeError);
+  assert.equal(use.slots, 6);
+  // Expected uses: 10 is the newest of its ring (1); 3 too (1), each key below 3 gets 2 ÷ 2 from
+  // that ring, and each key below 10 gets 2 ÷ 9 from the first.
+  const expected = new Map(use.uses.map((u) => [u.id, u.expected]));
+  near(expected.get(10)!, 1, 1e-12, "key 10");
+  near(expected.get(3)!, 1 + 2 / 9, 1e-12, "key 3");
+  near(expected.get(1)!, 1 + 2 / 9, 1e-12, "key 1");
+  assert.deepEqual(use.uses.map((u) => [u.id, u.count]), [[1, 2], [2, 2], [3, 1], [10, 1]]);
+});
+
+Deno.test("expected uses add up to the ring places, and keys outside the directory are named", () => {
+  const { rings, directory } = election(bursts(120, 3), { seed: 3 });
+  const use = decoyUse(rings, { directory });
+  const seen = use.uses.reduce((sum, u) => sum + u.expected, 0);
+  assert.ok(seen <= use.slots + 1e-9);
+  assert.equal(use.uses.reduce((sum, u) => sum + u.count, 0), use.slots);
+  const strangers = decoyUse([...rings, ["stranger", keyOf(1), keyOf(2)]], { directory });
+  assert.deepEqual(strangers.unlisted, ["stranger"]);
+  assert.equal(strangers.rings, use.rings, "the ring with a stranger is left out of the test");
+  assert.equal(strangers.uses.find((u) => u.key === "stranger")?.id, null);
+  assert.equal(decoyUse([], { directory }).pValue, 1);
+  assert.throws(() => decoyUse([], { directory: [1] as unknown as string[] }), TypeError);
+});
+
+Deno.test("hypergeometric laws sum to one and have the textbook mean", () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1, max: 500 }).chain((n) =>
+        fc.tuple(fc.constant(n), fc.integer({ min: 0, max: n }), fc.integer({ min: 0, max: n }))
+      ),
+      ([population, successes, draws]) => {
+        const { offset, pmf } = hypergeometric(population, successes, draws);
+        const total = pmf.reduce((a, b) => a + b, 0);
+        near(total, 1, 1e-12, "total");
+        const mean = pmf.reduce((sum, p, i) => sum + (offset + i) * p, 0);
+        assert.ok(Math.abs(mean - (draws * successes) / population) < 1e-9, `mean ${mean}`);
+      },
+    ),
+    { seed: 7 },
+  );
+  // C(4,2)·C(6,1) ÷ C(10,3) = 36 ÷ 120.
+  const { offset, pmf } = hypergeometric(10, 4, 3);
+  near(pmf[2 - offset], 36 / 120, 1e-12, "P(2)");
+});
+
+Deno.test("the normal tail and the incomplete gamma function meet their closed forms", () => {
+  // Standard normal upper tail (Abramowitz & Stegun table 26.1).
+  near(normalTail(1.959963984540054), 0.025, 1e-9, "z 1.96");
+  near(normalTail(3.090232306167813), 0.001, 1e-9, "z 3.09");
+  near(normalTail(-1), 0.8413447460685429, 1e-12, "z −1");
+  assert.equal(normalTail(0), 0.5);
+  near(Math.exp(logGamma(5)), 24, 1e-12, "Γ(5)");
+  near(Math.exp(logGamma(0.5)), Math.sqrt(Math.PI), 1e-12, "Γ(1/2)");
+  near(logGamma(10_000), 82099.71749644238, 1e-12, "ln Γ(10000)");
+  assert.equal(regularizedUpperGamma(3, 0), 1);
+  assert.equal(regularizedUpperGamma(3, Infinity), 0);
+  fc.assert(
+    fc.property(fc.double({ min: 0, max: 200, noNaN: true }), (x) => {
+      // Q(1, x) = e^(−x); Q(2, x) = (1 + x) e^(−x).
+      near(regularizedUpperGamma(1, x), Math.exp(-x), 1e-10, `a 1 at ${x}`);
+      near(regularizedUpperGamma(2, x), (1 + x) * Math.exp(-x), 1e-10, `a 2 at ${x}`);
+    }),
+    { seed: 11 },
+  );
+  fc.assert(
+    fc.property(fc.double({ min: -30, max: 30, noNaN: true }), (z) => {
+      near(normalTail(z) + normalTail(-z), 1, 1e-12, `symmetry at ${z}`);
+    }),
+    { seed: 13 },
+  );
+  assert.throws(() => regularizedUpperGamma(0, 1), RangeError);
+  assert.throws(() => regularizedUpperGamma(1, -1), RangeError);
+  assert.throws(() => normalTail(NaN), RangeError);
 });
