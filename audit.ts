@@ -1,10 +1,70 @@
-// `deno task audit [URL]`: re-verifies the whole public record of a Ringvote server through its
-// read-only API (protocol §4) with the same lib/ the server uses, and exits 0 only when every
-// check holds. Default URL: http://localhost:8000.
+// `deno task audit [URL] [--key HEX]`: re-verifies the whole public record of a Ringvote server
+// through its read-only API (protocol §4) with the same lib/ the server uses, and exits 0 only when
+// every check holds. Default URL: http://localhost:8000. `--key` pins the server key the auditor
+// trusts: a server answering another key is refused before anything else is read.
+// `deno task audit --evidence FILE [--key HEX]`: checks a fork-evidence file (protocol §4.5) alone;
+// exits 0 when it proves a fork (by the pinned key, when one is given), 1 when not. Exit 2: usage.
 import { createApiClient } from "./lib/app/api_client.ts";
-import { auditLedger, type AuditProgress, formatReport } from "./lib/app/audit.ts";
+import {
+  auditLedger,
+  type AuditProgress,
+  checkEvidence,
+  type EvidenceVerdict,
+  formatReport,
+} from "./lib/app/audit.ts";
 
 const BAR_WIDTH = 30;
+
+const USAGE = `usage: deno task audit [URL] [--key HEX]
+       deno task audit --evidence FILE [--key HEX]`;
+
+/** What the command line asks for. */
+type Command =
+  | { kind: "audit"; url: string; key: string | null }
+  | { kind: "evidence"; file: string; key: string | null }
+  | { kind: "help" };
+
+/** A command line that cannot be run: exit status 2. */
+class UsageError extends Error {}
+
+/** The command `args` name; throws {@link UsageError} for anything else. */
+function parseCommand(args: readonly string[]): Command {
+  let url: string | null = null;
+  let key: string | null = null;
+  let file: string | null = null;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    const [flag, inline] = arg.startsWith("--") && arg.includes("=")
+      ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)]
+      : [arg, undefined];
+    const value = () => {
+      const v = inline ?? args[++i];
+      if (v === undefined || v === "") throw new UsageError(`${flag} needs a value`);
+      return v;
+    };
+    if (flag === "--help" || flag === "-h") return { kind: "help" };
+    else if (flag === "--key") key = pinnedKey(value());
+    else if (flag === "--evidence") file = value();
+    else if (arg.startsWith("-")) throw new UsageError(`unknown option "${arg}"`);
+    else if (url === null) url = arg;
+    else throw new UsageError(`one URL at most, got "${url}" and "${arg}"`);
+  }
+  if (file !== null) {
+    if (url !== null) throw new UsageError("--evidence checks a file alone: give no URL");
+    return { kind: "evidence", file, key };
+  }
+  return { kind: "audit", url: url ?? "http://localhost:8000", key };
+}
+
+/** `value` as a server key: 64 hex characters, lowercased. */
+function pinnedKey(value: string): string {
+  if (!/^[0-9a-fA-F]{64}$/.test(value)) {
+    throw new UsageError(
+      `--key must be the server's public key, 64 hex characters; got "${value}"`,
+    );
+  }
+  return value.toLowerCase();
+}
 
 function progressLine({ phase, done, total }: AuditProgress): string {
   const filled = total > 0 ? Math.round((done / total) * BAR_WIDTH) : BAR_WIDTH;
@@ -12,12 +72,13 @@ function progressLine({ phase, done, total }: AuditProgress): string {
   return `\r${phase.padEnd(10)} [${bar}] ${done}/${total}`;
 }
 
-if (import.meta.main) {
-  const url = Deno.args[0] ?? "http://localhost:8000";
+/** Audits the server at `url` against the pinned `key`, if any; answers the exit status. */
+async function runAudit(url: string, key: string | null): Promise<number> {
   const encoder = new TextEncoder();
   const tty = Deno.stderr.isTerminal();
   let last = 0;
   const report = await auditLedger(createApiClient({ fetch, baseUrl: url }), {
+    trusted: key === null ? {} : { key },
     onProgress: (p) => {
       const now = Date.now();
       if (!tty && now - last < 1000 && p.done !== p.total) return;
@@ -27,5 +88,70 @@ if (import.meta.main) {
   });
   if (tty) Deno.stderr.writeSync(encoder.encode("\n"));
   console.log(formatReport(url, report));
-  Deno.exit(report.ok ? 0 : 1);
+  return report.ok ? 0 : 1;
+}
+
+/** The printed verdict on an evidence file, and the exit status: 0 only for a proven fork. */
+function formatEvidence(
+  file: string,
+  { verdict, key }: { verdict: EvidenceVerdict; key: string | null },
+): { text: string; code: number } {
+  const lines = [`Ringvote fork evidence in ${file}`];
+  if (verdict.kind === "no-fork") {
+    lines.push(`VERDICT: NO FORK PROVEN: ${verdict.reason}`);
+    return { text: lines.join("\n"), code: 1 };
+  }
+  const trust = key === null ? "(not pinned: compare it out of band)" : "(pinned)";
+  lines.push(`  evidence key      ${verdict.key}`, `  server key        ${key ?? "none"} ${trust}`);
+  if (verdict.keyMatches === false) {
+    lines.push(
+      `VERDICT: NO FORK PROVEN for this server: the heads are signed by ${verdict.key}, ` +
+        `not by the pinned key ${key}`,
+    );
+    return { text: lines.join("\n"), code: 1 };
+  }
+  lines.push(
+    `VERDICT: FORK PROVEN: key ${verdict.key} signed two different blocks at height ` +
+      `${verdict.height}`,
+  );
+  return { text: lines.join("\n"), code: 0 };
+}
+
+/** Checks the evidence in `file` against the pinned `key`, if any; answers the exit status. */
+async function runEvidence(file: string, key: string | null): Promise<number> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(file);
+  } catch (error) {
+    throw new UsageError(`cannot read "${file}": ${(error as Error).message}`);
+  }
+  let evidence: unknown;
+  try {
+    evidence = JSON.parse(text);
+  } catch {
+    evidence = undefined;
+  }
+  const verdict: EvidenceVerdict = evidence === undefined
+    ? { kind: "no-fork", reason: "The file is not JSON" }
+    : checkEvidence(evidence, key);
+  const { text: out, code } = formatEvidence(file, { verdict, key });
+  console.log(out);
+  return code;
+}
+
+if (import.meta.main) {
+  let code: number;
+  try {
+    const command = parseCommand(Deno.args);
+    if (command.kind === "help") {
+      console.log(USAGE);
+      code = 0;
+    } else if (command.kind === "evidence") code = await runEvidence(command.file, command.key);
+    else code = await runAudit(command.url, command.key);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    console.error(`audit: ${error.message}\n${USAGE}`);
+    code = 2;
+  }
+  Deno.exit(code);
 }

@@ -15,6 +15,7 @@ import AuditSection from "./bulletin_board/AuditSection.tsx";
 import { pageApiClient, useHeadWatch } from "./watch_heads.ts";
 import BlockSection from "./bulletin_board/BlockSection.tsx";
 import ChainSection from "./bulletin_board/ChainSection.tsx";
+import EvidenceSection from "./bulletin_board/EvidenceSection.tsx";
 import LiveStatus from "./bulletin_board/LiveStatus.tsx";
 import ProofSection from "./bulletin_board/ProofSection.tsx";
 import type { SectionProps } from "./bulletin_board/section.ts";
@@ -28,6 +29,7 @@ export type BulletinBoardProps = { pollMs: number; vote?: string | null };
 const SECTIONS: ComponentType<SectionProps>[] = [
   LiveStatus,
   AuditSection,
+  EvidenceSection,
   ChainSection,
   TallySection,
   BlockSection,

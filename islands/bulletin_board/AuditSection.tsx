@@ -1,6 +1,8 @@
 // The one-click audit of the board: the same lib/app/audit.ts as `deno task audit`, run in this
 // page with its vote chunks checked by the pool of audit workers, a progress bar naming the phase,
 // and at the end the verdict, one line per failing vote and the report the command line prints.
+// It is anchored in this browser's memory: the server key and the signed heads it remembers
+// (page §12) are the audit's trusted anchor, as `--key` is on the command line.
 import { useState } from "react";
 import Notice from "../../components/Notice.tsx";
 import {
@@ -12,6 +14,7 @@ import {
   PHASE_LABELS,
   type VoteFailure,
 } from "../../lib/app/audit.ts";
+import { parseSeenHeads, SEEN_HEADS_KEY } from "../../lib/app/heads.ts";
 import type { SectionProps } from "./section.ts";
 import { boardPool } from "./vote_check_pool.ts";
 
@@ -40,7 +43,10 @@ export default function AuditSection({ bulletin }: SectionProps) {
       return;
     }
     setProblem(null);
+    // What this browser trusts: every remembered head must be in the audited chain.
+    const seen = parseSeenHeads(localStorage.getItem(SEEN_HEADS_KEY));
     const report = await auditLedger(bulletin.api, {
+      trusted: { key: seen.key ?? undefined, heads: seen.heads },
       checker: pool.check,
       parallel: pool.size * 2,
       onProgress: setProgress,
@@ -54,8 +60,10 @@ export default function AuditSection({ bulletin }: SectionProps) {
       <p class="audit-intro">
         One click re-checks the whole public record in this browser: every block and link, every
         Merkle root, every ring signature with every check, that every ring member is a registered
-        key, that no key voted twice, the sizes and the tally. It is the same check, with the same
-        code, as the command-line auditor <code>deno task audit</code>.
+        key, that no key voted twice, that every block holds as many votes as its size says, and the
+        tally — and that the chain still holds every block this browser remembers, signed by the key
+        it remembers. It is the same check, with the same code, as the command-line auditor{" "}
+        <code>deno task audit</code>.
       </p>
       <button type="button" class="audit-run" data-action="audit" disabled={running} onClick={run}>
         {running ? "Auditing…" : finished ? "Audit again" : "Audit the whole record"}

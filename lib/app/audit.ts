@@ -6,10 +6,12 @@
 // tally. The caller supplies the API client (its transport injected) and may supply the checker
 // of vote chunks, so this module stays pure; `deno task audit` and the board's one-click
 // audit run this same code and print the same report. The blocks phase also checks every head
-// signature against the server key (protocol §4 "Signed heads").
+// signature against the server key (protocol §4 "Signed heads"). The audit is anchored in what the
+// auditor trusts, not in what the server says: a pinned server key and the heads it remembers
+// (`trusted`), and it counts the votes it reads against each block's size.
 import { bytesToHex, hexToBytes } from "../protocol/bytes.ts";
 import { checkLink, isGenesis, verifyBlockHash } from "../protocol/chain.ts";
-import { verifyHead } from "../protocol/head.ts";
+import { checkForkEvidence, verifyHead } from "../protocol/head.ts";
 import { merkleRoot } from "../protocol/merkle.ts";
 import {
   type BlockRecord,
@@ -17,6 +19,7 @@ import {
   codePointLength,
   MAX_PAGE_LIMIT,
   MAX_PAYLOAD_CODE_POINTS,
+  type SignedHead,
   type VoteRecord,
 } from "../protocol/schemas.ts";
 import { tallyOf } from "../protocol/tally.ts";
@@ -59,6 +62,12 @@ export type VoteFailure = { voteId: string; height: number; index: number; reaso
 /** The outcome: counts of what was checked, the recomputed tally and every failure found. */
 export type AuditReport = {
   ok: boolean;
+  /** The server key the heads were checked against; null when it could not be read. */
+  serverKey: string | null;
+  /** True when that key was given by the auditor (`trusted.key`), not only served. */
+  keyPinned: boolean;
+  /** How many trusted heads were compared with the chain. */
+  trustedHeads: number;
   height: number;
   keys: number;
   blocks: number;
@@ -71,15 +80,24 @@ export type AuditReport = {
 };
 
 /**
+ * What the auditor trusts beside the server's word: the server key it pins (`deno task audit
+ * --key`, or the key a page remembers) and signed heads it saw before (a page's memory, page.md
+ * §12), which the audited chain must contain. The heads are under `key` when it is given.
+ */
+export type TrustedAnchor = { key?: string; heads?: readonly SignedHead[] };
+
+/**
  * Options: a progress callback, how many failures to collect before stopping, the checker of
- * vote chunks (default: this thread, one member cache for the audit) and how many chunks may be
- * read and checked at once (default 4; a pool of workers wants about twice its size).
+ * vote chunks (default: this thread, one member cache for the audit), how many chunks may be
+ * read and checked at once (default 4; a pool of workers wants about twice its size) and what
+ * the auditor trusts ({@link TrustedAnchor}).
  */
 export type AuditOptions = {
   onProgress?: (p: AuditProgress) => void;
   maxFailures?: number;
   checker?: VoteChecker;
   parallel?: number;
+  trusted?: TrustedAnchor;
 };
 
 /** One vote as the audit read it, with what it showed on its own. */
@@ -94,13 +112,21 @@ type AuditedVote = {
   finding: VoteFinding;
 };
 
+/** What the audit read of one block's votes listing. */
+type Listing = {
+  /** Votes read, counted page by page. */
+  read: number;
+  /** The first `total` the listing served that differs from the block's size; null if none. */
+  wrongTotal: number | null;
+};
+
 /** Everything the reading phases gathered, for the phases that compare. */
 type Ledger = {
   registered: Set<string>;
   blocks: BlockRecord[];
   votes: AuditedVote[];
-  /** Per height: the number of votes the votes listing says the block holds. */
-  servedTotals: Map<number, number>;
+  /** Per height: what was read of the block's votes listing. */
+  listings: Map<number, Listing>;
 };
 
 /** What a phase may do: report progress and record failures. */
@@ -111,6 +137,9 @@ type PhaseContext = {
 };
 
 class TooManyFailures extends Error {}
+
+/** The server is not the one the auditor trusts: nothing else is checked. */
+class Refused extends Error {}
 
 /**
  * Audits the whole public record reachable through `api`. Never throws for an inconsistent
@@ -140,8 +169,12 @@ async function auditOnce(
   const failures: string[] = [];
   const byVote = new Map<string, VoteFailure>();
   const maxFailures = opts.maxFailures ?? 50;
+  const trusted = opts.trusted ?? {};
   const report: AuditReport = {
     ok: false,
+    serverKey: null,
+    keyPinned: trusted.key !== undefined,
+    trustedHeads: trusted.heads?.length ?? 0,
     height: 0,
     keys: 0,
     blocks: 0,
@@ -167,14 +200,23 @@ async function auditOnce(
   });
 
   try {
+    // The key first: a server other than the one trusted is refused before anything is read.
+    const { key: serverKey } = await api.serverKey();
+    report.serverKey = serverKey;
+    checkPinnedKey(serverKey, { trusted, fail });
     const status = await api.blockStatus();
     report.height = status.height;
-    const { key: serverKey } = await api.serverKey();
     const registered = await readKeys(api, context("keys"));
     report.keys = registered.size;
     const blocks = await readBlocks(api, { status, serverKey, ctx: context("blocks") });
     report.blocks = blocks.length;
     if (blocks.length === 0) throw new Error("the server lists no block, not even genesis");
+    checkTrustedHeads(blocks, {
+      height: status.height,
+      serverKey,
+      heads: trusted.heads ?? [],
+      ctx: context("blocks"),
+    });
     const ledger = await readVotes(api, {
       ctx: context("signatures"),
       registered,
@@ -193,13 +235,85 @@ async function auditOnce(
     });
   } catch (e) {
     if (e instanceof ChainGrew) return null;
-    if (!(e instanceof TooManyFailures)) failures.push(`audit stopped: ${(e as Error).message}`);
+    if (!(e instanceof TooManyFailures || e instanceof Refused)) {
+      failures.push(`audit stopped: ${(e as Error).message}`);
+    }
   }
   report.voteFailures = [...byVote.values()].sort((a, b) =>
     a.height - b.height || a.index - b.index
   );
   report.ok = failures.length === 0;
   return report;
+}
+
+/**
+ * The pinned key (`trusted.key`) against the served one: another key is refused with a line
+ * naming both, and one more when heads were remembered under the pinned key, since none of them
+ * can be compared with what the other key signs.
+ */
+function checkPinnedKey(
+  serverKey: string,
+  { trusted, fail }: { trusted: TrustedAnchor; fail: (line: string) => void },
+) {
+  if (trusted.key === undefined || trusted.key.toLowerCase() === serverKey) return;
+  fail(`server key: the server answers ${serverKey}, but the trusted key is ${trusted.key}`);
+  const n = trusted.heads?.length ?? 0;
+  if (n > 0) {
+    fail(
+      `remembered heads: ${n} ${n === 1 ? "head was" : "heads were"} signed under key ` +
+        `${trusted.key}, not the server key ${serverKey}`,
+    );
+  }
+  throw new Refused();
+}
+
+/** True when `head` carries a valid signature by `key`; false for one malformed too. */
+function signedBy(key: string, head: SignedHeadFields): boolean {
+  const { height, hash, head_signature } = head;
+  if (head_signature === undefined) return false;
+  try {
+    return verifyHead(key, { height, hash, head_signature });
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Blocks phase, against what the auditor trusts: every remembered head must be the audited block
+ * at its height, hash for hash. A head above the audited height, or at a height the chain does not
+ * serve, fails too (fail closed: a block not given is never a pass).
+ */
+function checkTrustedHeads(
+  blocks: BlockRecord[],
+  { height, serverKey, heads, ctx }: {
+    height: number;
+    serverKey: string;
+    heads: readonly SignedHead[];
+    ctx: PhaseContext;
+  },
+) {
+  for (const head of [...heads].sort((a, b) => a.height - b.height)) {
+    const h = head.height;
+    const block = blocks[h];
+    if (h > height) {
+      ctx.fail(
+        `remembered head ${h}: above the audited height ${height}: blocks are hidden or the ` +
+          "chain went back",
+      );
+    } else if (block?.height !== h) {
+      ctx.fail(`remembered head ${h}: the audited chain has no block at this height`);
+    } else if (block.hash !== head.hash) {
+      const how = !signedBy(serverKey, head)
+        ? " (the remembered head is not signed by the server key)"
+        : signedBy(serverKey, block)
+        ? ", both signed by the server key: a fork"
+        : "";
+      ctx.fail(
+        `block ${h}: hash ${block.hash}, but the remembered head at this height has hash ` +
+          `${head.hash}${how}`,
+      );
+    }
+  }
 }
 
 /** Keys phase: the key directory, ids contiguous from 1, keys distinct. */
@@ -229,9 +343,8 @@ async function readBlocks(
   { status, serverKey, ctx }: { status: BlockStatus; serverKey: string; ctx: PhaseContext },
 ): Promise<BlockRecord[]> {
   const checkHead = (where: string, head: SignedHeadFields) => {
-    const { height, hash, head_signature } = head;
-    if (head_signature === undefined) ctx.fail(`${where}: no head signature`);
-    else if (!verifyHead(serverKey, { height, hash, head_signature })) {
+    if (head.head_signature === undefined) ctx.fail(`${where}: no head signature`);
+    else if (!signedBy(serverKey, head)) {
       ctx.fail(`${where}: head signature is not the server key's (${serverKey})`);
     }
   };
@@ -270,13 +383,30 @@ async function readBlocks(
 /** The fields of a served block record that its head signature covers. */
 type SignedHeadFields = { height: number; hash: string; head_signature?: string };
 
-/** One page of a block's votes listing. */
-type PageRequest = { height: number; offset: number };
+/** One page of a block's votes listing: where it starts and how many votes it must hold. */
+type PageRequest = { height: number; size: number; offset: number; due: number };
+
+/**
+ * The pages of every sealed block's listing, in chain order: from offset 0 in steps of the page
+ * limit, bounded by the block's size (never by the listing's `total`, which the server also
+ * controls) and ending at the first short page, whose block is in `ended` by then. Lazy, so a
+ * block claiming a huge size costs the pages it really serves.
+ */
+function* pageRequests(blocks: BlockRecord[], ended: Set<number>): Generator<PageRequest> {
+  for (const { height, size } of blocks.slice(1)) {
+    for (let offset = 0; offset === 0 || offset < size; offset += MAX_PAGE_LIMIT) {
+      if (ended.has(height)) break;
+      yield { height, size, offset, due: Math.min(MAX_PAGE_LIMIT, size - offset) };
+    }
+  }
+}
 
 /**
  * Signatures phase: every block's votes listing, page by page, each page checked by `checker`
  * as soon as it arrives; up to `parallel` pages are being read or checked at once, and their
- * results are taken in chain order, so the report does not depend on the parallelism.
+ * results are taken in chain order, so the report does not depend on the parallelism. Every vote
+ * read is counted; a page holding fewer votes than due ends its block's listing (pages already
+ * asked for after it are dropped), and the sizes phase compares the count with the block's size.
  */
 async function readVotes(
   api: ApiClient,
@@ -288,53 +418,61 @@ async function readVotes(
     parallel: number;
   },
 ): Promise<Ledger> {
-  const requests: PageRequest[] = [];
-  for (const block of blocks.slice(1)) {
-    for (let offset = 0; offset === 0 || offset < block.size; offset += MAX_PAGE_LIMIT) {
-      requests.push({ height: block.height, offset });
-    }
-  }
+  const ended = new Set<number>();
   const total = blocks.reduce((sum, b) => sum + b.size, 0);
-  const ledger: Ledger = { registered, blocks, votes: [], servedTotals: new Map() };
+  const ledger: Ledger = { registered, blocks, votes: [], listings: new Map() };
   const work = async ({ height, offset }: PageRequest) => {
     const page = await api.blockVotes(height)(offset, MAX_PAGE_LIMIT);
     const findings = await checker(page.items.map((v) => v.vote));
     return { page, findings };
   };
   ctx.progress(0, total);
-  await inOrder(requests, { parallel, work }, ({ page, findings }, { height, offset }) => {
-    if (offset === 0) ledger.servedTotals.set(height, page.total);
-    page.items.forEach(({ voteId, index, vote }, k) => {
-      const audited = { height, index, position: offset + k, voteId, vote, finding: findings[k] };
-      ledger.votes.push(audited);
-      for (const problem of audited.finding.problems) ctx.failVote(audited, problem);
-    });
-    ctx.progress(ledger.votes.length, total);
-  });
+  const requests = pageRequests(blocks, ended);
+  await inOrder(
+    requests,
+    { parallel, work },
+    ({ page, findings }, { height, size, offset, due }) => {
+      if (ended.has(height)) return;
+      const listing = ledger.listings.get(height) ?? { read: 0, wrongTotal: null };
+      ledger.listings.set(height, listing);
+      if (page.total !== size) listing.wrongTotal ??= page.total;
+      listing.read += page.items.length;
+      if (page.items.length < due) ended.add(height);
+      page.items.forEach(({ voteId, index, vote }, k) => {
+        const audited = { height, index, position: offset + k, voteId, vote, finding: findings[k] };
+        ledger.votes.push(audited);
+        for (const problem of audited.finding.problems) ctx.failVote(audited, problem);
+      });
+      ctx.progress(ledger.votes.length, total);
+    },
+  );
   return ledger;
 }
 
 /**
  * Runs `work` over `items` with at most `parallel` in flight, handing each result to `take` in
- * the items' order. The first failure rejects; results after it are dropped.
+ * the items' order. The next item is drawn only after the previous result was taken, so `take`
+ * may end a lazy `items` early. The first failure rejects; results after it are dropped.
  */
 async function inOrder<T, R>(
-  items: readonly T[],
+  items: Iterator<T>,
   { parallel, work }: { parallel: number; work: (item: T) => Promise<R> },
   take: (result: R, item: T) => void,
 ): Promise<void> {
-  const running: Promise<R>[] = [];
-  let next = 0;
-  const start = () => {
-    const p = work(items[next++]);
-    p.catch(() => {}); // awaited in order below; a rejection before then is not unhandled
-    running.push(p);
+  const running: { item: T; result: Promise<R> }[] = [];
+  const fill = () => {
+    while (running.length < Math.max(1, parallel)) {
+      const next = items.next();
+      if (next.done) return;
+      const result = work(next.value);
+      result.catch(() => {}); // awaited in order below; a rejection before then is not unhandled
+      running.push({ item: next.value, result });
+    }
   };
-  while (next < items.length && running.length < Math.max(1, parallel)) start();
-  for (let i = 0; i < items.length; i++) {
-    const result = await running[i];
-    if (next < items.length) start();
-    take(result, items[i]);
+  fill();
+  for (let first = running.shift(); first !== undefined; first = running.shift()) {
+    take(await first.result, first.item);
+    fill();
   }
 }
 
@@ -403,12 +541,17 @@ function checkTags(ledger: Ledger, ctx: PhaseContext) {
   });
 }
 
-/** Sizes phase: each block's size is what its listing serves; payloads within the limit. */
+/**
+ * Sizes phase: each block holds as many votes as were read of it — counted, not taken from the
+ * listing's `total` — and its listing's `total` is its size (one line per block); payloads within
+ * the limit.
+ */
 function checkSizes(ledger: Ledger, ctx: PhaseContext) {
-  for (const block of ledger.blocks.slice(1)) {
-    const served = ledger.servedTotals.get(block.height);
-    if (served !== undefined && served !== block.size) {
-      ctx.fail(`block ${block.height}: size ${block.size}, but ${served} votes served`);
+  for (const { height, size } of ledger.blocks.slice(1)) {
+    const { read, wrongTotal } = ledger.listings.get(height) ?? { read: 0, wrongTotal: null };
+    if (read !== size) ctx.fail(`block ${height}: size ${size}, but ${read} votes read`);
+    if (wrongTotal !== null) {
+      ctx.fail(`block ${height}: size ${size}, but its votes listing says total ${wrongTotal}`);
     }
   }
   eachVote(ledger, ctx, (v) => {
@@ -483,8 +626,11 @@ async function checkTally(
 
 /** The printed report: what was checked, the recomputed tally, failures and the verdict. */
 export function formatReport(url: string, report: AuditReport): string {
+  const trust = report.keyPinned ? "(pinned)" : "(not pinned: compare it out of band)";
   const lines = [
     `Ringvote audit of ${url}`,
+    `  server key        ${report.serverKey ?? "(not read)"} ${trust}`,
+    ...(report.trustedHeads > 0 ? [`  remembered heads  ${report.trustedHeads}`] : []),
     `  keys registered   ${report.keys}`,
     `  blocks            ${report.blocks} (height ${report.height})`,
     `  votes verified    ${report.votes}`,
@@ -498,4 +644,24 @@ export function formatReport(url: string, report: AuditReport): string {
     lines.push(...report.failures.map((f) => `  - ${f}`));
   }
   return lines.join("\n");
+}
+
+/**
+ * The verdict on a fork-evidence file (protocol §4.5): `fork` when it proves one by its key, with
+ * whether that key is `trustedKey` (null when the checker trusts none); `no-fork` with the reason.
+ */
+export type EvidenceVerdict =
+  | { kind: "fork"; height: number; key: string; keyMatches: boolean | null }
+  | { kind: "no-fork"; reason: string };
+
+/**
+ * Checks `evidence` (parsed JSON) with {@link checkForkEvidence} and compares its key with the
+ * server key the checker trusts, so the command line and the board say the same. Never throws.
+ */
+export function checkEvidence(evidence: unknown, trustedKey: string | null): EvidenceVerdict {
+  const check = checkForkEvidence(evidence);
+  if (!check.ok) return { kind: "no-fork", reason: check.reason };
+  const { key } = evidence as { key: string };
+  const keyMatches = trustedKey === null ? null : key === trustedKey.toLowerCase();
+  return { kind: "fork", height: check.height, key, keyMatches };
 }

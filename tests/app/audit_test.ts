@@ -1,14 +1,25 @@
 import assert from "node:assert/strict";
+import { bytesToHex } from "../../lib/protocol/bytes.ts";
 import { blockHash } from "../../lib/protocol/chain.ts";
-import { type ApiClient, createApiClient } from "../../lib/app/api_client.ts";
+import { signHead } from "../../lib/protocol/head.ts";
+import { merkleRoot, voteLeaf } from "../../lib/protocol/merkle.ts";
+import type { BlockRecord, SignedHead, TallyEntry } from "../../lib/protocol/schemas.ts";
+import {
+  type ApiClient,
+  type BlockVoteEntry,
+  createApiClient,
+  readPages,
+} from "../../lib/app/api_client.ts";
 import { AUDIT_PHASES, auditLedger, type AuditReport } from "../../lib/app/audit.ts";
 import { inThreadChecker, type VoteChecker } from "../../lib/app/vote_checks.ts";
-import { tallyOf } from "../../lib/protocol/tally.ts";
+import { rankTally, tallyOf } from "../../lib/protocol/tally.ts";
 import { createApp } from "../../server/app.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
-import { kvKeys, type OpenRecord } from "../../server/kv_layout.ts";
+import { kvKeys, type OpenRecord, type ServerKeyRecord } from "../../server/kv_layout.ts";
 import { createStore } from "../../server/store.ts";
 import { forgeBallot } from "../helpers/forged_ballot.ts";
+import { inMemoryApp } from "../helpers/in_memory_app.ts";
+import { buildLedger } from "../helpers/ledger_builder.ts";
 import { call, makeVoters, ringFor, signedVote } from "../helpers/ledger_fixtures.ts";
 import { tamperingTransport } from "../helpers/tampering_proxy.ts";
 
@@ -257,7 +268,7 @@ Deno.test("the auditor reports an unreachable server instead of throwing", async
   const report = await auditLedger(createApiClient({ fetch: refused }));
   assert.equal(report.ok, false);
   assert.deepEqual(report.failures, [
-    "audit stopped: GET /api/block/status failed: connection refused",
+    "audit stopped: GET /api/server-key failed: connection refused",
   ]);
 });
 
@@ -305,4 +316,285 @@ Deno.test("deno task audit: exit 0 on an honest server, 1 behind a tampering pro
     await server.shutdown();
     kv.close();
   }
+});
+
+// ---- Counting what is read, and the heads the auditor trusts (issue 19) ----
+
+/**
+ * A ledger of three sealed blocks (6, 6 and 2 votes) built through the store, its honest client,
+ * every block as served, every vote by height, and the server's real head-signing seed as stored
+ * under `["cfg", "server-key"]` (server/head_signer.ts): what a lying server signs with.
+ */
+async function sixVoteLedger() {
+  const { kv, store, app, api } = await inMemoryApp();
+  await buildLedger(store, { votes: 14, perBlock: 6, ringSize: 4 });
+  const { seed } = (await kv.get<ServerKeyRecord>(kvKeys.serverKey())).value!;
+  const blocks = (await readPages(api.blocks)).items;
+  const votes = new Map<number, BlockVoteEntry[]>();
+  for (const b of blocks.slice(1)) {
+    votes.set(b.height, (await readPages(api.blockVotes(b.height))).items);
+  }
+  return { kv, app, api, seed, blocks, votes };
+}
+
+type Ledger6 = Awaited<ReturnType<typeof sixVoteLedger>>;
+
+/**
+ * A server that hides leaf `drop` of block `height`: its listing serves the other votes, re-indexed,
+ * with `total` (default: the votes served); the block's Merkle root is recomputed over them, its
+ * size `kept` or lowered by one, its hash recomputed, every later block re-linked, and every head
+ * from that block up, the status's too, re-signed with the server's real key. With `tally`, the
+ * served tally no longer counts the hidden vote either: the lie is then consistent throughout.
+ */
+function hidingServer(
+  ledger: Ledger6,
+  { height, drop, size, total, tally = false }: {
+    height: number;
+    drop: number;
+    size: "kept" | "lowered";
+    total?: number;
+    tally?: boolean;
+  },
+): ApiClient {
+  const hidden = ledger.votes.get(height)![drop];
+  const served = ledger.votes.get(height)!.filter((v) => v !== hidden)
+    .map((v, index) => ({ ...v, index }));
+  const forged = new Map<number, BlockRecord>();
+  for (const honest of ledger.blocks.slice(height)) {
+    const b = { ...honest };
+    if (b.height === height) {
+      b.merkle_root = bytesToHex(merkleRoot(served.map((v) => voteLeaf(v.vote))));
+      if (size === "lowered") b.size -= 1;
+    } else b.prev_hash = forged.get(b.height - 1)!.hash;
+    b.hash = blockHash(b);
+    b.head_signature = signHead(ledger.seed, b);
+    forged.set(b.height, b);
+  }
+  const listing = `/api/block/id/${height}/votes`;
+  return createApiClient({
+    fetch: tamperingTransport(ledger.app.request, (path, body) => {
+      if (path === "/api/blocks") {
+        body.blocks = body.blocks.map((b: BlockRecord) => forged.get(b.height) ?? b);
+      } else if (path === "/api/block/status") {
+        const head = forged.get(body.height);
+        if (head) Object.assign(body, { hash: head.hash, head_signature: head.head_signature });
+      } else if (path === listing) {
+        body.votes = served;
+        body.total = total ?? served.length;
+      } else if (path === "/api/tally" && tally) {
+        const row = body.results.find((r: TallyEntry) => r.payload === hidden.vote.payload);
+        row.count -= 1;
+        body.total -= 1;
+        body.results = rankTally(
+          new Map(body.results.map((r: TallyEntry) => [r.payload, r.count])),
+        );
+      }
+    }),
+  });
+}
+
+Deno.test("a block serving 5 of its 6 votes under its own size fails: the audit counts", async (t) => {
+  const ledger = await sixVoteLedger();
+  for (const total of [6, 5]) {
+    await t.step(`root recomputed, later blocks re-signed, listing total ${total}`, async () => {
+      const lying = hidingServer(ledger, { height: 2, drop: 2, size: "kept", total, tally: true });
+      const report = await auditLedger(lying);
+      assert.equal(report.ok, false);
+      assert.ok(
+        report.failures.includes("block 2: size 6, but 5 votes read"),
+        report.failures.join("\n"),
+      );
+      // Nothing else gives it away: every hash, link, root and head signature holds.
+      const others = report.failures.filter((f) => !/^block 2: size 6, but/.test(f));
+      assert.deepEqual(others, []);
+      const totalLines = report.failures.filter((f) => /listing says total/.test(f));
+      assert.deepEqual(
+        totalLines,
+        total === 6 ? [] : [`block 2: size 6, but its votes listing says total 5`],
+      );
+    });
+  }
+  ledger.kv.close();
+});
+
+Deno.test("a block shrunk to 5 of its 6 votes and re-signed fails against a remembered head", async () => {
+  const ledger = await sixVoteLedger();
+  const remembered: SignedHead[] = ledger.blocks.map(({ height, hash, head_signature }) => ({
+    height,
+    hash,
+    head_signature: head_signature!,
+  }));
+  // The served tally still counts the hidden vote: the recount catches it.
+  const halfLie = hidingServer(ledger, { height: 2, drop: 2, size: "lowered" });
+  const byTally = await auditLedger(halfLie);
+  assert.equal(byTally.failures.length, 2, byTally.failures.join("\n"));
+  assert.equal(byTally.failures[0], "tally: total 14, but the chain holds 13 votes");
+  assert.match(byTally.failures[1], /^tally: ".+" has \d+ votes, served \d+$/);
+  // The whole lie: size, root, hashes, links, heads and tally agree. Only a head the auditor
+  // trusts from before can tell, and it does: both blocks from the shrunk one up differ from it.
+  const wholeLie = hidingServer(ledger, { height: 2, drop: 2, size: "lowered", tally: true });
+  assert.deepEqual((await auditLedger(wholeLie)).failures, [], "consistent without an anchor");
+  const anchored = await auditLedger(wholeLie, { trusted: { heads: remembered } });
+  assert.equal(anchored.ok, false);
+  const forged = (await readPages(wholeLie.blocks)).items;
+  assert.deepEqual(
+    anchored.failures,
+    [2, 3].map((h) =>
+      `block ${h}: hash ${forged[h].hash}, but the remembered head at this height has hash ` +
+      `${remembered[h].hash}, both signed by the server key: a fork`
+    ),
+  );
+  ledger.kv.close();
+});
+
+Deno.test("remembered heads above the chain or under another key fail the audit", async (t) => {
+  const ledger = await sixVoteLedger();
+  const { key } = await ledger.api.serverKey();
+  const head = ({ height, hash, head_signature }: BlockRecord): SignedHead => ({
+    height,
+    hash,
+    head_signature: head_signature!,
+  });
+  const heads = ledger.blocks.map(head);
+  await t.step("every remembered head on the chain: pass", async () => {
+    const report = await auditLedger(ledger.api, { trusted: { key, heads } });
+    assert.deepEqual(report.failures, []);
+    assert.equal(report.serverKey, key);
+    assert.equal(report.keyPinned, true);
+  });
+  await t.step("a head above the audited height", async () => {
+    const above = {
+      height: 7,
+      hash: "ab".repeat(32),
+      head_signature: signHead(ledger.seed, { height: 7, hash: "ab".repeat(32) }),
+    };
+    const report = await auditLedger(ledger.api, { trusted: { key, heads: [...heads, above] } });
+    assert.equal(report.ok, false);
+    assert.deepEqual(report.failures, [
+      "remembered head 7: above the audited height 3: blocks are hidden or the chain went back",
+    ]);
+  });
+  await t.step("heads under another key", async () => {
+    const other = "11".repeat(32);
+    const report = await auditLedger(ledger.api, { trusted: { key: other, heads } });
+    assert.equal(report.ok, false);
+    assert.deepEqual(report.failures, [
+      `server key: the server answers ${key}, but the trusted key is ${other}`,
+      `remembered heads: 4 heads were signed under key ${other}, not the server key ${key}`,
+    ]);
+  });
+  ledger.kv.close();
+});
+
+Deno.test("a listing whose total lies fails once per block, and a short page fails", async (t) => {
+  const ledger = await sixVoteLedger();
+  const { app } = ledger;
+  const lie = (edit: (path: string, body: { votes: unknown[]; total: number }) => void) =>
+    createApiClient({ fetch: tamperingTransport(app.request, edit) });
+  for (const delta of [+1, -1]) {
+    await t.step(`total ${delta > 0 ? "larger" : "smaller"} than the block's size`, async () => {
+      const report = await auditLedger(lie((path, body) => {
+        if (path === "/api/block/id/1/votes") body.total += delta;
+      }));
+      assert.deepEqual(report.failures, [
+        `block 1: size 6, but its votes listing says total ${6 + delta}`,
+      ]);
+    });
+  }
+  await t.step("a short page", async () => {
+    const report = await auditLedger(lie((path, body) => {
+      if (path === "/api/block/id/3/votes") body.votes.pop();
+    }));
+    assert.equal(report.ok, false);
+    assert.ok(
+      report.failures.includes("block 3: size 2, but 1 votes read"),
+      report.failures.join("\n"),
+    );
+  });
+  await t.step("a missing page", async () => {
+    const report = await auditLedger(lie((path, body) => {
+      if (path === "/api/block/id/3/votes") body.votes = [];
+    }));
+    assert.ok(
+      report.failures.includes("block 3: size 2, but 0 votes read"),
+      report.failures.join("\n"),
+    );
+  });
+  ledger.kv.close();
+});
+
+/** `work`, or a rejection naming the bound when it is still running after `ms`. */
+async function within<T>(ms: number, work: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`still running after ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+Deno.test("paging ends when a block's size and its listing's total lie", async () => {
+  const ledger = await sixVoteLedger();
+  const huge = 100_000_000;
+  const forged = new Map<number, BlockRecord>();
+  for (const honest of ledger.blocks.slice(1)) {
+    const b = { ...honest };
+    if (b.height === 1) b.size = huge;
+    else b.prev_hash = forged.get(b.height - 1)!.hash;
+    b.hash = blockHash(b);
+    b.head_signature = signHead(ledger.seed, b);
+    forged.set(b.height, b);
+  }
+  let stopped = false;
+  const lying = createApiClient({
+    fetch: tamperingTransport(ledger.app.request, (path, body) => {
+      // A hung audit is ended after the bound, so it does not run on after the test.
+      if (stopped) throw new Error("the test gave up");
+      if (path === "/api/blocks") {
+        body.blocks = body.blocks.map((b: BlockRecord) => forged.get(b.height) ?? b);
+      } else if (path === "/api/block/status") {
+        Object.assign(body, {
+          hash: forged.get(3)!.hash,
+          head_signature: forged.get(3)!.head_signature,
+        });
+      } else if (path.startsWith("/api/block/id/1/votes")) body.total = huge;
+    }),
+  });
+  try {
+    const report = await within(10_000, auditLedger(lying));
+    assert.ok(
+      report.failures.includes(`block 1: size ${huge}, but 6 votes read`),
+      report.failures.join("\n"),
+    );
+  } finally {
+    stopped = true;
+    ledger.kv.close();
+  }
+});
+
+Deno.test("a block of two pages: a lying total is reported once, a short page ends the listing", async (t) => {
+  const { kv, store, app } = await inMemoryApp();
+  await buildLedger(store, { votes: 103, perBlock: 103, ringSize: 2 });
+  const lie = (edit: (path: string, body: { votes: unknown[]; total: number }) => void) =>
+    createApiClient({ fetch: tamperingTransport(app.request, edit) });
+  await t.step("the same wrong total on both pages", async () => {
+    const report = await auditLedger(lie((path, body) => {
+      if (path === "/api/block/id/1/votes") body.total = 110;
+    }));
+    assert.deepEqual(report.failures, ["block 1: size 103, but its votes listing says total 110"]);
+  });
+  await t.step("a first page of 99 votes: the second page is not counted", async () => {
+    const report = await auditLedger(lie((path, body) => {
+      if (path === "/api/block/id/1/votes" && body.votes.length === 100) body.votes.pop();
+    }));
+    assert.ok(
+      report.failures.includes("block 1: size 103, but 99 votes read"),
+      report.failures.join("\n"),
+    );
+    assert.equal(report.votes, 99);
+  });
+  kv.close();
 });

@@ -2,10 +2,16 @@
 // Deno KV file that the test also opens: an honest ledger passes and its rings close; a ballot
 // forged in KV before sealing fails the audit alone and its ring does not close; a proxy that
 // rewrites one response r_i turns that vote red; and the command-line auditor reports the same
-// failures as the board for the same ledger.
+// failures as the board for the same ledger. The audit is anchored in this browser's memory: a
+// remembered head the chain does not hold fails it. A fork-evidence file chosen on the board is
+// checked there, and its key compared with the server's.
 import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
 import type { Browser, Page } from "playwright-core";
 import { bytesToHex, hexToBytes } from "../../lib/protocol/bytes.ts";
+import { forkEvidence, serverPublicKey, signHead } from "../../lib/protocol/head.ts";
+import type { SignedHead } from "../../lib/protocol/schemas.ts";
+import { kvKeys, type ServerKeyRecord } from "../../server/kv_layout.ts";
 import { createApp } from "../../server/app.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
 import { createStore, type Store } from "../../server/store.ts";
@@ -58,10 +64,15 @@ async function castForged(
   return voteId;
 }
 
-/** Clicks the audit control and answers the verdict element once it is there. */
+/** Opens the board, clicks the audit control and answers the verdict once it is there. */
 async function runAudit(page: Page, base: string) {
   await page.goto(new URL("board", base).href);
   await page.locator('.bulletin[data-ready="true"]').waitFor();
+  return await clickAudit(page);
+}
+
+/** Clicks the audit control of the open board and answers the verdict once it is there. */
+async function clickAudit(page: Page) {
   await page.locator('[data-action="audit"]').click();
   const verdict = page.locator("[data-audit-verdict]");
   await verdict.waitFor({ timeout: 120_000 });
@@ -249,6 +260,105 @@ withBrowser("tampering proxy: one rewritten response r_i turns that vote red", a
     assert.deepEqual(failureLines(audit.report), failureLines(cli.stdout));
   } finally {
     await proxy.close();
+    await ledger.close();
+  }
+});
+
+/** The server's head-signing seed, read from its KV (protocol §5.2 `["cfg", "server-key"]`). */
+async function serverSeed(kv: Deno.Kv): Promise<Uint8Array> {
+  return (await kv.get<ServerKeyRecord>(kvKeys.serverKey())).value!.seed;
+}
+
+/** A head at `height` with `hash`, signed by `seed`. */
+function signed(seed: Uint8Array, height: number, hash: string): SignedHead {
+  return { height, hash, head_signature: signHead(seed, { height, hash }) };
+}
+
+withBrowser("remembered heads the chain does not hold fail the board's audit", async (browser) => {
+  const ledger = await serveLedger();
+  try {
+    await buildLedger(ledger.store, { votes: 4, perBlock: 2, ringSize: 3 });
+    const seed = await serverSeed(ledger.kv);
+    // This browser "saw" another block 1, signed by the server's real key, and a block 9; the
+    // memory is there before the page loads, so the page's own watch never overwrites it.
+    const other = "ab".repeat(32);
+    const planted = {
+      key: serverPublicKey(seed),
+      heads: [signed(seed, 1, other), signed(seed, 9, "cd".repeat(32))],
+    };
+    const page = await browser.newPage({ viewport: VIEWPORTS[0] });
+    await page.addInitScript((value) => {
+      if (localStorage.getItem("ringvote/seen-heads") === null) {
+        localStorage.setItem("ringvote/seen-heads", value);
+      }
+    }, JSON.stringify(planted));
+    await page.goto(new URL("board", ledger.url).href);
+    await page.locator('.bulletin[data-ready="true"]').waitFor();
+    const audit = await clickAudit(page);
+    assert.equal(audit.verdict, "fail", audit.report);
+    assert.deepEqual(audit.failures, [], "every vote holds: only the remembered heads fail");
+    const problems = await page.locator("[data-audit-problem]").allTextContents();
+    const block1 = (await ledger.store.blocks(1, 1)).blocks[0].hash;
+    assert.deepEqual(problems, [
+      `block 1: hash ${block1}, but the remembered head at this height has hash ${other}, ` +
+      "both signed by the server key: a fork",
+      "remembered head 9: above the audited height 2: blocks are hidden or the chain went back",
+    ]);
+    assert.match(audit.report, /remembered heads {2}2\n/);
+    await screenshots(page, "audit-remembered-head");
+  } finally {
+    await ledger.close();
+  }
+});
+
+withBrowser("a fork-evidence file chosen on the board is checked there", async (browser) => {
+  const ledger = await serveLedger();
+  try {
+    const seed = await serverSeed(ledger.kv);
+    const page = await browser.newPage({ viewport: VIEWPORTS[0] });
+    await page.goto(new URL("board", ledger.url).href);
+    await page.locator('.bulletin[data-ready="true"]').waitFor();
+    const input = page.locator('input[type="file"][data-action="check-evidence"]');
+    const choose = async (name: string, value: unknown) => {
+      const text = typeof value === "string" ? value : JSON.stringify(value);
+      await input.setInputFiles({ name, mimeType: "application/json", buffer: Buffer.from(text) });
+      const verdict = page.locator(`.evidence-result:has-text("${name}")`);
+      await verdict.waitFor();
+      return verdict;
+    };
+    const fork = (s: Uint8Array) =>
+      forkEvidence(serverPublicKey(s), [
+        signed(s, 1, "aa".repeat(32)),
+        signed(s, 1, "bb".repeat(32)),
+      ]);
+
+    const valid = await choose("valid.json", fork(seed));
+    assert.equal(await valid.getAttribute("data-evidence-verdict"), "fork");
+    assert.equal(await valid.getAttribute("data-evidence-against"), "this-server");
+    assert.match(await valid.textContent() ?? "", /proves a fork: block 1 was signed twice/);
+    assert.match(await valid.textContent() ?? "", /It is proof against this server/);
+    await screenshots(page, "evidence-fork");
+
+    const elsewhere = await choose(
+      "other-key.json",
+      fork(crypto.getRandomValues(new Uint8Array(32))),
+    );
+    assert.equal(await elsewhere.getAttribute("data-evidence-verdict"), "fork");
+    assert.equal(await elsewhere.getAttribute("data-evidence-against"), "other-key");
+    assert.match(await elsewhere.textContent() ?? "", /It is not proof against this server/);
+
+    const tampered = fork(seed);
+    tampered.heads[1].hash = "cc".repeat(32);
+    const invalid = await choose("tampered.json", tampered);
+    assert.equal(await invalid.getAttribute("data-evidence-verdict"), "no-fork");
+    assert.match(
+      await invalid.textContent() ?? "",
+      new RegExp(`proves no fork.*Head 2 is not signed by key ${serverPublicKey(seed)}`),
+    );
+    const junk = await choose("junk.json", "{not json");
+    assert.equal(await junk.getAttribute("data-evidence-verdict"), "no-fork");
+    assert.match(await junk.textContent() ?? "", /The file is not JSON/);
+  } finally {
     await ledger.close();
   }
 });
