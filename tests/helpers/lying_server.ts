@@ -207,3 +207,21 @@ export function allOf(...rewrites: Rewrite[]): Rewrite {
     for (const rewrite of rewrites) rewrite(path, body);
   };
 }
+
+/**
+ * A rewrite of block `height`'s votes listing: leaf `drop` left out (the listing's `total` kept,
+ * unless `total` says what to answer instead).
+ */
+export function listingLie(
+  height: number,
+  { drop, total }: { drop?: number; total?: (honest: number) => number },
+): Rewrite {
+  const listing = new RegExp(`^/api/block/id/${height}/votes$`);
+  return (path, body) => {
+    if (!listing.test(path)) return;
+    if (drop !== undefined) {
+      body.votes = body.votes.filter((v: { index: number }) => v.index !== drop);
+    }
+    if (total) body.total = total(body.total);
+  };
+}
