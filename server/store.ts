@@ -2,12 +2,11 @@
 // reads, and the close and finalize steps the sealer (server/sealer.ts) drives. The key layout
 // and the commit helpers live in server/kv_layout.ts.
 import { genesisBlock } from "../lib/protocol/chain.ts";
-import { bytesToBase64 } from "../lib/protocol/bytes.ts";
+import { bytesToBase64, hexToBytes } from "../lib/protocol/bytes.ts";
 // The wire shapes of protocol §4: the store answers in them, so the API passes them on unchanged.
 import type * as wire from "../lib/protocol/schemas.ts";
 import { rankTally } from "../lib/protocol/tally.ts";
 import {
-  isStoredPrecomputation,
   type KeyPrecomputation,
   PRECOMPUTATION_BYTES,
 } from "../lib/protocol/key_precomputation.ts";
@@ -20,8 +19,11 @@ import {
   commitInBatches,
   getManyChunked,
   type HeadRecord,
+  isBoundRecord,
   type KeyCountRecord,
   type KeyIdRecord,
+  keyRecordMac,
+  keyRecordSecret,
   kvKeys,
   type LeafRecord,
   MAX_ATTEMPTS,
@@ -39,6 +41,12 @@ import {
 /** A closed block waiting for finalize: its fixed close time and the head it will follow. */
 export type ClosedBlock = { closedAt: number; prev: HeadRecord };
 
+/**
+ * A registered key's record as the store answers it: its id, and its precomputation only when the
+ * stored MAC binds it to this key (protocol §5.2); without one, votes check the key from its bytes.
+ */
+export type CheckedKeyRecord = { id: number; pre?: KeyPrecomputation };
+
 /** One vote's proof as the sealer computed it, to be stored under its vote id. */
 export type ProofToStore = { voteId: string; proof: VoteIndex };
 
@@ -54,10 +62,11 @@ export interface Store {
   /** Up to `limit` keys from id `offset + 1`, and the directory size. */
   keyPage(offset: number, limit: number): Promise<wire.KeyPage>;
   /**
-   * The stored record of each of `keys` (id and precomputation), null where not registered.
-   * Records read or written here are kept in memory within the store's record budget.
+   * The stored record of each of `keys` (id, and precomputation if bound to the key by its MAC),
+   * null where not registered. Records read or written here are kept in memory within the store's
+   * record budget.
    */
-  lookupKeys(keys: string[]): Promise<(KeyIdRecord | null)[]>;
+  lookupKeys(keys: string[]): Promise<(CheckedKeyRecord | null)[]>;
   /** Key records held in memory now, and the most the record budget allows. */
   recordStats(): { held: number; capacity: number };
   /** True when a vote with `tag` is stored already. */
@@ -137,8 +146,9 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
   const newVoteId = options.newVoteId ?? randomVoteId;
   await ensureGenesis(kv, now());
   const serverSeed = await ensureServerKey(kv);
-  const registrar = createRegistrar(kv);
-  const records = createLruCache<KeyIdRecord>(
+  const recordSecret = keyRecordSecret(serverSeed);
+  const registrar = createRegistrar(kv, recordSecret);
+  const records = createLruCache<CheckedKeyRecord>(
     Math.floor((options.recordBudgetBytes ?? DEFAULT_RECORD_BUDGET) / RECORD_BYTES),
   );
   const tallyCache: TallyCache = { height: 0, counts: new Map(), total: 0, pending: null };
@@ -150,7 +160,7 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
     },
     keyById: (id) => keyById(kv, id),
     keyPage: (offset, limit) => keyPage(kv, offset, limit),
-    lookupKeys: (keys) => lookupKeys(kv, records, keys),
+    lookupKeys: (keys) => lookupKeys(kv, { records, secret: recordSecret }, keys),
     recordStats: () => ({ held: records.size, capacity: records.capacity }),
     isTagUsed: async (tag) =>
       (await readRetrying(() => kv.get<TagUse>(kvKeys.tag(tag)))).versionstamp !== null,
@@ -220,10 +230,11 @@ async function ensureServerKey(kv: Deno.Kv): Promise<Uint8Array> {
 
 // ---- key directory ----
 
-/** A registration waiting for its commit. */
+/** A registration waiting for its commit; `mac` binds `pre` to `key` (protocol §5.2). */
 type Registration = {
   key: string;
   pre?: KeyPrecomputation;
+  mac?: Uint8Array;
   resolve(record: wire.KeyRecord): void;
   reject(error: Error): void;
 };
@@ -239,7 +250,7 @@ const REGISTRATION_BATCH = 9;
  * all race for the id counter, and all but one retry. Each commit takes up to
  * REGISTRATION_BATCH waiting keys, still checked against other processes like a single one.
  */
-function createRegistrar(kv: Deno.Kv) {
+function createRegistrar(kv: Deno.Kv, secret: Uint8Array) {
   const waiting: Registration[] = [];
   let running = false;
 
@@ -268,8 +279,9 @@ function createRegistrar(kv: Deno.Kv) {
 
   return {
     register(key: string, pre?: KeyPrecomputation): Promise<wire.KeyRecord> {
+      const mac = pre && keyRecordMac(pre, { key: hexToBytes(key, 32, "key"), secret });
       const answer = new Promise<wire.KeyRecord>((resolve, reject) => {
-        waiting.push({ key, pre, resolve, reject });
+        waiting.push({ key, pre, mac, resolve, reject });
       });
       if (!running) drain();
       return answer;
@@ -300,12 +312,12 @@ async function commitRegistrations(kv: Deno.Kv, batch: Registration[]): Promise<
     const first = ((count.value as KeyCountRecord | null)?.total ?? 0) + 1;
     const total = first + pending.length - 1;
     const op = kv.atomic().check(count).set(kvKeys.keyCount(), { total } satisfies KeyCountRecord);
-    pending.forEach(({ key, pre }, i) => {
+    pending.forEach(({ key, pre, mac }, i) => {
       op.check(absent(kvKeys.keyId(key)))
         .set(kvKeys.key(first + i), { key } satisfies StoredKey)
         .set(
           kvKeys.keyId(key),
-          (pre ? { id: first + i, pre } : { id: first + i }) satisfies KeyIdRecord,
+          (pre ? { id: first + i, pre, mac } : { id: first + i }) satisfies KeyIdRecord,
         );
     });
     const res = await tryCommit(op);
@@ -335,26 +347,51 @@ async function commitRegistrations(kv: Deno.Kv, batch: Registration[]): Promise<
 /**
  * Each key's record, from memory where it is held, else from KV. A registered key's record never
  * changes, so a record once read is as good as a fresh read; a key not found is not remembered,
- * since another process may register it at any moment. A precomputation in an earlier stored form
- * is dropped on reading (votes check such a key from its bytes), so it neither travels with every
- * vote nor takes more than RECORD_BYTES. Records are shared between callers: read-only.
+ * since another process may register it at any moment. Records are shared between callers:
+ * read-only.
+ *
+ * A precomputation read from KV is used only when its MAC binds it to this key (protocol §5.2).
+ * One whose MAC fails (altered, or copied from another key or database), one written without a
+ * MAC (before records carried one) and one in an earlier stored form are dropped on reading: the
+ * record is the id alone and votes check the key from its bytes. So a crafted record cannot change
+ * which tag verifies for a key, and a dropped one neither travels with every vote nor takes more
+ * than RECORD_BYTES.
  */
 async function lookupKeys(
   kv: Deno.Kv,
-  records: LruCache<KeyIdRecord>,
+  { records, secret }: { records: LruCache<CheckedKeyRecord>; secret: Uint8Array },
   keys: string[],
-): Promise<(KeyIdRecord | null)[]> {
+): Promise<(CheckedKeyRecord | null)[]> {
   const found = keys.map((key) => records.get(key) ?? null);
   const unread = keys.flatMap((_, i) => (found[i] ? [] : [i]));
   if (unread.length === 0) return found;
   const entries = await getManyChunked<KeyIdRecord>(kv, unread.map((i) => kvKeys.keyId(keys[i])));
   entries.forEach(({ value }, k) => {
     if (!value) return;
-    const record = isStoredPrecomputation(value.pre) ? value : { id: value.id };
+    const key = keys[unread[k]];
+    const record = checkedRecord(key, value, secret);
     found[unread[k]] = record;
-    records.set(keys[unread[k]], record);
+    records.set(key, record);
   });
   return found;
+}
+
+/**
+ * `value` with its precomputation if its MAC binds it to `key`, else its id alone. A MAC that is
+ * there and fails means the record was altered or copied: that is reported, never silently used.
+ */
+function checkedRecord(key: string, value: KeyIdRecord, secret: Uint8Array): CheckedKeyRecord {
+  let bytes: Uint8Array;
+  try {
+    bytes = hexToBytes(key, 32, "key");
+  } catch {
+    return { id: value.id };
+  }
+  if (isBoundRecord(value, { key: bytes, secret })) return { id: value.id, pre: value.pre };
+  if (value.mac !== undefined) {
+    console.warn(`The stored precomputation of key "${quote(key)}" fails its MAC: not used`);
+  }
+  return { id: value.id };
 }
 
 async function keyTotal(kv: Deno.Kv): Promise<number> {

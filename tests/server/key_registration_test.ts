@@ -7,7 +7,7 @@ import { hexToBytes } from "../../lib/protocol/bytes.ts";
 import { precomputeKey } from "../../lib/protocol/key_precomputation.ts";
 import { ApiError } from "../../server/errors.ts";
 import { createStore, RECORD_BYTES } from "../../server/store.ts";
-import { kvKeys } from "../../server/kv_layout.ts";
+import { type KeyIdRecord, kvKeys } from "../../server/kv_layout.ts";
 import { makeVoters } from "../helpers/ledger_fixtures.ts";
 
 Deno.test("40 registrations at once, 5 keys sent twice: contiguous ids, each duplicate refused with its id", async () => {
@@ -66,18 +66,20 @@ Deno.test("key records are kept in memory within the record budget, and a key no
       if (i > 0) await here.registerKey(key, pres[i] as Uint8Array);
     }
     assert.deepEqual(here.recordStats(), { held: 3, capacity: 3 }, "the budget bounds the records");
-    // Every record, held or evicted and read again, is what KV holds.
+    // Every record, held or evicted and read again, is what was registered (its MAC checked).
     const records = await here.lookupKeys(keys);
     for (const [i, key] of keys.entries()) {
-      assert.deepEqual(records[i], (await kv.get(kvKeys.keyId(key))).value, `key ${i + 1}`);
-      assert.equal(records[i]?.id, i + 1);
+      const { id, pre } = (await kv.get<KeyIdRecord>(kvKeys.keyId(key))).value!;
+      assert.deepEqual(records[i], { id, pre }, `key ${i + 1}`);
+      assert.deepEqual(records[i], { id: i + 1, pre: pres[i] });
     }
     assert.equal(here.recordStats().held, 3);
     // A held record is answered from memory: gone from KV, it is still found here, not elsewhere.
+    const stored = await kv.get(kvKeys.keyId(keys[4]));
     await kv.delete(kvKeys.keyId(keys[4]));
     assert.deepEqual((await here.lookupKeys([keys[4]]))[0], { id: 5, pre: pres[4] });
     assert.deepEqual(await (await createStore(kv)).lookupKeys([keys[4]]), [null]);
-    await kv.set(kvKeys.keyId(keys[4]), { id: 5, pre: pres[4] });
+    await kv.set(kvKeys.keyId(keys[4]), stored.value);
     const none = await createStore(kv, { recordBudgetBytes: RECORD_BYTES - 1 });
     assert.deepEqual((await none.lookupKeys([keys[4]]))[0]?.id, 5);
     assert.deepEqual(none.recordStats(), { held: 0, capacity: 0 });

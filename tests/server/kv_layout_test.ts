@@ -1,10 +1,25 @@
-// The KV key layout of protocol §5 and the batching helpers, over a real in-memory Deno KV.
+// The KV key layout of protocol §5 and the batching helpers, over a real in-memory Deno KV, and
+// the MAC binding a key record's precomputation to its key (protocol §5.2).
 import assert from "node:assert/strict";
+import { hmac } from "@noble/hashes/hmac.js";
+import { sha256 } from "@noble/hashes/sha2.js";
+import { concatBytes, utf8 } from "../../lib/protocol/bytes.ts";
+import {
+  type KeyPrecomputation,
+  PRECOMPUTATION_BYTES,
+  precomputeKey,
+} from "../../lib/protocol/key_precomputation.ts";
+import { generateSeed, keyPairFromSeed } from "../../lib/protocol/keys.ts";
 import {
   absent,
   commitInBatches,
   GET_MANY_LIMIT,
   getManyChunked,
+  isBoundRecord,
+  KEY_RECORD_MAC_LABEL,
+  KEY_RECORD_SECRET_LABEL,
+  keyRecordMac,
+  keyRecordSecret,
   kvKeys,
 } from "../../server/kv_layout.ts";
 
@@ -115,3 +130,71 @@ Deno.test(
     assert.equal((await kv.get(["x"])).value, 1);
   }),
 );
+
+/** HMAC-SHA-256 by Web Crypto: a third implementation, next to node:crypto's and noble's. */
+async function webCryptoHmac(key: Uint8Array, message: Uint8Array): Promise<Uint8Array> {
+  const imported = await crypto.subtle.importKey(
+    "raw",
+    key.slice(),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  return new Uint8Array(await crypto.subtle.sign("HMAC", imported, message.slice()));
+}
+
+function newKey(): Uint8Array {
+  return keyPairFromSeed(generateSeed()).publicKey;
+}
+
+Deno.test("the key-record secret and MAC are HMAC-SHA-256 of their labelled inputs (noble and Web Crypto agree)", async () => {
+  const seed = crypto.getRandomValues(new Uint8Array(32));
+  const secret = keyRecordSecret(seed);
+  assert.deepEqual(secret, hmac(sha256, seed, utf8(KEY_RECORD_SECRET_LABEL)));
+  assert.deepEqual(secret, await webCryptoHmac(seed, utf8(KEY_RECORD_SECRET_LABEL)));
+  assert.notDeepEqual(secret, seed);
+  const key = newKey();
+  const pre = precomputeKey(key) as KeyPrecomputation;
+  const mac = keyRecordMac(pre, { key, secret });
+  const message = concatBytes(utf8(KEY_RECORD_MAC_LABEL), key, pre);
+  assert.deepEqual(mac, hmac(sha256, secret, message));
+  assert.deepEqual(mac, await webCryptoHmac(secret, message));
+  assert.throws(() => keyRecordSecret(seed.slice(1)), RangeError);
+  assert.throws(() => keyRecordMac(pre.slice(1), { key, secret }), RangeError);
+  assert.throws(() => keyRecordMac(pre, { key: key.slice(1), secret }), RangeError);
+  assert.throws(() => keyRecordMac(pre, { key, secret: seed.slice(1) }), RangeError);
+});
+
+Deno.test("a record's precomputation is bound to its key only as written, under this secret, with its MAC", () => {
+  const secret = keyRecordSecret(crypto.getRandomValues(new Uint8Array(32)));
+  const [a, b] = [newKey(), newKey()];
+  const pre = precomputeKey(a) as KeyPrecomputation;
+  const mac = keyRecordMac(pre, { key: a, secret });
+  assert.equal(isBoundRecord({ pre, mac }, { key: a, secret }), true);
+  assert.equal(isBoundRecord(structuredClone({ id: 1, pre, mac }), { key: a, secret }), true);
+
+  const flipped = (bytes: Uint8Array, at: number) => {
+    const out = bytes.slice();
+    out[at] ^= 1;
+    return out;
+  };
+  // Every point of both combs counts, not only entry 1 of P's comb.
+  for (const at of [0, 64, 1983, 1984, 2048, PRECOMPUTATION_BYTES - 1]) {
+    assert.equal(isBoundRecord({ pre: flipped(pre, at), mac }, { key: a, secret }), false, `${at}`);
+  }
+  assert.equal(isBoundRecord({ pre, mac: flipped(mac, 31) }, { key: a, secret }), false);
+  // Another key's record, MAC and all; this record under another key; another server's secret.
+  const preB = precomputeKey(b) as KeyPrecomputation;
+  const macB = keyRecordMac(preB, { key: b, secret });
+  assert.equal(isBoundRecord({ pre: preB, mac: macB }, { key: a, secret }), false);
+  assert.equal(isBoundRecord({ pre, mac }, { key: b, secret }), false);
+  const otherSecret = keyRecordSecret(crypto.getRandomValues(new Uint8Array(32)));
+  assert.equal(isBoundRecord({ pre, mac }, { key: a, secret: otherSecret }), false);
+  // No MAC (a record written before records carried one), a malformed one, an earlier form.
+  for (const bad of [undefined, null, mac.slice(1), Array.from(mac)]) {
+    assert.equal(isBoundRecord({ pre, mac: bad }, { key: a, secret }), false);
+  }
+  assert.equal(isBoundRecord({ pre: { point: [], hp: [] }, mac }, { key: a, secret }), false);
+  assert.equal(isBoundRecord({}, { key: a, secret }), false);
+  assert.throws(() => isBoundRecord({ pre, mac }, { key: a.slice(1), secret }), RangeError);
+});
