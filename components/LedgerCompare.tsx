@@ -18,7 +18,9 @@ export default function LedgerCompare(
       <caption>{same ? "Ledger unchanged" : "The ledger changed"}</caption>
       <thead>
         <tr>
-          <th></th>
+          <th>
+            <span class="visually-hidden">When</span>
+          </th>
           <th>Height</th>
           <th>Votes</th>
           <th>Tally</th>
