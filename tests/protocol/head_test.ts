@@ -330,7 +330,7 @@ function torsionedRCases(): Crafted[] {
  * The 8 small-order points as A, and a mixed-order A = [a]B + T, each with a signature that passes
  * the naive cofactorless equation. OpenSSL accepts all 9: it checks neither A's order nor its
  * subgroup. libsodium 1.0.18 refuses the 8 (ge25519_has_small_order(A)) but accepts the mixed one,
- * whose subgroup it does not check. We refuse all 9 (DESIGN §4 "Signed heads").
+ * whose subgroup it does not check. We refuse all 9 (protocol §4.5).
  */
 function smallOrderKeyCases(): Crafted[] {
   const cases: Crafted[] = ED25519_TORSION_SUBGROUP.map((hex, i) => ({
