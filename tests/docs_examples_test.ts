@@ -1,10 +1,18 @@
 // The worked examples printed in docs/protocol.md are what lib/protocol computes: a reader who
 // checks a value by hand against the document checks it against the code too.
 import assert from "node:assert/strict";
-import { bytesToHex, utf8 } from "../lib/protocol/bytes.ts";
+import { bytesToHex, hexToBytes, utf8 } from "../lib/protocol/bytes.ts";
 import { blockHash, genesisBlock } from "../lib/protocol/chain.ts";
-import { emptyRoot, hashLeaf, inclusionProof, merkleRoot } from "../lib/protocol/merkle.ts";
-import { transcript } from "../lib/protocol/ring_signature.ts";
+import { keyPairFromSeed } from "../lib/protocol/keys.ts";
+import {
+  emptyRoot,
+  hashLeaf,
+  inclusionProof,
+  merkleRoot,
+  voteBytes,
+  voteLeaf,
+} from "../lib/protocol/merkle.ts";
+import { decodeSignature, transcript, verifyRing } from "../lib/protocol/ring_signature.ts";
 
 const doc = await Deno.readTextFile(new URL("../docs/protocol.md", import.meta.url));
 
@@ -49,4 +57,33 @@ Deno.test("protocol §2.5: the transcript length of the example", () => {
   assert.ok(printed);
   const key = new Uint8Array(32);
   assert.equal(transcript([key, key], key, "yes").length, Number(printed[1]));
+});
+
+/** The known-answer signature printed in protocol §2.9: the fenced line that opens `{"c0"`. */
+function knownSignature(): string {
+  const block = /```\n(\{"c0"[^\n]*)\n```/.exec(section("2.9"));
+  assert.ok(block, "protocol §2.9 prints a complete signature");
+  return block[1];
+}
+
+Deno.test("protocol §2.9: the complete ring-of-two known answer verifies, and only it", () => {
+  const wire = knownSignature();
+  const text = section("2.9");
+  const seeds = hashesIn(text.slice(text.indexOf("A complete known answer"))).slice(0, 2);
+  const sig = decodeSignature(wire);
+  const ring = seeds.map((seed) => bytesToHex(keyPairFromSeed(hexToBytes(seed, 32)).publicKey));
+  assert.deepEqual(sig.ring.map(bytesToHex), ring, "the seeds give the ring, in order");
+  assert.equal(verifyRing(sig, ""), true);
+  const changed = wire.replace(/"c0":"(.)/, (_, d) => `"c0":"${d === "0" ? "1" : "0"}`);
+  assert.equal(verifyRing(decodeSignature(changed), ""), false);
+});
+
+Deno.test("protocol §3.1: the known answer's vote bytes and leaf hash", () => {
+  const wire = knownSignature();
+  const vote = { payload: "", signature: wire, publicKeys: JSON.parse(wire).ring };
+  const printed = /```\n(\{"payload"[^\n]*)\n```/.exec(section("3.1"));
+  assert.ok(printed);
+  assert.equal(new TextDecoder().decode(voteBytes(vote)), printed[1]);
+  const leaf = hashesIn(section("3.1").slice(section("3.1").indexOf("leaf hash"))).at(0);
+  assert.equal(bytesToHex(voteLeaf(vote)), leaf);
 });
