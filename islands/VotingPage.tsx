@@ -1,6 +1,7 @@
 // The voting page's interactive part (page §2): the 'Generate A new Voter' button and one panel
 // per voter, restored from browser storage. All cryptography runs here, in the browser, through
-// lib/; faker is imported on the first click only.
+// lib/; faker is imported on the first click only. Beside the button, the demo round (page §11)
+// drives new voters' panels through their own handlers.
 import { useEffect, useMemo, useState } from "react";
 import { useSignal } from "@preact/signals";
 import ForkAlert from "../components/ForkAlert.tsx";
@@ -15,7 +16,9 @@ import {
   VOTERS_KEY,
 } from "../lib/app/voters.ts";
 import { useAnonymityLens, useChainHeight } from "./use_anonymity_lens.ts";
+import DemoRound from "./voting_page/DemoRound.tsx";
 import type { PanelLens } from "./voting_page/PanelRing.tsx";
+import { createPanelRegistry } from "./voting_page/panel_registry.ts";
 import VoterPanel from "./voting_page/VoterPanel.tsx";
 
 /** How often the page follows the chain while some panel shows its ballot's anonymity. */
@@ -36,6 +39,7 @@ export default function VotingPage({ ringSize }: VotingPageProps) {
   const verified = useSignal<ReadonlySet<string>>(new Set());
   const { fork, alerts } = useHeadWatch(HEAD_CHECK_MS);
   const api = useMemo(pageApiClient, []);
+  const panels = useMemo(createPanelRegistry, []);
   const source = useMemo(() => lensSource(api), []);
   const height = useChainHeight(async () => (await api.blockStatus()).height, {
     active: verified.value.size > 0,
@@ -64,7 +68,8 @@ export default function VotingPage({ ringSize }: VotingPageProps) {
     performance.mark("ringvote:ready");
   }, []);
 
-  async function addVoter() {
+  /** Adds a voter with a generated name to the stored list; answers its namespace. */
+  async function addVoter(): Promise<string> {
     setAdding(true);
     try {
       const { fakePersonName } = await import("../lib/app/voter_names.ts");
@@ -73,6 +78,7 @@ export default function VotingPage({ ringSize }: VotingPageProps) {
       const next = [...voters.value, namespace];
       localStorage.setItem(VOTERS_KEY, serializeVoterList(next));
       voters.value = next;
+      return namespace;
     } finally {
       setAdding(false);
     }
@@ -85,9 +91,12 @@ export default function VotingPage({ ringSize }: VotingPageProps) {
       </p>
       {fork && <ForkAlert evidence={fork} />}
       <HeadAlerts alerts={alerts} />
-      <button type="button" class="add-voter" onClick={addVoter} disabled={!ready || adding}>
-        Generate A new Voter
-      </button>
+      <div class="voting-controls">
+        <button type="button" class="add-voter" onClick={addVoter} disabled={!ready || adding}>
+          Generate A new Voter
+        </button>
+        <DemoRound ringSize={ringSize} ready={ready} addVoter={addVoter} panelOf={panels.get} />
+      </div>
       <div class="voters">
         {voters.value.map((namespace) => (
           <VoterPanel
@@ -96,6 +105,7 @@ export default function VotingPage({ ringSize }: VotingPageProps) {
             ringSize={ringSize}
             lens={panelLens}
             onVerified={onVerified}
+            onPanel={panels.set}
           />
         ))}
       </div>

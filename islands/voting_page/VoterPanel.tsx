@@ -1,8 +1,10 @@
 // One voter's panel on the voting page (page §2): key management, and vote management once a key
-// id exists, driven by lib/app/panel_actions.ts over this tab's storage and the same-origin API.
-import { useEffect, useMemo, useState } from "react";
+// id exists, driven by lib/app/panel_actions.ts over this tab's storage and the same-origin API. The
+// page's demo round (page §11) runs the same handlers the panel's buttons run.
+import { useEffect, useMemo, useRef, useState } from "react";
 import Notice from "../../components/Notice.tsx";
 import VoterCard from "../../components/VoterCard.tsx";
+import type { DemoPanel } from "../../lib/app/demo_round.ts";
 import * as actions from "../../lib/app/panel_actions.ts";
 import { KEY_UNLOADED, type KeyLine, VOTE_UNLOADED, type VoteLine } from "../../lib/app/status.ts";
 import KeySection from "./KeySection.tsx";
@@ -11,13 +13,17 @@ import VoteSection from "./VoteSection.tsx";
 import { useOwnTagCheck, usePendingPoll } from "./vote_watch.ts";
 import { pageApiClient } from "../watch_heads.ts";
 
-/** The I/O the panel's actions use: this tab's localStorage, the same-origin API, the console. */
-function browserIO(): actions.ClientIO {
+/**
+ * The I/O the panel's actions use: this tab's localStorage, the same-origin API, the console;
+ * `logged` also hears every line, for the demo round to show why a registration failed.
+ */
+function browserIO(logged: (message: string) => void): actions.ClientIO {
   return {
     storage: localStorage,
     api: pageApiClient(),
     log(message) {
       console.error(message);
+      logged(message);
     },
   };
 }
@@ -30,14 +36,19 @@ type VoterPanelProps = {
   lens: PanelLens;
   /** Tells the page whether this panel's vote is verified (and so shows its ring). */
   onVerified(namespace: string, verified: boolean): void;
+  /** Hands the page's demo round this panel's handlers once its lines are decided; null on removal. */
+  onPanel?(namespace: string, panel: DemoPanel | null): void;
 };
 
 /**
  * One voter: key management, and vote management once a key id exists (page §2); a verified
  * vote also shows its ring and its effective anonymity.
  */
-export default function VoterPanel({ namespace, ringSize, lens, onVerified }: VoterPanelProps) {
-  const io = useMemo(browserIO, []);
+export default function VoterPanel(
+  { namespace, ringSize, lens, onVerified, onPanel }: VoterPanelProps,
+) {
+  const lastLogged = useRef<string | null>(null);
+  const io = useMemo(() => browserIO((message) => lastLogged.current = message), []);
   const [keyLine, setKeyLine] = useState<KeyLine>(KEY_UNLOADED);
   const [voteLine, setVoteLine] = useState<VoteLine>(VOTE_UNLOADED);
   const [keyId, setKeyId] = useState<string | null>(null);
@@ -63,9 +74,11 @@ export default function VoterPanel({ namespace, ringSize, lens, onVerified }: Vo
       setKeyLine(line);
       setKeyId(actions.readStoredKeys(io.storage, namespace).keyId);
       await refreshVote();
+      if (live) onPanel?.(namespace, demoPanel);
     })();
     return () => {
       live = false;
+      onPanel?.(namespace, null);
     };
   }, [namespace]);
 
@@ -81,36 +94,65 @@ export default function VoterPanel({ namespace, ringSize, lens, onVerified }: Vo
     setProblem(null);
   }
 
-  async function onRegister() {
+  async function onRegister(): Promise<KeyLine> {
     setWorking("Registering key…");
-    let registered = false;
+    let line: KeyLine;
     try {
-      const line = await actions.registerKey(io, namespace);
-      registered = line.status === "registered";
+      line = await actions.registerKey(io, namespace);
       setKeyLine(line);
       setKeyId(actions.readStoredKeys(io.storage, namespace).keyId);
     } finally {
       setWorking(null);
     }
-    if (registered) await refreshVote();
+    if (line.status === "registered") await refreshVote();
+    return line;
   }
 
-  async function onSubmit(event: Event) {
-    event.preventDefault();
+  /** What 'Submit Vote' does with the field's `text`. */
+  async function vote(text: string): Promise<actions.VoteOutcome> {
     setProblem(null);
     setWorking("Signing vote…");
+    let outcome: actions.VoteOutcome;
     try {
-      const outcome = await actions.submitVote(io, namespace, { content, ringSize });
+      outcome = await actions.submitVote(io, namespace, { content: text, ringSize });
       if (!outcome.ok) {
         setProblem(outcome.reason);
-        return;
+        return outcome;
       }
       performance.mark("ringvote:signed", { detail: { signMs: outcome.signMs } });
     } finally {
       setWorking(null);
     }
     await refreshVote();
+    return outcome;
   }
+
+  async function onSubmit(event: Event) {
+    event.preventDefault();
+    await vote(content);
+  }
+
+  // The demo round's way in: the handlers above, read through a ref so that it always runs the
+  // ones of the latest render, as a click would.
+  const handlers = useRef({ onGenerate, onRegister, vote });
+  handlers.current = { onGenerate, onRegister, vote };
+  const demoPanel = useMemo<DemoPanel>(() => ({
+    generateKeys() {
+      handlers.current.onGenerate();
+      return { ok: true };
+    },
+    async registerKey() {
+      lastLogged.current = null;
+      const line = await handlers.current.onRegister();
+      if (line.status === "registered") return { ok: true };
+      return { ok: false, reason: lastLogged.current ?? line.text };
+    },
+    async submitVote(text) {
+      setContent(text);
+      const outcome = await handlers.current.vote(text);
+      return outcome.ok ? { ok: true } : outcome;
+    },
+  }), []);
 
   return (
     <VoterCard name={namespace}>

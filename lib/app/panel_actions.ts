@@ -119,6 +119,14 @@ export async function registerKey(io: ClientIO, namespace: string): Promise<KeyL
   return keyStatusLine("registered", record.id);
 }
 
+/**
+ * How many keys the key directory holds (`total` of the page §7 call a vote makes first), or null
+ * (logged) when it cannot be read.
+ */
+export async function registeredKeyCount(io: ClientIO): Promise<number | null> {
+  return (await orLogged(io, io.api.keys(0, 1)))?.total ?? null;
+}
+
 /** Height of the chain's last sealed block, or null (logged) when it cannot be read. */
 export async function chainHeight(io: ClientIO): Promise<number | null> {
   return (await orLogged(io, io.api.blockStatus()))?.height ?? null;

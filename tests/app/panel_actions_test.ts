@@ -10,6 +10,7 @@ import {
   loadKeyStatus,
   loadVoteStatus,
   readStoredVote,
+  registeredKeyCount,
   registerKey,
   submitVote,
 } from "../../lib/app/panel_actions.ts";
@@ -294,6 +295,29 @@ Deno.test("a vote the server keeps under another ring is invalid, the ring misma
     assert.equal(line.status, "invalid");
     assert.equal(line.colour, "red");
     assert.deepEqual(logs, ["Vote ring mismatch"]);
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("the key count the demo round checks: the directory's total, null when unreadable", async () => {
+  const { kv, io, sent, logs } = await setup();
+  try {
+    assert.equal(await registeredKeyCount(io), 0);
+    await registered(io, 3);
+    sent.length = 0;
+    assert.equal(await registeredKeyCount(io), 3);
+    assert.deepEqual(sent, [{
+      method: "GET",
+      path: "/api/pki/key/offset/0/limit/1",
+      body: undefined,
+    }]);
+    const failing: ClientIO = {
+      ...io,
+      api: createApiClient({ fetch: () => Promise.reject(new TypeError("network down")) }),
+    };
+    assert.equal(await registeredKeyCount(failing), null);
+    assert.match(logs.at(-1)!, /network down/);
   } finally {
     kv.close();
   }
