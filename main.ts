@@ -1,26 +1,42 @@
-// Composition root: configuration, Deno KV, the store, the sealer schedule, the verifier (a pool
-// of worker threads, or this thread where there is no Worker) and the HTTP server.
+// Composition root: configuration, Deno KV, the store, the attack lab's practice ledger (its own
+// KV prefix, protocol §4.7), the sealer schedule of both, the verifier (a pool of worker threads,
+// or this thread where there is no Worker) and the HTTP server.
 import { dirname } from "node:path";
 import { createApp } from "./server/app.ts";
 import { isKvFile, readConfig } from "./server/config.ts";
+import { createLabLedger, type LabLedger } from "./server/lab_ledger.ts";
 import { sealNextBlock } from "./server/sealer.ts";
 import { createStore, type Store } from "./server/store.ts";
 import { createVerifier } from "./server/verifier.ts";
 
 const config = readConfig((name) => Deno.env.get(name));
 
-async function openStore(): Promise<Store> {
+/** The election's store and the lab's practice ledger, over one database. */
+async function openLedgers(): Promise<{ store: Store; lab: LabLedger }> {
   if (isKvFile(config.kvPath)) await Deno.mkdir(dirname(config.kvPath), { recursive: true });
   const kv = config.kvPath === null ? await Deno.openKv() : await Deno.openKv(config.kvPath);
-  return await createStore(kv);
+  const store = await createStore(kv);
+  const lab = await createLabLedger(kv, {
+    maxKeys: config.labMaxKeys,
+    maxVotes: config.labMaxVotes,
+  });
+  return { store, lab };
 }
 
+/** Seals both ledgers; a failure of the practice ledger is logged and never stops the election. */
 async function sealTick(): Promise<void> {
-  const sealed = await sealNextBlock(await storeReady, Date.now());
+  const { store, lab } = await ledgersReady;
+  const now = Date.now();
+  const sealed = await sealNextBlock(store, now);
   for (const block of sealed) console.log(`Sealed block ${block.height}: ${block.size} votes`);
+  try {
+    await sealNextBlock(await lab.current(), now);
+  } catch (error) {
+    console.error("Sealing the practice ledger failed, retrying next tick:", error);
+  }
 }
 
-const storeReady = openStore();
+const ledgersReady = openLedgers();
 
 // Registered at the top level, before any await, as edge runtimes require.
 if (config.blockIntervalMs === null) {
@@ -44,7 +60,7 @@ const verifier = await createVerifier();
 // Workers compile their verification code before the first request (a few tenths of a second);
 // a pool whose workers keep failing before they are ready stops the start with its reason.
 await verifier.ready;
-const app = createApp({ store: await storeReady, config, verifier });
+const app = createApp({ ...await ledgersReady, config, verifier });
 Deno.serve({
   port: config.port,
   onListen: ({ hostname, port }) => {

@@ -1,16 +1,25 @@
 // The lab's preparation line: what it is doing (registering its voters, casting its honest votes,
-// waiting for their block), or what it has ready.
+// waiting for their block), what it has ready, or why it could not get ready — with a button to
+// start a fresh practice ledger when the old one is full.
 import type { LedgerFacts } from "../lib/app/lab.ts";
 
 /** Where the preparation is. */
 export type Preparation =
   | { state: "working"; line: string }
   | { state: "ready"; voters: number; viewer: string; ledger: LedgerFacts | null }
-  | { state: "failed"; problem: string };
+  | { state: "failed"; problem: string }
+  | { state: "full"; problem: string };
 
-/** The preparation line, with a retry button when it failed. */
+/**
+ * The preparation line, with a retry button when it failed, and a button starting a fresh
+ * practice ledger when the old one is full.
+ */
 export default function LabPreparation(
-  { preparation, onRetry }: { preparation: Preparation; onRetry: () => void },
+  { preparation, onRetry, onStartFresh }: {
+    preparation: Preparation;
+    onRetry: () => void;
+    onStartFresh: () => void;
+  },
 ) {
   switch (preparation.state) {
     case "working":
@@ -21,6 +30,15 @@ export default function LabPreparation(
         <p class="lab-prep lab-problem" role="alert">
           The lab could not get ready: {preparation.problem}{" "}
           <button type="button" onClick={onRetry}>Try again</button>
+        </p>
+      );
+    case "full":
+      return (
+        <p class="lab-prep lab-problem lab-full" role="alert">
+          The lab could not get ready: {preparation.problem}{" "}
+          <button type="button" class="lab-fresh" onClick={onStartFresh}>
+            Start a fresh practice ledger
+          </button>
         </p>
       );
     case "ready":

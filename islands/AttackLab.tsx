@@ -1,21 +1,24 @@
 // The attack lab (/lab): it prepares its own voters and honest votes in this browser, then lets
 // the demonstrator throw every attack at the running server and look at the lab voter's vote
-// through a lying-server lens. Each section is a component of components/; the state is here.
+// through a lying-server lens — all on the lab's practice ledger (`/api/lab/…`), never the
+// election's. Each section is a component of components/; the state is here.
 import { useEffect, useMemo, useState } from "react";
 import AttackCard, { type AttackResult } from "../components/AttackCard.tsx";
 import LabSection from "../components/LabSection.tsx";
 import LabPreparation, { type Preparation } from "../components/LabPreparation.tsx";
 import LieCard, { type LieResult } from "../components/LieCard.tsx";
-import { createApiClient } from "../lib/app/api_client.ts";
 import { type Attack, type AttackId, ATTACKS } from "../lib/app/attacks.ts";
 import type { SeenHeads } from "../lib/app/heads.ts";
 import {
+  labClients,
+  LabFullError,
   type LabIO,
   type LabReady,
   prepareLab,
   readLedger,
   runAttack,
   runLie,
+  startFreshLedger,
 } from "../lib/app/lab.ts";
 import { type LieId, LIES } from "../lib/app/lies.ts";
 
@@ -32,12 +35,7 @@ function lensIntro(viewer: string): string {
 }
 
 function browserIO(): LabIO {
-  return {
-    storage: localStorage,
-    api: createApiClient({ fetch }),
-    lensApi: (lie) => createApiClient({ fetch, lens: lie }),
-    log: (message) => console.error(message),
-  };
+  return { storage: localStorage, ...labClients(fetch), log: (message) => console.error(message) };
 }
 
 function messageOf(error: unknown): string {
@@ -70,8 +68,25 @@ export default function AttackLab({ ringSize }: AttackLabProps) {
       setLab(ready);
       setPreparation({ state: "ready", voters: ringSize + 2, viewer: ready.viewer, ledger });
     } catch (error) {
-      setPreparation({ state: "failed", problem: messageOf(error) });
+      const state = error instanceof LabFullError ? "full" : "failed";
+      setPreparation({ state, problem: messageOf(error) });
     }
+  }
+
+  /** Starts a fresh practice ledger, forgets every result of the old one, and prepares again. */
+  async function startFresh() {
+    setLab(null);
+    setPreparation({ state: "working", line: "Starting a fresh practice ledger…" });
+    try {
+      await startFreshLedger(io);
+    } catch (error) {
+      setPreparation({ state: "failed", problem: messageOf(error) });
+      return;
+    }
+    setAttacks({});
+    setLies({});
+    setSeen({ key: null, heads: [] });
+    await prepare();
   }
 
   useEffect(() => {
@@ -125,7 +140,7 @@ export default function AttackLab({ ringSize }: AttackLabProps) {
   });
   return (
     <div class="lab" data-ready={lab ? "true" : "false"}>
-      <LabPreparation preparation={preparation} onRetry={prepare} />
+      <LabPreparation preparation={preparation} onRetry={prepare} onStartFresh={startFresh} />
       <LabSection
         title="Attacks on the voting server"
         intro={ATTACKS_INTRO}

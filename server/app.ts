@@ -1,7 +1,9 @@
-// The Hono application: API sub-apps, the 64 KiB body limit, JSON 404s and the one error
-// handler that maps typed errors to `{"error": {"code", "message"}}` (protocol §4), and the
-// security headers on every answer. A 500 names no cause: the error is logged, never answered.
-import { Hono } from "hono";
+// The Hono application: the API of the election's ledger under /api and, served by the same
+// sub-apps, the attack lab's practice ledger under /api/lab (protocol §4.7); the 64 KiB body limit,
+// JSON 404s and the one error handler that maps typed errors to `{"error": {"code", "message"}}`
+// (protocol §4), and the security headers on every answer. A 500 names no cause: the error is
+// logged, never answered.
+import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { MAX_BODY_BYTES } from "../lib/protocol/schemas.ts";
 import { createBlockApp } from "./api_block.ts";
@@ -11,18 +13,24 @@ import { type Config, DEFAULT_RING_SIZE } from "./config.ts";
 import { notFound, refusal, toApiError } from "./errors.ts";
 import { createHeadSigner, lensSeed } from "./head_signer.ts";
 import { createLensApp } from "./lens.ts";
+import type { LabLedger } from "./lab_ledger.ts";
 import { createPageApp } from "./pages.ts";
 import { securityHeaders } from "./security.ts";
 import type { Store } from "./store.ts";
 import { createInProcessVerifier, type Verifier } from "./verifier.ts";
 
+/** Where the attack lab's practice ledger is served: the API of protocol §4 under this prefix. */
+export const LAB_API = "/api/lab";
+
 /**
- * What the application needs: the store; optionally the configuration the page uses (default
- * ring size otherwise), where the page bundles were built, and the verifier of votes and new keys
- * (this thread's by default; main.ts passes the worker pool where workers exist).
+ * What the application needs: the store; optionally the attack lab's practice ledger (without
+ * it, `/api/lab/…` is 404), the configuration the page uses (default ring size otherwise), where
+ * the page bundles were built, and the verifier of votes and new keys (this thread's by default;
+ * main.ts passes the worker pool where workers exist).
  */
 export type AppOptions = {
   store: Store;
+  lab?: LabLedger;
   config?: Pick<Config, "ringSize">;
   buildDir?: URL;
   verifier?: Verifier;
@@ -49,33 +57,73 @@ export function createApp(options: AppOptions): Hono {
     }),
   );
 
-  app.route("/api/pki", createPkiApp(store, verifier));
-  app.route("/api/vote", createVoteApp(store, verifier));
-  const seed = store.serverSeed();
-  const signer = createHeadSigner(seed);
-  // The attack lab's lying-server lens: read-only, only for requests that opt in by path, and
-  // signing with a key of its own, so the server key never signs a lie (protocol §4.7).
-  const lensSigner = createHeadSigner(lensSeed(seed));
-  app.route("/api/lens", createLensApp((path) => Promise.resolve(app.request(path)), lensSigner));
-  app.route("/api", createBlockApp(store, signer));
+  if (options.lab) mountLab(app, { lab: options.lab, verifier });
+  app.route("/", createLedgerApi(store, { base: "/api", verifier }));
 
   app.notFound((c) => {
     throw notFound(c.req.method, c.req.path);
   });
-
-  // The one place an error becomes an answer: JSON, or plain text for a browser asking for a page.
-  app.onError((error, c) => {
-    const answer = toApiError(error);
-    if (answer.code === "internal_error") {
-      console.error(`${c.req.method} ${c.req.path} failed:`, error);
-    }
-    return asksForPage(c.req.path, c.req.header("Accept"))
-      ? answer.getTextResponse()
-      : answer.getResponse();
-  });
+  app.onError(answerError);
 
   app.route("/", createPageApp({ ringSize, buildDir: options.buildDir }));
   return app;
+}
+
+/**
+ * The API of one ledger under `base` (protocol §4): key directory, votes, block reads, signed
+ * heads, and the lying-server lens over this ledger's own reads (protocol §4.7): read-only, only
+ * for requests that opt in by path, and signing with a key of its own derived from this ledger's
+ * seed, so the ledger's key never signs a lie.
+ */
+export function createLedgerApi(
+  store: Store,
+  { base, verifier }: { base: string; verifier: Verifier },
+): Hono {
+  const api = new Hono().basePath(base);
+  api.route("/pki", createPkiApp(store, verifier));
+  api.route("/vote", createVoteApp(store, verifier));
+  const seed = store.serverSeed();
+  const lensSigner = createHeadSigner(lensSeed(seed));
+  api.route(
+    "/lens",
+    createLensApp((path) => Promise.resolve(api.request(path)), lensSigner, { base }),
+  );
+  api.route("/", createBlockApp(store, createHeadSigner(seed)));
+  api.notFound((c) => notFound(c.req.method, c.req.path).getResponse());
+  api.onError(answerError);
+  return api;
+}
+
+/**
+ * Serves the practice ledger under {@link LAB_API}: each request goes to the API of the current
+ * generation (built again only when a reset moved it), and `POST /api/lab/reset` starts a fresh
+ * one and answers its block status.
+ */
+function mountLab(app: Hono, { lab, verifier }: { lab: LabLedger; verifier: Verifier }): void {
+  let served: { store: Store; api: Hono } | null = null;
+  const currentApi = async () => {
+    const store = await lab.current();
+    if (served?.store !== store) {
+      served = { store, api: createLedgerApi(store, { base: LAB_API, verifier }) };
+    }
+    return served.api;
+  };
+  app.post(`${LAB_API}/reset`, async () => {
+    await lab.reset();
+    return await (await currentApi()).request(`${LAB_API}/block/status`);
+  });
+  app.all(`${LAB_API}/*`, async (c) => await (await currentApi()).fetch(c.req.raw));
+}
+
+/** The one place an error becomes an answer: JSON, or plain text for a browser asking a page. */
+function answerError(error: Error, c: Context): Response {
+  const answer = toApiError(error);
+  if (answer.code === "internal_error") {
+    console.error(`${c.req.method} ${c.req.path} failed:`, error);
+  }
+  return asksForPage(c.req.path, c.req.header("Accept"))
+    ? answer.getTextResponse()
+    : answer.getResponse();
 }
 
 /** True for a request outside the API from a client that takes HTML: a browser loading a page. */

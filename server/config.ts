@@ -11,10 +11,17 @@ export type Config = {
   blockIntervalMs: number | null;
   /** Ring size the page uses. */
   ringSize: number;
+  /** Most keys the attack lab's practice ledger holds (protocol §4.7). */
+  labMaxKeys: number;
+  /** Most votes the attack lab's practice ledger accepts (protocol §4.7). */
+  labMaxVotes: number;
 };
 
 /** Ring size the page uses when `RING_SIZE` is unset (protocol §6). */
 export const DEFAULT_RING_SIZE = 8;
+
+/** Most keys and votes of the attack lab's practice ledger when unset (protocol §6). */
+export const DEFAULT_LAB_MAX = 500;
 
 /** Default Deno KV file, relative to the working directory. */
 export const DEFAULT_KV_PATH = "./data/ringvote.kv";
@@ -33,6 +40,18 @@ export function readConfig(env: (name: string) => string | undefined): Config {
       ? integer(env, { name: "BLOCK_INTERVAL_MS", fallback: 0, min: 1, max: 86_400_000 })
       : null,
     ringSize: integer(env, { name: "RING_SIZE", fallback: DEFAULT_RING_SIZE, min: 2, max: 64 }),
+    labMaxKeys: integer(env, {
+      name: "LAB_MAX_KEYS",
+      fallback: DEFAULT_LAB_MAX,
+      min: 1,
+      max: 10_000,
+    }),
+    labMaxVotes: integer(env, {
+      name: "LAB_MAX_VOTES",
+      fallback: DEFAULT_LAB_MAX,
+      min: 1,
+      max: 10_000,
+    }),
   };
 }
 

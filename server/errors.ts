@@ -63,6 +63,7 @@ export const ERROR_STATUS = {
   unknown_lie: 404,
   duplicate_key: 409,
   duplicate_tag: 409,
+  lab_full: 409,
   payload_too_large: 413,
   body_too_large: 413,
   internal_error: 500,

@@ -16,6 +16,8 @@ export type OpenRecord = { height: number };
 export type HeadRecord = { height: number; hash: string };
 /** How many keys the directory holds; the next key id is `total + 1`. */
 export type KeyCountRecord = { total: number };
+/** How many votes a ledger with a vote capacity has accepted. */
+export type VoteCountRecord = { total: number };
 /** A registered key, stored under its id. */
 export type StoredKey = { key: string };
 /**
@@ -110,49 +112,74 @@ export type LeafRecord = { voteId: string };
 /** The server's Ed25519 head-signing key (protocol §4 "Signed heads"): its 32-byte seed. */
 export type ServerKeyRecord = { seed: Uint8Array };
 
-function cfg(name: "open" | "head" | "keys" | "server-key"): Deno.KvKey {
-  return ["cfg", name];
+/** The entries of one ledger's `cfg` collection. */
+type CfgName = "open" | "head" | "keys" | "votes" | "server-key";
+
+/**
+ * The key builders of a ledger stored under `prefix` (protocol §5.2): every key is the prefix
+ * followed by the key of the layout, collection name first. The election's ledger has the empty
+ * prefix; the attack lab's practice ledger `["lab", generation]` (protocol §4.7).
+ */
+export function ledgerKeys(prefix: Deno.KvKey = []) {
+  const at = (...parts: Deno.KvKeyPart[]): Deno.KvKey => [...prefix, ...parts];
+  const cfg = (name: CfgName) => at("cfg", name);
+  const byHeight = (collection: string) => (height: number) => at(collection, height);
+  const byVoteId = (collection: string) => (voteId: string) => at(collection, voteId);
+  return {
+    /** The prefix every key of this ledger starts with. */
+    prefix,
+    /** {@link OpenRecord}: the guard every vote commit checks. */
+    open: () => cfg("open"),
+    /** {@link HeadRecord}: the last sealed block. */
+    head: () => cfg("head"),
+    /** {@link KeyCountRecord}: the directory size. */
+    keyCount: () => cfg("keys"),
+    /** {@link VoteCountRecord}: votes accepted, kept only by a ledger with a vote capacity. */
+    voteCount: () => cfg("votes"),
+    /** {@link ServerKeyRecord}: the server's head-signing key. */
+    serverKey: () => cfg("server-key"),
+    /** {@link StoredKey}: the key with this id. */
+    key: (id: number): Deno.KvKey => at("key", id),
+    /** {@link KeyIdRecord}: the id of this key. */
+    keyId: (key: string): Deno.KvKey => at("keyid", key),
+    /** The vote record; listing a block's votes in key order gives leaf order. */
+    vote: (height: number, voteId: string): Deno.KvKey => at("vote", height, voteId),
+    /** {@link LeafRecord}: the vote at a leaf index of a sealed block. */
+    leaf: (height: number, index: number): Deno.KvKey => at("leaf", height, index),
+    /** Prefix of every vote of block `height`. */
+    votesOf: byHeight("vote"),
+    /** {@link SealRecord}: the close time of block `height`. */
+    seal: byHeight("seal"),
+    /** The block record, written last. */
+    block: byHeight("block"),
+    /** {@link VoteRef}: where a vote went, and the "did my commit land?" marker. */
+    voteRef: byVoteId("voteref"),
+    /** {@link VoteIndex}: a vote's leaf index and proof, written at sealing. */
+    voteIndex: byVoteId("voteidx"),
+    /** {@link TagUse}: who used a tag, checked unused in the vote commit. */
+    tag: (tag: string): Deno.KvKey => at("tag", tag),
+  };
 }
 
-/** Key builders of a collection with one entry per block height, or per vote id. */
-function byHeight(collection: string): (height: number) => Deno.KvKey {
-  return (height) => [collection, height];
-}
-function byVoteId(collection: string): (voteId: string) => Deno.KvKey {
-  return (voteId) => [collection, voteId];
-}
+/** The key builders of one ledger; see {@link ledgerKeys}. */
+export type LedgerKeys = ReturnType<typeof ledgerKeys>;
 
-/** Keys are arrays, collection name first (protocol §5); the value each holds is named. */
-export const kvKeys = {
-  /** {@link OpenRecord}: the guard every vote commit checks. */
-  open: () => cfg("open"),
-  /** {@link HeadRecord}: the last sealed block. */
-  head: () => cfg("head"),
-  /** {@link KeyCountRecord}: the directory size. */
-  keyCount: () => cfg("keys"),
-  /** {@link ServerKeyRecord}: the server's head-signing key. */
-  serverKey: () => cfg("server-key"),
-  /** {@link StoredKey}: the key with this id. */
-  key: (id: number): Deno.KvKey => ["key", id],
-  /** {@link KeyIdRecord}: the id of this key. */
-  keyId: (key: string): Deno.KvKey => ["keyid", key],
-  /** The vote record; listing a block's votes in key order gives leaf order. */
-  vote: (height: number, voteId: string): Deno.KvKey => ["vote", height, voteId],
-  /** {@link LeafRecord}: the vote at a leaf index of a sealed block. */
-  leaf: (height: number, index: number): Deno.KvKey => ["leaf", height, index],
-  /** Prefix of every vote of block `height`. */
-  votesOf: byHeight("vote"),
-  /** {@link SealRecord}: the close time of block `height`. */
-  seal: byHeight("seal"),
-  /** The block record, written last. */
-  block: byHeight("block"),
-  /** {@link VoteRef}: where a vote went, and the "did my commit land?" marker. */
-  voteRef: byVoteId("voteref"),
-  /** {@link VoteIndex}: a vote's leaf index and proof, written at sealing. */
-  voteIndex: byVoteId("voteidx"),
-  /** {@link TagUse}: who used a tag, checked unused in the vote commit. */
-  tag: (tag: string): Deno.KvKey => ["tag", tag],
-};
+/** Keys are arrays, collection name first (protocol §5); the election's ledger, no prefix. */
+export const kvKeys: LedgerKeys = ledgerKeys();
+
+/** One ledger in KV: the database and the key builders of its prefix. */
+export type KvLedger = { kv: Deno.Kv; keys: LedgerKeys };
+
+/**
+ * The most entries of one kind (keys, votes) a bounded ledger holds, and the refusal of one more
+ * (the attack lab's practice ledger, protocol §4.7).
+ */
+export type CapacityBound = { max: number; refuse(max: number): Error };
+
+/** The last part of an entry's key: an id, leaf index or vote id, whatever the prefix. */
+export function lastPart<T extends Deno.KvKeyPart>(key: Deno.KvKey): T {
+  return key[key.length - 1] as T;
+}
 
 /** The check that `key` holds nothing yet. */
 export function absent(key: Deno.KvKey): Deno.AtomicCheck {

@@ -1,7 +1,8 @@
-// The lying-server lens of the attack lab: `GET /api/lens/{lie}/…` answers the honest read of
-// `/api/…` with one lie told (lib/app/lies.ts). It only ever reads — it calls the honest routes
-// and rewrites their JSON — so it never writes to the ledger, and requests outside the prefix
-// are untouched. Every head it serves is signed with the lens key, never the server key
+// The lying-server lens of the attack lab: `GET {base}/lens/{lie}/…` answers the honest read of
+// `{base}/…` with one lie told (lib/app/lies.ts), over the one ledger served under `base`: the
+// practice ledger's `/api/lab` for the lab (protocol §4.7). It only ever reads — it calls the
+// honest routes and rewrites their JSON — so it never writes to the ledger, and requests outside
+// the prefix are untouched. Every head it serves is signed with the lens key, never the server key
 // (protocol §4.7): a lie the lab shows is provable under that key only, so nobody can obtain from
 // the lens fork evidence against an honest server, and a server that really forks cannot blame it.
 import { Hono } from "hono";
@@ -11,8 +12,11 @@ import type { BlockRecord as Block } from "../lib/protocol/schemas.ts";
 import { quote, refusal } from "./errors.ts";
 import { type HeadSigner, withHeadSignature } from "./head_signer.ts";
 
-/** Reads an honest API path (e.g. `/api/blocks?from=0`) from the application itself. */
+/** Reads an honest API path of the ledger (e.g. `/api/lab/blocks?from=0`) from its own routes. */
 export type HonestRead = (path: string) => Promise<Response>;
+
+/** Options of {@link createLensApp}: the prefix the ledger's API is served under. */
+export type LensOptions = { base?: string };
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -27,21 +31,27 @@ const HASH = /^\/api\/block\/hash\/id\/\d+$/;
 const FORK_SHIFT_MS = 1000;
 
 /**
- * Routes under `/api/lens`: `GET /{lie}/{path}` mirrors `GET /api/{path}` with the lie told and
- * every head signed by `signer`, the lens key, which `GET /{lie}/server-key` answers.
+ * Routes under `{base}/lens` (`base` is `/api` by default): `GET /{lie}/{path}` mirrors
+ * `GET {base}/{path}` with the lie told and every head signed by `signer`, the lens key, which
+ * `GET /{lie}/server-key` answers. Inside, paths are named as under `/api` whatever the base.
  */
-export function createLensApp(read: HonestRead, signer: HeadSigner): Hono {
+export function createLensApp(
+  read: HonestRead,
+  signer: HeadSigner,
+  { base = "/api" }: LensOptions = {},
+): Hono {
   const app = new Hono();
-  const fork = forkedHistory(read, signer);
+  const readAt: HonestRead = (path) => read(base + path.slice("/api".length));
+  const fork = forkedHistory(readAt, signer);
 
   app.get("/:lie/*", async (c) => {
     const lie = c.req.param("lie");
     if (!isLensView(lie)) throw refusal("unknown_lie", `No lie "${quote(lie)}"`);
     const url = new URL(c.req.url);
-    const path = `/api/${url.pathname.slice(`/api/lens/${lie}/`.length)}`;
+    const path = `/api/${url.pathname.slice(`${base}/lens/${lie}/`.length)}`;
     if (path.startsWith("/api/lens/")) throw refusal("not_found", "A lens of a lens");
     if (path === "/api/server-key") return c.json({ key: signer.key });
-    const honest = await read(path + url.search);
+    const honest = await readAt(path + url.search);
     if (!(honest.headers.get("content-type") ?? "").startsWith("application/json")) return honest;
     const body: Json = await honest.json();
     if (!honest.ok) return c.json(body, honest.status as 404);

@@ -26,16 +26,23 @@ import {
 /** A fetch-compatible function: `fetch` itself, or a Hono app's `request` in tests. */
 export type Transport = (url: string, init: RequestInit) => Response | Promise<Response>;
 
+/** Which ledger a client calls: the election's, or the attack lab's practice ledger. */
+export type LedgerName = "election" | "lab";
+
 /**
  * Where the API is: the transport and the base URL paths are appended to ("" = same origin).
- * `lens` names a lie of the attack lab's lying-server lens: every read goes to
- * `/api/lens/{lens}/…` instead of `/api/…` (read-only; writes are refused there). `onBlocks`
+ * `ledger` names the ledger every call goes to: the election's (`/api/…`, the default) or the
+ * attack lab's practice ledger (`/api/lab/…`, protocol §4.7), served by the same code.
+ * `lens` names a lie of the lying-server lens over that ledger: every read goes to
+ * `/api/lab/lens/{lens}/…` instead of `/api/lab/…` (or `/api/lens/{lens}/…` instead of
+ * `/api/…`; read-only, writes are refused there). `onBlocks`
  * hears every signed block record an answer carries (the status head, the blocks listed, a vote
  * proof's block), so a page's fork watch checks everything the page is shown.
  */
 export type ApiClientOptions = {
   fetch: Transport;
   baseUrl?: string;
+  ledger?: LedgerName;
   lens?: string;
   onBlocks?: (records: readonly (BlockRecord | BlockStatus)[]) => void;
 };
@@ -86,10 +93,13 @@ export type BlockVoteEntry = BlockVotes["votes"][number];
 export type ApiClient = ReturnType<typeof createApiClient>;
 
 /** The client over `fetch` at `baseUrl`. */
-export function createApiClient({ fetch, baseUrl = "", lens, onBlocks }: ApiClientOptions) {
+export function createApiClient(
+  { fetch, baseUrl = "", ledger = "election", lens, onBlocks }: ApiClientOptions,
+) {
   const root = baseUrl.replace(/\/+$/, "");
-  const lensPrefix = lens === undefined ? null : `/api/lens/${encodeURIComponent(lens)}/`;
-  const at = (path: string) => lensPrefix === null ? path : lensPrefix + path.slice("/api/".length);
+  const base = ledger === "lab" ? "/api/lab/" : "/api/";
+  const prefix = lens === undefined ? base : `${base}lens/${encodeURIComponent(lens)}/`;
+  const at = (path: string) => prefix + path.slice("/api/".length);
   const get = <T>(path: string, schema: z.ZodMiniType<T>) =>
     send({ fetch, root }, { method: "GET", path: at(path), schema });
   const post = <T>(path: string, body: unknown, schema: z.ZodMiniType<T>) =>
@@ -115,6 +125,11 @@ export function createApiClient({ fetch, baseUrl = "", lens, onBlocks }: ApiClie
     keyById: (keyId: string | number) => get(`/api/pki/key/id/${id(keyId)}`, KeyRecord),
     /** POST /api/pki/key: registers a key (201). */
     registerKey: (body: KeyRegistration) => post("/api/pki/key", body, KeyRecord),
+    /**
+     * POST /api/lab/reset (with `ledger: "lab"`): starts a fresh practice ledger and answers its
+     * status; the election's ledger has no such call.
+     */
+    resetLedger: async () => heard(await post("/api/reset", undefined, BlockStatus), (s) => [s]),
     /** POST /api/vote: submits a signed vote (202). */
     submitVote: (body: VoteSubmission) => post("/api/vote", body, VoteAccepted),
     /** GET /api/tally: the tally of sealed votes. */

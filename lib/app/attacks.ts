@@ -1,6 +1,7 @@
 // Browser-safe. The attack lab's catalogue: every attack a demonstrator can throw at
 // `POST /api/vote`, in plain words, with the check of docs/protocol.md that refuses it, the answer
-// it must get, and a pure builder of its request body from the lab's own keys.
+// it must get, and a pure builder of its request body from the lab's own keys. The lab sends them
+// to its practice ledger's `POST /api/lab/vote` (protocol §4.7), which checks them the same way.
 import { bytesToHex, hexToBytes } from "../protocol/bytes.ts";
 import {
   encodeSignature,

@@ -1,10 +1,11 @@
 // Browser-safe. The attack lab's actions over injected storage and API clients: its own voters
 // (kept apart from the voting page's list), the honest votes the attacks start from, each attack
-// sent for real with the ledger read before and after, and each lie seen through the lens.
+// sent for real with the ledger read before and after, and each lie seen through the lens. Every
+// call goes to the lab's practice ledger (`/api/lab/…`, protocol §4.7), never to the election's.
 import { base64ToBytes, bytesToHex } from "../protocol/bytes.ts";
 import { generateSeed, keyPairFromSeed } from "../protocol/keys.ts";
 import type { SignatureWire, VoteSubmission } from "../protocol/schemas.ts";
-import { ApiCallError, type ApiClient } from "./api_client.ts";
+import { ApiCallError, type ApiClient, createApiClient, type Transport } from "./api_client.ts";
 import { type Attack, type AttackFact, type AttackInput, type LabKey } from "./attacks.ts";
 import type { SeenHeads } from "./heads.ts";
 import { checkVoteView, type LensVerdict } from "./lens_checks.ts";
@@ -34,6 +35,53 @@ export function labNamespace(n: number): string {
 
 /** What the lab needs from outside: storage, the honest API client and the lens's clients. */
 export type LabIO = ClientIO & { lensApi(view: LensView): ApiClient };
+
+/**
+ * The lab's clients over `fetch`: every call to the practice ledger (`/api/lab/…`), and its lens
+ * (`/api/lab/lens/{view}/…`); nothing the lab sends reaches the election's ledger.
+ */
+export function labClients(fetch: Transport): Pick<LabIO, "api" | "lensApi"> {
+  return {
+    api: createApiClient({ fetch, ledger: "lab" }),
+    lensApi: (view) => createApiClient({ fetch, ledger: "lab", lens: view }),
+  };
+}
+
+/**
+ * The practice ledger refused a key or a vote because it is full (409 `lab_full`): the lab needs
+ * a fresh one ({@link startFreshLedger}). `message` is the server's reason.
+ */
+export class LabFullError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "LabFullError";
+  }
+}
+
+/** Starts a fresh practice ledger (`POST /api/lab/reset`); the lab's voters register again. */
+export async function startFreshLedger(io: LabIO): Promise<void> {
+  await io.api.resetLedger();
+}
+
+/**
+ * `io` with its registrations and votes watched for the practice ledger's `lab_full` refusal,
+ * and the refusal seen last, as a {@link LabFullError}, or null.
+ */
+function watchingFull(io: LabIO): { io: LabIO; full(): LabFullError | null } {
+  let full: LabFullError | null = null;
+  const noting = (error: unknown): never => {
+    if (error instanceof ApiCallError && error.code === "lab_full") {
+      full = new LabFullError(error.reason);
+    }
+    throw error;
+  };
+  const api: ApiClient = {
+    ...io.api,
+    registerKey: (body) => io.api.registerKey(body).catch(noting),
+    submitVote: (body) => io.api.submitVote(body).catch(noting),
+  };
+  return { io: { ...io, api }, full: () => full };
+}
 
 /** The ledger as the lab shows it: the height, the number of sealed votes and the tally. */
 export type LedgerFacts = {
@@ -71,10 +119,11 @@ export type LabProgress = (line: string) => void;
  * knows them), two honest votes — by voter 1, whose vote the attacks and the lens start from, and
  * by voter 2, so that voter 1's block holds two votes and its proof has a path — and waits until
  * they are sealed. Voter 3 never votes: attacks that must be refused only for the check they
- * break are signed with its key. Throws with a readable message when a step fails.
+ * break are signed with its key. Throws with a readable message when a step fails, and a
+ * {@link LabFullError} when the practice ledger is full.
  */
 export async function prepareLab(
-  io: LabIO,
+  labIO: LabIO,
   { count, ringSize, progress, pollMs = 500, sleep = defaultSleep }: {
     count: number;
     ringSize: number;
@@ -83,6 +132,7 @@ export async function prepareLab(
     sleep?: (ms: number) => Promise<void>;
   },
 ): Promise<LabReady> {
+  const { io, full } = watchingFull(labIO);
   const namespaces = Array.from({ length: count }, (_, i) => labNamespace(i + 1));
   io.storage.setItem(LAB_VOTERS_KEY, serializeVoterList(namespaces));
   for (const [i, namespace] of namespaces.entries()) {
@@ -92,7 +142,7 @@ export async function prepareLab(
     generateKeys(io, namespace);
     const registered = await registerKey(io, namespace);
     if (registered.status !== "registered") {
-      throw new Error(`${namespace} could not register its key`);
+      throw full() ?? new Error(`${namespace} could not register its key`);
     }
   }
   for (const [i, payload] of HONEST_PAYLOADS.entries()) {
@@ -100,7 +150,9 @@ export async function prepareLab(
     if (await honestVoteStands(io, namespace)) continue;
     progress(`${namespace} casts an honest vote: "${payload}"`);
     const outcome = await submitVote(io, namespace, { content: payload, ringSize });
-    if (!outcome.ok) throw new Error(`${namespace}'s honest vote failed: ${outcome.reason}`);
+    if (!outcome.ok) {
+      throw full() ?? new Error(`${namespace}'s honest vote failed: ${outcome.reason}`);
+    }
   }
   const blockIds = namespaces.slice(0, 2).map((n) => storedBlockId(readStoredVote(io.storage, n))!);
   const last = Math.max(...blockIds);

@@ -12,7 +12,10 @@ import {
   type Transport,
 } from "../../lib/app/api_client.ts";
 import { MAX_PAGE_LIMIT } from "../../lib/protocol/schemas.ts";
+import { createApp } from "../../server/app.ts";
+import { createLabLedger } from "../../server/lab_ledger.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
+import { createStore } from "../../server/store.ts";
 import {
   hostilePoints,
   makeVoters,
@@ -325,6 +328,47 @@ Deno.test("failures without an API answer have codes of their own", async (t) =>
       assert.match(error.reason, /^unexpected answer: hash: must be 64 lowercase hex characters$/);
       assert.equal((await lying.tally()).total, 0, "other answers still read");
     });
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("a client of the practice ledger sends every call under /api/lab/", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const app = createApp({
+    store: await createStore(kv),
+    lab: await createLabLedger(kv, { maxKeys: 10, maxVotes: 10 }),
+  });
+  const paths: string[] = [];
+  const recording: Transport = (url, init) => {
+    paths.push(`${init.method} ${url}`);
+    return app.request(url, init);
+  };
+  try {
+    const lab = createApiClient({ fetch: recording, ledger: "lab" });
+    const [voter] = makeVoters(1);
+    assert.equal((await lab.registerKey({ key: voter.key, name: "Lab" })).id, 1);
+    assert.equal((await lab.keys(0, 1)).total, 1);
+    await lab.tally();
+    await lab.blockStatus();
+    const lens = createApiClient({ fetch: recording, ledger: "lab", lens: "honest" });
+    assert.equal((await lens.blocks(0, 1)).items.length, 1);
+    const fresh = await lab.resetLedger();
+    assert.equal(fresh.height, 0);
+    assert.equal((await lab.keys(0, 1)).total, 0);
+    assert.deepEqual(paths, [
+      "POST /api/lab/pki/key",
+      "GET /api/lab/pki/key/offset/0/limit/1",
+      "GET /api/lab/tally",
+      "GET /api/lab/block/status",
+      "GET /api/lab/lens/honest/blocks?from=0&limit=1",
+      "POST /api/lab/reset",
+      "GET /api/lab/pki/key/offset/0/limit/1",
+    ]);
+    // The election's ledger holds none of it, and has no reset.
+    const election = createApiClient({ fetch: app.request });
+    assert.equal((await election.keys(0, 1)).total, 0);
+    await refusal(election.resetLedger(), 404, "not_found");
   } finally {
     kv.close();
   }

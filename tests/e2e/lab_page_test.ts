@@ -1,25 +1,46 @@
 // The attack lab in real Chromium against the real server: the lab prepares its voters and honest
-// votes, every attack is sent from the page and refused with its status, every lie of the lens is
-// caught by the check it names, the ledger is unchanged afterwards and the auditor passes. The
-// page runs under the server's Content-Security-Policy, and screenshots are saved for a look.
+// votes on its practice ledger, every attack is sent from the page and refused with its status,
+// every lie of the lens is caught by the check it names, the practice ledger is unchanged
+// afterwards, and the election under way — its board's tally, its key total, its blocks — is
+// exactly what it was before the lab ran, and the auditor passes it. A second browser finds the
+// practice ledger full (LAB_MAX_KEYS) and starts a fresh one from the page. The page runs under
+// the server's Content-Security-Policy, and screenshots are saved for a look.
 import assert from "node:assert/strict";
+import type { Page } from "playwright-core";
 import { checkForkEvidence } from "../../lib/protocol/head.ts";
 import { ATTACKS } from "../../lib/app/attacks.ts";
 import { LIES } from "../../lib/app/lies.ts";
 import { build } from "../../scripts/build.ts";
-import { call } from "../helpers/ledger_fixtures.ts";
+import { call, makeVoters, signedVote } from "../helpers/ledger_fixtures.ts";
 import { startServer } from "../helpers/server_process.ts";
 import { launchChromium, skipWithoutChromium } from "./browser.ts";
 
 const ARTIFACTS = new URL("../artifacts/", import.meta.url);
 const ROOT = new URL("../../", import.meta.url);
 
+/** The practice ledger's height and tally. */
 async function ledger(url: string) {
   const [status, tally] = await Promise.all([
-    call(url, "GET", "/api/block/status"),
-    call(url, "GET", "/api/tally"),
+    call(url, "GET", "/api/lab/block/status"),
+    call(url, "GET", "/api/lab/tally"),
   ]);
   return { height: status.body.height, tally: tally.body };
+}
+
+/** What the election's ledger answers, as text: tally, key total, blocks. */
+async function election(url: string): Promise<string[]> {
+  const paths = ["/api/tally", "/api/pki/key/offset/0/limit/1", "/api/blocks"];
+  return await Promise.all(paths.map(async (p) => await (await fetch(new URL(p, url))).text()));
+}
+
+/** The payloads of the tally rows the board at `path` shows, once it has read the chain. */
+async function boardRows(page: Page, path: string): Promise<string[]> {
+  await page.goto(path);
+  await page.locator('.bulletin[data-ready="true"]').waitFor();
+  await page.locator(".tally-row").first().waitFor();
+  return await page.locator(".tally-row").evaluateAll((rows) =>
+    rows.map((row) => row.getAttribute("data-payload") ?? "")
+  );
 }
 
 Deno.test({
@@ -29,9 +50,19 @@ Deno.test({
   sanitizeResources: false,
   async fn(t) {
     await build({ ifNeeded: true });
-    const server = await startServer({ env: { BLOCK_INTERVAL_MS: "700", RING_SIZE: "4" } });
+    const server = await startServer({
+      env: { BLOCK_INTERVAL_MS: "700", RING_SIZE: "4", LAB_MAX_KEYS: "6" },
+    });
     const browser = await launchChromium();
     try {
+      // An election under way: three keys and one sealed vote.
+      const voters = makeVoters(3);
+      for (const v of voters) await call(server.url, "POST", "/api/pki/key", { key: v.key });
+      await call(server.url, "POST", "/api/vote", signedVote(voters[0], voters, "Yes"));
+      while ((await call(server.url, "GET", "/api/block/status")).body.height < 1) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const electionBefore = await election(server.url);
       const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
       const page = await context.newPage();
       const violations: string[] = [];
@@ -51,6 +82,13 @@ Deno.test({
         await page.locator('.lab[data-ready="true"]').waitFor({ timeout: 60_000 });
         assert.match(await page.locator(".lab-prep").innerText(), /Ready: 6 lab voters/);
         assert.equal(await page.evaluate(() => localStorage.getItem("voters")), null);
+      });
+
+      await t.step("the page says it runs on a practice ledger and links its chain", async () => {
+        const note = page.locator(".lab-practice");
+        assert.match(await note.innerText(), /practice ledger of its own/);
+        assert.match(await note.innerText(), /Nothing done here touches the real election/);
+        assert.equal(await note.locator('a[href="/board?ledger=lab"]').count(), 1);
       });
       const before = await ledger(server.url);
       assert.equal(before.tally.total, 2, "the lab's two honest votes are sealed");
@@ -91,16 +129,34 @@ Deno.test({
         const evidence = JSON.parse(text);
         assert.equal(evidence.kind, "ringvote/v1/fork-evidence");
         // Proven under the lens's own key, never the server's (protocol §4.7).
-        const lensKey = await call(server.url, "GET", "/api/lens/honest/server-key");
+        const lensKey = await call(server.url, "GET", "/api/lab/lens/honest/server-key");
+        const labKey = await call(server.url, "GET", "/api/lab/server-key");
         const key = await call(server.url, "GET", "/api/server-key");
         assert.equal(evidence.key, lensKey.body.key);
+        assert.notEqual(evidence.key, labKey.body.key);
         assert.notEqual(evidence.key, key.body.key);
         assert.equal(checkForkEvidence(evidence).ok, true);
         assert.match(await card.locator(".fork-alert").innerText(), /lab lens's key/);
       });
 
-      await t.step("the ledger is unchanged and the auditor passes", async () => {
+      await t.step("the practice ledger is unchanged, the election untouched", async () => {
         assert.deepEqual(await ledger(server.url), before);
+        assert.deepEqual(await election(server.url), electionBefore);
+      });
+
+      await t.step("the election's board has no lab row; the practice board has them", async () => {
+        const board = await context.newPage();
+        assert.deepEqual(await boardRows(board, `${server.url}board`), ["Yes"]);
+        const practice = await boardRows(board, `${server.url}board?ledger=lab`);
+        assert.deepEqual(practice.sort(), ["Lab: honest vote", "Lab: second honest vote"]);
+        assert.equal(
+          await board.locator("h1").innerText(),
+          "Practice ledger of the attack lab",
+        );
+        await board.close();
+      });
+
+      await t.step("the auditor passes the election's record", async () => {
         const audit = await new Deno.Command(Deno.execPath(), {
           args: ["run", "--allow-net", "audit.ts", server.url],
           cwd: ROOT.pathname,
@@ -110,6 +166,21 @@ Deno.test({
         const out = new TextDecoder().decode(audit.stdout);
         assert.equal(audit.code, 0, out);
         assert.match(out, /VERDICT: the record is consistent/);
+      });
+
+      await t.step("a full practice ledger is started afresh from the page", async () => {
+        const other = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+        const page = await other.newPage();
+        await page.goto(`${server.url}lab`);
+        const full = page.locator(".lab-full");
+        await full.waitFor({ timeout: 60_000 });
+        assert.match(await full.innerText(), /practice ledger is full: it holds at most 6 keys/);
+        await full.getByRole("button", { name: "Start a fresh practice ledger" }).click();
+        await page.locator('.lab[data-ready="true"]').waitFor({ timeout: 60_000 });
+        assert.equal((await call(server.url, "GET", "/api/lab/block/status")).body.height, 1);
+        assert.equal((await call(server.url, "GET", "/api/lab/tally")).body.total, 2);
+        assert.deepEqual(await election(server.url), electionBefore);
+        await other.close();
       });
 
       await t.step("no policy violation, and screenshots saved", async () => {

@@ -13,6 +13,8 @@ Deno.test("readConfig: defaults of protocol §6", () => {
     kvPath: DEFAULT_KV_PATH,
     blockIntervalMs: null,
     ringSize: 8,
+    labMaxKeys: 500,
+    labMaxVotes: 500,
   });
   assert.equal(DEFAULT_KV_PATH, "./data/ringvote.kv");
 });
@@ -20,9 +22,23 @@ Deno.test("readConfig: defaults of protocol §6", () => {
 Deno.test("readConfig: every variable is read", () => {
   assert.deepEqual(
     readConfig(
-      env({ PORT: "9001", KV_PATH: ":memory:", BLOCK_INTERVAL_MS: "500", RING_SIZE: "4" }),
+      env({
+        PORT: "9001",
+        KV_PATH: ":memory:",
+        BLOCK_INTERVAL_MS: "500",
+        RING_SIZE: "4",
+        LAB_MAX_KEYS: "40",
+        LAB_MAX_VOTES: "30",
+      }),
     ),
-    { port: 9001, kvPath: ":memory:", blockIntervalMs: 500, ringSize: 4 },
+    {
+      port: 9001,
+      kvPath: ":memory:",
+      blockIntervalMs: 500,
+      ringSize: 4,
+      labMaxKeys: 40,
+      labMaxVotes: 30,
+    },
   );
 });
 
@@ -43,6 +59,9 @@ Deno.test("readConfig: a bad value stops the start naming the variable", () => {
     [{ RING_SIZE: "8.5" }, /RING_SIZE/],
     [{ RING_SIZE: "-3" }, /RING_SIZE/],
     [{ RING_SIZE: "eight" }, /RING_SIZE/],
+    [{ LAB_MAX_KEYS: "0" }, /LAB_MAX_KEYS/],
+    [{ LAB_MAX_KEYS: "10001" }, /LAB_MAX_KEYS/],
+    [{ LAB_MAX_VOTES: "many" }, /LAB_MAX_VOTES/],
   ];
   for (const [vars, message] of cases) assert.throws(() => readConfig(env(vars)), message);
 });

@@ -21,6 +21,8 @@ import {
   keyRecordMac,
   keyRecordSecret,
   kvKeys,
+  lastPart,
+  ledgerKeys,
 } from "../../server/kv_layout.ts";
 
 /** Runs `test` over a fresh in-memory database. */
@@ -50,6 +52,33 @@ Deno.test("kvKeys: the keys of protocol §5, collection name first", () => {
   assert.deepEqual(kvKeys.leaf(3, 7), ["leaf", 3, 7]);
   assert.deepEqual(kvKeys.key(5), ["key", 5]);
   assert.deepEqual(kvKeys.keyId(tag), ["keyid", tag]);
+});
+
+Deno.test("ledgerKeys: every key of a prefixed ledger is the prefix and the key of the layout", () => {
+  const voteId = "AAAAAAAAAAAAAAAAAAAAAA";
+  const tag = "ab".repeat(32);
+  const lab = ledgerKeys(["lab", 2]);
+  const pairs: [Deno.KvKey, Deno.KvKey][] = [
+    [lab.open(), kvKeys.open()],
+    [lab.head(), kvKeys.head()],
+    [lab.keyCount(), kvKeys.keyCount()],
+    [lab.serverKey(), kvKeys.serverKey()],
+    [lab.vote(3, voteId), kvKeys.vote(3, voteId)],
+    [lab.votesOf(3), kvKeys.votesOf(3)],
+    [lab.voteRef(voteId), kvKeys.voteRef(voteId)],
+    [lab.tag(tag), kvKeys.tag(tag)],
+    [lab.seal(3), kvKeys.seal(3)],
+    [lab.voteIndex(voteId), kvKeys.voteIndex(voteId)],
+    [lab.block(3), kvKeys.block(3)],
+    [lab.leaf(3, 7), kvKeys.leaf(3, 7)],
+    [lab.key(5), kvKeys.key(5)],
+    [lab.keyId(tag), kvKeys.keyId(tag)],
+  ];
+  for (const [prefixed, plain] of pairs) assert.deepEqual(prefixed, ["lab", 2, ...plain]);
+  assert.deepEqual(lab.voteCount(), ["lab", 2, "cfg", "votes"]);
+  assert.deepEqual(kvKeys.prefix, []);
+  assert.equal(lastPart(lab.leaf(3, 7)), 7);
+  assert.equal(lastPart(kvKeys.vote(3, voteId)), voteId);
 });
 
 Deno.test(

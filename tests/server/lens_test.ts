@@ -1,6 +1,7 @@
-// The lying-server lens (GET /api/lens/{lie}/…) over the real app and in-memory KV: it never
-// writes, honest requests answer byte for byte what they answered before, each lie is told, and
-// a voter's own checks (lib/app/lens_checks.ts) catch every one, naming the check that failed.
+// The attack lab's lying-server lens (GET /api/lab/lens/{lie}/…, over the practice ledger) on the
+// real app and in-memory KV: it never writes, honest requests answer byte for byte what they
+// answered before, each lie is told, its key is derived from the practice ledger's seed, and a
+// voter's own checks (lib/app/lens_checks.ts) catch every one, naming the check that failed.
 import assert from "node:assert/strict";
 import { createApiClient } from "../../lib/app/api_client.ts";
 import { checkVoteView } from "../../lib/app/lens_checks.ts";
@@ -10,22 +11,34 @@ import { checkBlocks } from "../../lib/app/record_checks.ts";
 import { checkForkEvidence, serverPublicKey, verifyHead } from "../../lib/protocol/head.ts";
 import { createApp } from "../../server/app.ts";
 import { lensSeed } from "../../server/head_signer.ts";
+import { createLabLedger } from "../../server/lab_ledger.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
 import { createStore } from "../../server/store.ts";
 import { call, dumpKv, makeVoters, ringFor, signedVote } from "../helpers/ledger_fixtures.ts";
 
-/** Two sealed blocks: block 1 holds the lab voter's vote and another, block 2 one more vote. */
+/**
+ * Two sealed blocks of the practice ledger: block 1 holds the lab voter's vote and another,
+ * block 2 one more vote. `store` is the practice ledger's.
+ */
 async function ledger() {
   const kv = await Deno.openKv(":memory:");
-  const store = await createStore(kv);
-  const app = createApp({ store });
+  const lab = await createLabLedger(kv, { maxKeys: 50, maxVotes: 50 });
+  const app = createApp({ store: await createStore(kv), lab });
+  const store = await lab.current();
   const voters = makeVoters(5);
   for (const v of voters) await store.registerKey(v.key);
   const mine = signedVote(voters[0], ringFor(voters[0], voters, 3), "Choice A");
-  const accepted = await call(app, "POST", "/api/vote", mine);
-  await call(app, "POST", "/api/vote", signedVote(voters[1], ringFor(voters[1], voters, 3), "B"));
+  const accepted = await call(app, "POST", "/api/lab/vote", mine);
+  const vote = (i: number, payload: string) =>
+    call(
+      app,
+      "POST",
+      "/api/lab/vote",
+      signedVote(voters[i], ringFor(voters[i], voters, 3), payload),
+    );
+  await vote(1, "B");
   await sealNextBlock(store, Date.now());
-  await call(app, "POST", "/api/vote", signedVote(voters[2], ringFor(voters[2], voters, 3), "C"));
+  await vote(2, "C");
   await sealNextBlock(store, Date.now() + 1);
   const stored = {
     voteId: accepted.body.voteId as string,
@@ -37,14 +50,18 @@ async function ledger() {
 }
 
 const HONEST_PATHS = (voteId: string) => [
-  "/api/block/status",
-  "/api/blocks",
-  "/api/block/hash/id/1",
-  `/api/block/id/1/vote/${voteId}`,
-  "/api/block/id/1/votes",
-  "/api/tally",
-  "/api/server-key",
+  "/api/lab/block/status",
+  "/api/lab/blocks",
+  "/api/lab/block/hash/id/1",
+  `/api/lab/block/id/1/vote/${voteId}`,
+  "/api/lab/block/id/1/votes",
+  "/api/lab/tally",
+  "/api/lab/server-key",
 ];
+
+/** `path` of the practice ledger as the lens telling `view` mirrors it. */
+const throughLens = (path: string, view: string) =>
+  path.replace("/api/lab/", `/api/lab/lens/${view}/`);
 
 Deno.test("the lens tells each lie only where asked, never writes, and leaves honest reads alone", async (t) => {
   const { kv, app, stored } = await ledger();
@@ -58,7 +75,7 @@ Deno.test("the lens tells each lie only where asked, never writes, and leaves ho
   for (const view of [HONEST_VIEW, ...LIES.map((lie) => lie.id)]) {
     await t.step(`${view}: every mirrored read answers`, async () => {
       for (const path of HONEST_PATHS(stored.voteId)) {
-        const lens = path.replace("/api/", `/api/lens/${view}/`);
+        const lens = throughLens(path, view);
         const res = await app.request(lens);
         const dropped = view === "drop-vote" && path.includes("/vote/");
         assert.equal(res.status, dropped ? 404 : 200, lens);
@@ -68,11 +85,20 @@ Deno.test("the lens tells each lie only where asked, never writes, and leaves ho
     });
   }
   await t.step("writes and unknown lies are refused under the lens", async () => {
-    const post = await call(app, "POST", "/api/lens/drop-vote/vote", { payload: "x" });
+    const post = await call(app, "POST", "/api/lab/lens/drop-vote/vote", { payload: "x" });
     assert.equal(post.status, 404);
-    const unknown = await call(app, "GET", "/api/lens/tell-the-truth/block/status");
+    const unknown = await call(app, "GET", "/api/lab/lens/tell-the-truth/block/status");
     assert.equal(unknown.status, 404);
     assert.equal(unknown.body.error.code, "unknown_lie");
+  });
+  await t.step("the lab's lens reads the practice ledger only", async () => {
+    const lab = await call(app, "GET", "/api/lab/lens/honest/tally");
+    assert.equal(lab.body.total, 3);
+    const election = await call(app, "GET", "/api/lens/honest/tally");
+    assert.deepEqual(election.body, { total: 0, results: [] });
+    const across = await call(app, "GET", "/api/lens/honest/lab/tally");
+    assert.equal(across.status, 404);
+    assert.equal(across.body.error.code, "not_found");
   });
   await t.step("KV unchanged, honest answers byte for byte the same", async () => {
     assert.deepEqual(await dumpKv(kv), kvBefore);
@@ -94,16 +120,17 @@ function headsIn(body: unknown): { height: number; hash: string; head_signature:
 
 Deno.test("no head served through the lens verifies under the server key, all under the lens key", async (t) => {
   const { kv, app, stored, store } = await ledger();
-  const serverKey = (await call(app, "GET", "/api/server-key")).body.key as string;
+  const serverKey = (await call(app, "GET", "/api/lab/server-key")).body.key as string;
   const lensKey = serverPublicKey(lensSeed(store.serverSeed()));
   assert.notEqual(lensKey, serverKey);
+  assert.notEqual(lensKey, (await call(app, "GET", "/api/lens/honest/server-key")).body.key);
   for (const view of [HONEST_VIEW, ...LIES.map((lie) => lie.id)]) {
     await t.step(`${view}: the lens answers its own key and signs every head with it`, async () => {
-      const answered = await call(app, "GET", `/api/lens/${view}/server-key`);
+      const answered = await call(app, "GET", `/api/lab/lens/${view}/server-key`);
       assert.deepEqual(answered.body, { key: lensKey });
       let count = 0;
       for (const path of HONEST_PATHS(stored.voteId)) {
-        const { body } = await call(app, "GET", path.replace("/api/", `/api/lens/${view}/`));
+        const { body } = await call(app, "GET", throughLens(path, view));
         for (const head of headsIn(body)) {
           count++;
           assert.equal(verifyHead(serverKey, head), false, `${path} at ${head.height}`);
@@ -118,7 +145,7 @@ Deno.test("no head served through the lens verifies under the server key, all un
 
 Deno.test("a voter's own checks catch every lie and name the check that failed", async (t) => {
   const { kv, app, stored } = await ledger();
-  const honest = createApiClient({ fetch: app.request, lens: HONEST_VIEW });
+  const honest = createApiClient({ fetch: app.request, ledger: "lab", lens: HONEST_VIEW });
   const { key } = await honest.serverKey();
   // What this browser saw through the lens telling no lie first.
   const first = await checkVoteView(honest, { stored, key, seen: { key: null, heads: [] } });
@@ -129,14 +156,14 @@ Deno.test("a voter's own checks catch every lie and name the check that failed",
   });
   for (const lie of LIES) {
     await t.step(`${lie.id} is caught as ${lie.caughtBy}`, async () => {
-      const lens = createApiClient({ fetch: app.request, lens: lie.id });
+      const lens = createApiClient({ fetch: app.request, ledger: "lab", lens: lie.id });
       const verdict = await checkVoteView(lens, { stored, key, seen: first.seen });
       assert.equal(verdict.detected, true);
       assert.ok(verdict.failed.includes(lie.caughtBy), `${verdict.failed} / ${verdict.details}`);
     });
   }
   await t.step("the forked chain is consistent in itself and validly signed", async () => {
-    const lens = createApiClient({ fetch: app.request, lens: "fork-chain" });
+    const lens = createApiClient({ fetch: app.request, ledger: "lab", lens: "fork-chain" });
     const { items } = await lens.blocks(0, 100);
     assert.ok(checkBlocks(items).every((c) => c.hashOk && c.link === "ok"));
     for (const block of items) {
@@ -147,14 +174,15 @@ Deno.test("a voter's own checks catch every lie and name the check that failed",
     assert.equal(items[0].hash, honestBlocks[0].hash, "genesis is shared");
   });
   await t.step("the fork's evidence checks out with the lens key alone", async () => {
-    const lens = createApiClient({ fetch: app.request, lens: "fork-chain" });
+    const lens = createApiClient({ fetch: app.request, ledger: "lab", lens: "fork-chain" });
     const seen: SeenHeads = first.seen;
     const verdict = await checkVoteView(lens, { stored, key, seen });
     // The forked chain also fails to lead back to the heads remembered through `honest`.
     assert.deepEqual(verdict.failed, ["fork", "history link"]);
     assert.ok(verdict.evidence);
     assert.equal(verdict.evidence.key, key);
-    assert.notEqual(key, (await createApiClient({ fetch: app.request }).serverKey()).key);
+    const practice = createApiClient({ fetch: app.request, ledger: "lab" });
+    assert.notEqual(key, (await practice.serverKey()).key);
     assert.equal(checkForkEvidence(JSON.parse(JSON.stringify(verdict.evidence))).ok, true);
   });
   kv.close();

@@ -284,6 +284,32 @@ Deno.test("GET /lab renders the lab shell, linked from and to both other pages",
     for (const page of ["/", "/board"]) {
       assert.match(await (await app.request(page)).text(), /<a href="\/lab">Attack lab<\/a>/);
     }
+    // It says it runs on a practice ledger of its own, and links that ledger's board.
+    assert.match(html, /practice ledger of its own/);
+    assert.match(html, /Nothing done here touches the real election\./);
+    assert.match(
+      html,
+      /<a href="\/board\?ledger=lab">See the practice ledger(?:'|&#39;)s chain<\/a>/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("GET /board?ledger=lab renders the practice ledger's board, saying so", async () => {
+  const { dir, outDir } = await freshBuild();
+  try {
+    const app = createPageApp({ ringSize: 8, buildDir: outDir });
+    const html = await (await app.request("/board?ledger=lab")).text();
+    assert.match(html, /<h1[^>]*>Practice ledger of the attack lab<\/h1>/);
+    assert.match(html, /nothing here counts in the real election/);
+    assert.match(html, /\{"pollMs":2000,"vote":null,"ledger":"lab"\}<\/script>/);
+    assert.match(html, /data-ledger="lab"/);
+    assert.doesNotMatch(html, /Audit everything/, "the election's audit is not shown");
+    // Any other value is the election's board.
+    const other = await (await app.request("/board?ledger=real")).text();
+    assert.match(other, /<h1[^>]*>Public bulletin board<\/h1>/);
+    assert.match(other, /\{"pollMs":2000,"vote":null\}<\/script>/);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -1,0 +1,242 @@
+// The key directory of a ledger (protocol §4.2, §5.2): registrations committed in batches with
+// contiguous ids, the key records bound to their key by a MAC and held in memory within a budget,
+// and the directory reads. server/store.ts puts it together with the rest of the ledger.
+import { hexToBytes } from "../lib/protocol/bytes.ts";
+import type { KeyPrecomputation } from "../lib/protocol/key_precomputation.ts";
+import type { LruCache } from "../lib/protocol/member_cache.ts";
+import type * as wire from "../lib/protocol/schemas.ts";
+import { duplicateKey, quote, refusal } from "./errors.ts";
+import {
+  absent,
+  backoff,
+  type CapacityBound,
+  getManyChunked,
+  isBoundRecord,
+  type KeyCountRecord,
+  type KeyIdRecord,
+  keyRecordMac,
+  type KvLedger,
+  lastPart,
+  MAX_ATTEMPTS,
+  readRetrying,
+  type StoredKey,
+  tryCommit,
+} from "./kv_layout.ts";
+
+/**
+ * A registered key's record as the store answers it: its id, and its precomputation only when the
+ * stored MAC binds it to this key (protocol §5.2); without one, votes check the key from its bytes.
+ */
+export type CheckedKeyRecord = { id: number; pre?: KeyPrecomputation };
+
+/** A registration waiting for its commit; `mac` binds `pre` to `key` (protocol §5.2). */
+type Registration = {
+  key: string;
+  pre?: KeyPrecomputation;
+  mac?: Uint8Array;
+  resolve(record: wire.KeyRecord): void;
+  reject(error: Error): void;
+};
+
+/**
+ * Most keys one registration commit takes: each adds a uniqueness check, and the id counter takes
+ * one more, within the 10 checks a commit may make (protocol §5 limits).
+ */
+const REGISTRATION_BATCH = 9;
+
+/**
+ * Registrations of one process, committed in batches: concurrent registrations would otherwise
+ * all race for the id counter, and all but one retry. Each commit takes up to
+ * REGISTRATION_BATCH waiting keys, still checked against other processes like a single one.
+ * `secret` is the key records' MAC secret; `capacity`, if given, bounds the directory.
+ */
+export function createRegistrar(
+  ledger: KvLedger,
+  { secret, capacity }: { secret: Uint8Array; capacity?: CapacityBound },
+) {
+  const waiting: Registration[] = [];
+  let running = false;
+
+  async function drain(): Promise<void> {
+    running = true;
+    try {
+      while (waiting.length > 0) {
+        const batch: Registration[] = [];
+        const keys = new Set<string>();
+        // A key sent twice at once goes into a later batch, where it meets its own first copy.
+        for (let i = 0; i < waiting.length && batch.length < REGISTRATION_BATCH; i++) {
+          if (keys.has(waiting[i].key)) continue;
+          keys.add(waiting[i].key);
+          batch.push(...waiting.splice(i--, 1));
+        }
+        try {
+          await commitRegistrations(ledger, { batch, capacity });
+        } catch (error) {
+          for (const registration of batch) registration.reject(error as Error);
+        }
+      }
+    } finally {
+      running = false;
+    }
+  }
+
+  return {
+    register(key: string, pre?: KeyPrecomputation): Promise<wire.KeyRecord> {
+      const mac = pre && keyRecordMac(pre, { key: hexToBytes(key, 32, "key"), secret });
+      const answer = new Promise<wire.KeyRecord>((resolve, reject) => {
+        waiting.push({ key, pre, mac, resolve, reject });
+      });
+      if (!running) drain();
+      return answer;
+    },
+  };
+}
+
+/**
+ * Commits `batch` with contiguous ids after the counter: one commit checking the counter and that
+ * every key is new. A key found registered already is refused with 409 and left out; so is a key
+ * beyond the ledger's `capacity`, which the counter's check makes exact. A lost race or a lock
+ * error reads back and retries.
+ */
+async function commitRegistrations(
+  { kv, keys }: KvLedger,
+  { batch, capacity }: { batch: Registration[]; capacity?: CapacityBound },
+): Promise<void> {
+  let pending = batch;
+  for (let attempt = 0;; attempt++) {
+    const [count, ...existing] = await readRetrying(() =>
+      kv.getMany<[KeyCountRecord, ...KeyIdRecord[]]>([
+        keys.keyCount(),
+        ...pending.map((r) => keys.keyId(r.key)),
+      ])
+    );
+    pending = pending.filter((registration, i) => {
+      const found = existing[i].value as KeyIdRecord | null;
+      if (found) registration.reject(duplicateKey(registration.key, found.id));
+      return !found;
+    });
+    const first = ((count.value as KeyCountRecord | null)?.total ?? 0) + 1;
+    if (capacity) {
+      const room = Math.max(0, capacity.max - first + 1);
+      for (const refused of pending.splice(room)) refused.reject(capacity.refuse(capacity.max));
+    }
+    if (pending.length === 0) return;
+    const total = first + pending.length - 1;
+    const op = kv.atomic().check(count).set(keys.keyCount(), { total } satisfies KeyCountRecord);
+    pending.forEach(({ key, pre, mac }, i) => {
+      op.check(absent(keys.keyId(key)))
+        .set(keys.key(first + i), { key } satisfies StoredKey)
+        .set(
+          keys.keyId(key),
+          (pre ? { id: first + i, pre, mac } : { id: first + i }) satisfies KeyIdRecord,
+        );
+    });
+    const res = await tryCommit(op);
+    if (res?.ok === true) {
+      pending.forEach(({ key, resolve }, i) => resolve({ id: first + i, key, total }));
+      return;
+    }
+    if (res === null) {
+      // The commit threw: it may have landed, all of it or nothing. A key holding the id this
+      // attempt gave it is registered as answered (by this commit or an identical concurrent
+      // one); any other key, even in the same batch, is read again and retried.
+      const held = await readRetrying(() =>
+        kv.getMany<KeyIdRecord[]>(pending.map(({ key }) => keys.keyId(key)))
+      );
+      pending = pending.filter(({ key, resolve }, i) => {
+        const mine = held[i].value?.id === first + i;
+        if (mine) resolve({ id: first + i, key, total });
+        return !mine;
+      });
+      if (pending.length === 0) return;
+    }
+    if (attempt >= MAX_ATTEMPTS) throw new Error(`Key registration kept conflicting`);
+    await backoff(attempt);
+  }
+}
+
+/**
+ * Each key's record, from memory where it is held, else from KV. A registered key's record never
+ * changes, so a record once read is as good as a fresh read; a key not found is not remembered,
+ * since another process may register it at any moment. Records are shared between callers:
+ * read-only.
+ *
+ * A precomputation read from KV is used only when its MAC binds it to this key (protocol §5.2).
+ * One whose MAC fails (altered, or copied from another key or database), one written without a
+ * MAC (before records carried one) and one in an earlier stored form are dropped on reading: the
+ * record is the id alone and votes check the key from its bytes. So a crafted record cannot change
+ * which tag verifies for a key, and a dropped one neither travels with every vote nor takes more
+ * than RECORD_BYTES.
+ */
+export async function lookupKeys(
+  ledger: KvLedger,
+  { records, secret }: { records: LruCache<CheckedKeyRecord>; secret: Uint8Array },
+  wanted: string[],
+): Promise<(CheckedKeyRecord | null)[]> {
+  const found = wanted.map((key) => records.get(key) ?? null);
+  const unread = wanted.flatMap((_, i) => (found[i] ? [] : [i]));
+  if (unread.length === 0) return found;
+  const entries = await getManyChunked<KeyIdRecord>(
+    ledger.kv,
+    unread.map((i) => ledger.keys.keyId(wanted[i])),
+  );
+  entries.forEach(({ value }, k) => {
+    if (!value) return;
+    const key = wanted[unread[k]];
+    const record = checkedRecord(key, value, secret);
+    found[unread[k]] = record;
+    records.set(key, record);
+  });
+  return found;
+}
+
+/**
+ * `value` with its precomputation if its MAC binds it to `key`, else its id alone. A MAC that is
+ * there and fails means the record was altered or copied: that is reported, never silently used.
+ */
+function checkedRecord(key: string, value: KeyIdRecord, secret: Uint8Array): CheckedKeyRecord {
+  let bytes: Uint8Array;
+  try {
+    bytes = hexToBytes(key, 32, "key");
+  } catch {
+    return { id: value.id };
+  }
+  if (isBoundRecord(value, { key: bytes, secret })) return { id: value.id, pre: value.pre };
+  if (value.mac !== undefined) {
+    console.warn(`The stored precomputation of key "${quote(key)}" fails its MAC: not used`);
+  }
+  return { id: value.id };
+}
+
+async function keyTotal({ kv, keys }: KvLedger): Promise<number> {
+  const count = await readRetrying(() => kv.get<KeyCountRecord>(keys.keyCount()));
+  return count.value?.total ?? 0;
+}
+
+/** The key with id `id` and the directory size; 404 `unknown_key` if there is none. */
+export async function keyById({ kv, keys }: KvLedger, id: number): Promise<wire.KeyRecord> {
+  const [record, count] = await readRetrying(() =>
+    kv.getMany<[StoredKey, KeyCountRecord]>([keys.key(id), keys.keyCount()])
+  );
+  if (!record.value) throw refusal("unknown_key", `No key with id ${id}`);
+  return { id, key: record.value.key, total: count.value?.total ?? 0 };
+}
+
+/** Up to `limit` keys from id `offset + 1`, and the directory size. */
+export async function keyPage(
+  ledger: KvLedger,
+  offset: number,
+  limit: number,
+): Promise<wire.KeyPage> {
+  const page: wire.KeyPage["keys"] = [];
+  if (limit > 0) {
+    const entries = ledger.kv.list<StoredKey>({
+      start: ledger.keys.key(offset + 1),
+      end: ledger.keys.key(offset + limit + 1),
+    });
+    for await (const entry of entries) {
+      page.push({ id: lastPart<number>(entry.key), key: entry.value.key });
+    }
+  }
+  return { keys: page, total: await keyTotal(ledger) };
+}

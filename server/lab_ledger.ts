@@ -1,0 +1,174 @@
+// The attack lab's practice ledger (protocol §4.7): a ledger of its own, kept by the same store and
+// sealed by the same sealer as the election's, under the KV prefix ["lab", generation]. It is
+// bounded in keys and votes, and a reset starts a fresh one: it makes the next generation's genesis
+// and key, points every process at it in one commit, then deletes the generations before it.
+import { refusal } from "./errors.ts";
+import {
+  backoff,
+  BATCH_MAX_MUTATIONS,
+  MAX_ATTEMPTS,
+  readRetrying,
+  tryCommit,
+} from "./kv_layout.ts";
+import { createStore, type LedgerCapacity, type Store } from "./store.ts";
+
+/** First part of every key of the practice ledger; no key of the election's starts with it. */
+export const LAB_PREFIX = "lab";
+
+/** The number of the current generation: the one key of the lab outside every generation. */
+export const LAB_GENERATION_KEY: Deno.KvKey = [LAB_PREFIX, "cfg", "generation"];
+
+/** The value under {@link LAB_GENERATION_KEY}. */
+export type GenerationRecord = { generation: number };
+
+/** Memory for the practice ledger's key records: 1 MiB, about 230 records (protocol §4.7). */
+export const LAB_RECORD_BUDGET = 1024 * 1024;
+
+/** The KV prefix of generation `generation` of the practice ledger. */
+export function labPrefix(generation: number): Deno.KvKey {
+  return [LAB_PREFIX, generation];
+}
+
+/** Options of {@link createLabLedger}: its bounds (protocol §6), a clock, the reset's batches. */
+export type LabOptions = {
+  /** Most keys the practice ledger holds (`LAB_MAX_KEYS`). */
+  maxKeys: number;
+  /** Most votes the practice ledger accepts (`LAB_MAX_VOTES`). */
+  maxVotes: number;
+  /** Clock for the genesis timestamps, ms since the epoch. */
+  now?: () => number;
+  /** Most deletions per commit of a reset; {@link BATCH_MAX_MUTATIONS} by default. */
+  maxMutations?: number;
+};
+
+/** The practice ledger: the store of its current generation, and the reset. */
+export type LabLedger = {
+  /** Most keys and votes, as configured. */
+  readonly maxKeys: number;
+  readonly maxVotes: number;
+  /**
+   * The store of the current generation, read from KV on every call, so a reset made by any
+   * process is followed by the next request; the store of one generation is held at a time.
+   */
+  current(): Promise<Store>;
+  /** Starts a fresh practice ledger (new genesis, new key) and answers its store. */
+  reset(): Promise<Store>;
+};
+
+/** The refusal of a key or vote beyond the practice ledger's bound: 409 `lab_full`. */
+export function labFull(what: "keys" | "votes", max: number): Error {
+  return refusal(
+    "lab_full",
+    `The attack lab's practice ledger is full: it holds at most ${max} ${what}. Start a fresh ` +
+      `practice ledger with the lab page's button, or with POST /api/lab/reset`,
+  );
+}
+
+/**
+ * The practice ledger over `kv`, created at generation 1 on the first start. Its store keeps key
+ * records within {@link LAB_RECORD_BUDGET}, and its tally holds at most `maxVotes` payloads.
+ */
+export async function createLabLedger(kv: Deno.Kv, options: LabOptions): Promise<LabLedger> {
+  const { maxKeys, maxVotes } = options;
+  const capacity: LedgerCapacity = {
+    keys: { max: maxKeys, refuse: (max) => labFull("keys", max) },
+    votes: { max: maxVotes, refuse: (max) => labFull("votes", max) },
+  };
+  const open = (generation: number) =>
+    createStore(kv, {
+      prefix: labPrefix(generation),
+      capacity,
+      recordBudgetBytes: LAB_RECORD_BUDGET,
+      now: options.now,
+    });
+  let held: { generation: number; store: Promise<Store> } | null = null;
+
+  /** The store of `generation`, or of the newer one held already. */
+  function storeOf(generation: number): Promise<Store> {
+    if (held === null || held.generation < generation) {
+      const store = open(generation);
+      const entry = { generation, store };
+      held = entry;
+      store.catch(() => {
+        if (held === entry) held = null;
+      });
+    }
+    return held.store;
+  }
+
+  const lab: LabLedger = {
+    maxKeys,
+    maxVotes,
+    async current() {
+      return await storeOf(await currentGeneration(kv));
+    },
+    async reset() {
+      for (let attempt = 0;; attempt++) {
+        const entry = await readRetrying(() => kv.get<GenerationRecord>(LAB_GENERATION_KEY));
+        const next = (entry.value?.generation ?? 0) + 1;
+        // Genesis and key are in place before any process is pointed at the new generation.
+        const fresh = open(next);
+        await fresh;
+        const res = await tryCommit(
+          kv.atomic().check(entry).set(LAB_GENERATION_KEY, { generation: next }),
+        );
+        // Lost to another reset that made the same or a newer fresh ledger: that one will do.
+        if (res?.ok || await currentGeneration(kv) >= next) {
+          if (held === null || held.generation < next) held = { generation: next, store: fresh };
+          await deleteGenerationsBefore(kv, next, options.maxMutations);
+          return await lab.current();
+        }
+        if (attempt >= MAX_ATTEMPTS) throw new Error("Resetting the practice ledger kept failing");
+        await backoff(attempt);
+      }
+    },
+  };
+  await lab.current();
+  return lab;
+}
+
+/** The current generation's number; the first start makes it 1. */
+async function currentGeneration(kv: Deno.Kv): Promise<number> {
+  for (let attempt = 0;; attempt++) {
+    const entry = await readRetrying(() => kv.get<GenerationRecord>(LAB_GENERATION_KEY));
+    if (entry.value) return entry.value.generation;
+    const first: GenerationRecord = { generation: 1 };
+    const res = await tryCommit(kv.atomic().check(entry).set(LAB_GENERATION_KEY, first));
+    if (res?.ok) return first.generation;
+    if (attempt >= MAX_ATTEMPTS) throw new Error("Could not start the practice ledger");
+    await backoff(attempt);
+  }
+}
+
+/**
+ * Deletes every key of the generations before `generation`, at most `maxMutations` per commit,
+ * listing again after each commit until none is left (a request that was under way on an old
+ * generation may still write a few keys meanwhile; the next reset deletes any that come later).
+ * Answers how many keys were deleted.
+ */
+export async function deleteGenerationsBefore(
+  kv: Deno.Kv,
+  generation: number,
+  maxMutations = BATCH_MAX_MUTATIONS,
+): Promise<number> {
+  const range = { start: labPrefix(0), end: labPrefix(generation) };
+  let deleted = 0;
+  let failures = 0;
+  for (;;) {
+    const keys: Deno.KvKey[] = [];
+    await readRetrying(async () => {
+      keys.length = 0;
+      for await (const entry of kv.list(range, { limit: maxMutations })) keys.push(entry.key);
+    });
+    if (keys.length === 0) return deleted;
+    const op = kv.atomic();
+    for (const key of keys) op.delete(key);
+    // Deletes are idempotent: after a lock error the next listing shows what is left.
+    if ((await tryCommit(op))?.ok) {
+      deleted += keys.length;
+    } else {
+      if (failures >= MAX_ATTEMPTS) throw new Error("Deleting the old practice ledger failed");
+      await backoff(failures++);
+    }
+  }
+}

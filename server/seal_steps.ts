@@ -1,0 +1,172 @@
+// The sealing steps of a ledger (protocol §5.3 "Close" and "Finalize"), which the sealer
+// (server/sealer.ts) drives through the store: every step either checks what it replaces or is
+// idempotent, so several sealers and a re-run after a crash agree byte for byte.
+import type * as wire from "../lib/protocol/schemas.ts";
+import {
+  absent,
+  backoff,
+  type BatchOptions,
+  commitInBatches,
+  type HeadRecord,
+  type KvLedger,
+  lastPart,
+  type LeafRecord,
+  type LedgerKeys,
+  MAX_ATTEMPTS,
+  type OpenRecord,
+  readRetrying,
+  type SealRecord,
+  tryCommit,
+  type VoteIndex,
+} from "./kv_layout.ts";
+import { readPointers } from "./ledger_reads.ts";
+
+/** A closed block waiting for finalize: its fixed close time and the head it will follow. */
+export type ClosedBlock = { closedAt: number; prev: HeadRecord };
+
+/** One vote's proof as the sealer computed it, to be stored under its vote id. */
+export type ProofToStore = { voteId: string; proof: VoteIndex };
+
+/** The height of a block closed but not finalized, or null. */
+export async function pendingBlock(ledger: KvLedger): Promise<number | null> {
+  const { open, head } = await readPointers(ledger);
+  return open.value.height === head.value.height + 2 ? head.value.height + 1 : null;
+}
+
+/**
+ * Close (one commit): moves the guard from N to N+1 and fixes `seal N` at `now`, only when block N
+ * holds a vote; answers the height to finalize, or null.
+ */
+export async function closeOpenBlock(ledger: KvLedger, now: number): Promise<number | null> {
+  const { kv, keys } = ledger;
+  for (let attempt = 0;; attempt++) {
+    const { open, head } = await readPointers(ledger);
+    const height = open.value.height;
+    if (height === head.value.height + 2) return height - 1;
+    if (height !== head.value.height + 1) {
+      throw new Error(`Open block ${height} does not follow head ${head.value.height}`);
+    }
+    if (!(await holdsVotes(ledger, height))) return null;
+    const res = await tryCommit(
+      kv.atomic()
+        .check(open)
+        .check(head)
+        .check(absent(keys.seal(height)))
+        .set(keys.open(), { height: height + 1 } satisfies OpenRecord)
+        .set(keys.seal(height), { closedAt: now } satisfies SealRecord),
+    );
+    if (res?.ok) return height;
+    const seal = await readRetrying(() => kv.get<SealRecord>(keys.seal(height)));
+    if (seal.value) return height;
+    if (attempt >= MAX_ATTEMPTS) throw new Error(`Closing block ${height} kept conflicting`);
+    await backoff(attempt);
+  }
+}
+
+async function holdsVotes({ kv, keys }: KvLedger, height: number): Promise<boolean> {
+  return await readRetrying(async () => {
+    for await (const _ of kv.list({ prefix: keys.votesOf(height) }, { limit: 1 })) return true;
+    return false;
+  });
+}
+
+/** The block at `height` if sealed already, else its close record; throws if not closed. */
+export async function closedBlock(
+  { kv, keys }: KvLedger,
+  height: number,
+): Promise<{ sealed: wire.BlockRecord } | ClosedBlock> {
+  const [seal, head, existing] = await readRetrying(() =>
+    kv.getMany<[SealRecord, HeadRecord, wire.BlockRecord]>([
+      keys.seal(height),
+      keys.head(),
+      keys.block(height),
+    ])
+  );
+  if (existing.value) return { sealed: existing.value };
+  if (!seal.value) throw new Error(`Block ${height} is not closed`);
+  if (!head.value || head.value.height !== height - 1) {
+    throw new Error(`Block ${height} cannot follow head ${head.value?.height}`);
+  }
+  return { closedAt: seal.value.closedAt, prev: head.value };
+}
+
+/** `leafOf` of every vote of block `height`, in leaf (vote id) order, with the vote ids. */
+export async function mapBlockVotes<T>(
+  { kv, keys }: KvLedger,
+  height: number,
+  leafOf: (vote: wire.VoteRecord) => T,
+) {
+  const voteIds: string[] = [];
+  const leaves: T[] = [];
+  // The whole listing is retried, so a lock mid-way does not leave a partial list.
+  await readRetrying(async () => {
+    voteIds.length = leaves.length = 0;
+    for await (const entry of kv.list<wire.VoteRecord>({ prefix: keys.votesOf(height) })) {
+      voteIds.push(lastPart<string>(entry.key));
+      leaves.push(leafOf(entry.value));
+    }
+  });
+  return { voteIds, leaves };
+}
+
+function* proofGroups(
+  { keys, height }: { keys: LedgerKeys; height: number },
+  proofs: Iterable<ProofToStore>,
+) {
+  let index = 0;
+  for (const { voteId, proof } of proofs) {
+    const leaf: LeafRecord = { voteId };
+    // Generous size estimate: key bytes plus JSON value bytes plus per-entry overhead.
+    const bytes = 2 * (voteId.length + 48) + JSON.stringify(proof).length +
+      JSON.stringify(leaf).length;
+    const entries: [Deno.KvKey, unknown][] = [
+      [keys.voteIndex(voteId), proof],
+      [keys.leaf(height, index++), leaf],
+    ];
+    yield { entries, bytes };
+  }
+}
+
+/** Stores every proof and leaf of block `height` in commits within the KV limits. */
+export function writeProofs(
+  { kv, keys }: KvLedger,
+  height: number,
+  proofs: Iterable<ProofToStore>,
+  options: BatchOptions = {},
+): Promise<void> {
+  return commitInBatches(kv, proofGroups({ keys, height }, proofs), options);
+}
+
+/** Writes `block` and moves the head to it in one checked commit; answers the stored block. */
+export async function appendBlock(
+  { kv, keys }: KvLedger,
+  block: wire.BlockRecord,
+): Promise<wire.BlockRecord> {
+  const height = block.height;
+  for (let attempt = 0;; attempt++) {
+    const head = await readRetrying(() => kv.get<HeadRecord>(keys.head()));
+    const follows = head.value?.height === height - 1 && head.value.hash === block.prev_hash;
+    const res = follows
+      ? await tryCommit(
+        kv.atomic()
+          .check(absent(keys.block(height)))
+          .check(head)
+          .set(keys.block(height), block)
+          .set(keys.head(), { height, hash: block.hash } satisfies HeadRecord),
+      )
+      : { ok: false as const };
+    if (res?.ok) return block;
+    const stored = await readRetrying(() => kv.get<wire.BlockRecord>(keys.block(height)));
+    if (stored.value) {
+      if (stored.value.hash !== block.hash) {
+        throw new Error(`Block ${height} was sealed with a different hash`);
+      }
+      return stored.value;
+    }
+    if (res !== null || attempt >= MAX_ATTEMPTS) {
+      // The checks failed yet no block is stored: the head moved without this block.
+      throw new Error(`Block ${height} could not be written: the head changed`);
+    }
+    await backoff(attempt);
+  }
+}
