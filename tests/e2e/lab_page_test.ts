@@ -177,7 +177,9 @@ Deno.test({
         assert.match(await full.innerText(), /practice ledger is full: it holds at most 6 keys/);
         await full.getByRole("button", { name: "Start a fresh practice ledger" }).click();
         await page.locator('.lab[data-ready="true"]').waitFor({ timeout: 60_000 });
-        assert.equal((await call(server.url, "GET", "/api/lab/block/status")).body.height, 1);
+        // The two honest votes are sealed in one block or two, as the timer falls.
+        const { height } = (await call(server.url, "GET", "/api/lab/block/status")).body;
+        assert.ok(height === 1 || height === 2, `height ${height}`);
         assert.equal((await call(server.url, "GET", "/api/lab/tally")).body.total, 2);
         assert.deepEqual(await election(server.url), electionBefore);
         await other.close();
