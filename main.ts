@@ -4,10 +4,10 @@
 import { dirname } from "node:path";
 import { createApp } from "./server/app.ts";
 import { isKvFile, readConfig } from "./server/config.ts";
-import { createLabLedger, type LabLedger } from "./server/lab_ledger.ts";
+import { createLabLedger, type LabLedger } from "./server/store/lab.ts";
 import { sealNextBlock } from "./server/sealer.ts";
-import { createStore, type Store } from "./server/store.ts";
-import { createVerifier } from "./server/verifier.ts";
+import { createStore, type Store } from "./server/store/mod.ts";
+import { createVerifier } from "./server/verifier/mod.ts";
 
 const config = readConfig((name) => Deno.env.get(name));
 

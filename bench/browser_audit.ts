@@ -11,7 +11,7 @@
 // Needs Debian's Chromium (apt-get install -y chromium); without it, says so and exits 0.
 import type { Browser } from "playwright-core";
 import { build } from "../scripts/build.ts";
-import { createStore } from "../server/store.ts";
+import { createStore } from "../server/store/mod.ts";
 import { launchChromium, skipWithoutChromium } from "../tests/e2e/browser.ts";
 import { buildLedger } from "../tests/helpers/ledger_builder.ts";
 import { startServer } from "../tests/helpers/server_process.ts";

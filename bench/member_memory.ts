@@ -14,7 +14,7 @@ import {
   precomputeKey,
 } from "../lib/protocol/key_precomputation.ts";
 import { createLruCache, createMemberCache, MEMBER_BYTES } from "../lib/protocol/member_cache.ts";
-import { RECORD_BYTES } from "../server/store.ts";
+import { RECORD_BYTES } from "../server/store/mod.ts";
 import { baselineSign, baselineVerify } from "./baseline_lsag.ts";
 
 const MEMBERS = 200;

@@ -1,12 +1,12 @@
 // What binding key records to their keys costs vote ingest (protocol §5.2): per ring-8 vote, the
-// members' records looked up (server/store.ts, a Deno KV file) and the signature verified on this
-// thread (server/verifier.ts runJob, with a member cache as a worker keeps one). Three paths:
-// "bound" is the store as it is, each record read from KV checked against its MAC (native
-// HMAC-SHA-256, server/kv_layout.ts); "unbound" is the same lookup without that check (the store's
-// lookup before records carried a MAC, copied below); "noble" is "unbound" plus the same check with
-// @noble/hashes' HMAC, in JavaScript, the alternative to the native one. They alternate vote by
-// vote, in an order rotated every vote and every round; each round passes over every vote once.
-// A ratio reported is the median, over every vote of every round, of the path's time over
+// members' records looked up (server/store/mod.ts, a Deno KV file) and the signature verified on
+// this thread (server/verifier/jobs.ts runJob, with a member cache as a worker keeps one). Three
+// paths: "bound" is the store as it is, each record read from KV checked against its MAC (native
+// HMAC-SHA-256, server/store/layout.ts); "unbound" is the same lookup without that check (the
+// store's lookup before records carried a MAC, copied below); "noble" is "unbound" plus the same
+// check with @noble/hashes' HMAC, in JavaScript, the alternative to the native one. They alternate
+// vote by vote, in an order rotated every vote and every round; each round passes over every vote
+// once. A ratio reported is the median, over every vote of every round, of the path's time over
 // unbound's time for the same vote, measured moments apart.
 //
 // Two cases: a directory far larger than the memory budgets (both budgets 0: every vote reads its
@@ -35,14 +35,14 @@ import {
   type KeyIdRecord,
   keyRecordSecret,
   kvKeys,
-} from "../server/kv_layout.ts";
+} from "../server/store/layout.ts";
 import {
   type CheckedKeyRecord,
   createStore,
   DEFAULT_RECORD_BUDGET,
   RECORD_BYTES,
-} from "../server/store.ts";
-import { runJob } from "../server/verifier.ts";
+} from "../server/store/mod.ts";
+import { runJob } from "../server/verifier/jobs.ts";
 import { makeVoters, signedVote } from "../tests/helpers/ledger_fixtures.ts";
 import { percentile, sampledRing } from "./http_driver.ts";
 
@@ -82,7 +82,7 @@ function lookupFrom(
   };
 }
 
-/** The MAC check of server/kv_layout.ts with noble's HMAC-SHA-256 in place of node:crypto's. */
+/** The MAC check of server/store/layout.ts with noble's HMAC-SHA-256 in place of node:crypto's. */
 function nobleCheck(secret: Uint8Array) {
   const label = utf8(KEY_RECORD_MAC_LABEL);
   return ({ pre, mac }: KeyIdRecord, key: Uint8Array) => {

@@ -24,10 +24,10 @@ import {
   type TestVoter,
   unsignedVote,
 } from "../tests/helpers/ledger_fixtures.ts";
-import { createStore } from "../server/store.ts";
+import { createStore } from "../server/store/mod.ts";
 import { hexToBytes } from "../lib/protocol/bytes.ts";
 import { precomputeKey } from "../lib/protocol/key_precomputation.ts";
-import { createVerifyPool } from "../server/verify_pool.ts";
+import { createVerifyPool } from "../server/verifier/pool.ts";
 import { type ServerProcess, startServer } from "../tests/helpers/server_process.ts";
 import { baselineRate } from "./baseline_lsag.ts";
 import { percentile, postAll, sampledRing } from "./http_driver.ts";

@@ -5,7 +5,7 @@
 // signed. Run: deno bench -A bench/seal_bench.ts
 import { bytesToHex } from "../lib/protocol/bytes.ts";
 import { sealNextBlock } from "../server/sealer.ts";
-import { createStore, type Store } from "../server/store.ts";
+import { createStore, type Store } from "../server/store/mod.ts";
 
 function randomHex(): string {
   return bytesToHex(crypto.getRandomValues(new Uint8Array(32)));

@@ -4,7 +4,7 @@
 // with the stylesheet and the manifest the server render reads. `--if-needed` skips the work when
 // the manifest was built from the same sources.
 import { bytesToHex, concatBytes } from "../lib/protocol/bytes.ts";
-import type { AssetManifest } from "../server/render.tsx";
+import type { AssetManifest } from "../server/pages/render.tsx";
 
 /** Options of {@link build}. */
 export type BuildOptions = {

@@ -6,18 +6,19 @@
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { MAX_BODY_BYTES } from "../lib/protocol/schemas.ts";
-import { createBlockApp } from "./api_block.ts";
-import { createPkiApp } from "./api_pki.ts";
-import { createVoteApp } from "./api_vote.ts";
+import { createBlockApp } from "./api/block.ts";
+import { createPkiApp } from "./api/pki.ts";
+import { createVoteApp } from "./api/vote.ts";
 import { type Config, DEFAULT_RING_SIZE } from "./config.ts";
 import { notFound, refusal, toApiError } from "./errors.ts";
 import { createHeadSigner, lensSeed } from "./head_signer.ts";
-import { createLensApp } from "./lens.ts";
-import type { LabLedger } from "./lab_ledger.ts";
-import { createPageApp } from "./pages.ts";
+import { createLensApp } from "./api/lying_lens.ts";
+import type { LabLedger } from "./store/lab.ts";
+import { createPageApp } from "./pages/pages.ts";
 import { securityHeaders } from "./security.ts";
-import type { Store } from "./store.ts";
-import { createInProcessVerifier, type Verifier } from "./verifier.ts";
+import type { Store } from "./store/mod.ts";
+import { createInProcessVerifier } from "./verifier/in_process.ts";
+import type { Verifier } from "./verifier/types.ts";
 
 /** Where the attack lab's practice ledger is served: the API of protocol §4 under this prefix. */
 export const LAB_API = "/api/lab";

@@ -6,7 +6,7 @@ import { bytesToHex } from "../lib/protocol/bytes.ts";
 import { allInclusionProofs, rootFromInclusionProof, voteLeaf } from "../lib/protocol/merkle.ts";
 import type { BlockRecord } from "../lib/protocol/schemas.ts";
 import { nextTurn } from "./event_loop.ts";
-import type { ProofToStore, Store } from "./store.ts";
+import type { ProofToStore, Store } from "./store/mod.ts";
 
 /**
  * Where an injected fault stops a run: after the close commit, or after the k-th commit of

@@ -1,8 +1,8 @@
 // The layering the README's layout table promises, checked on the files themselves: the protocol
 // layer (lib/protocol/) never imports the application layer (lib/app/); nothing under lib/
 // reaches Deno's APIs, Deno KV or Hono, so the same code runs in the browser, nor keeps UI state
-// or runs timers; and the repository stands alone, citing only its own docs/ and never a document
-// kept outside it.
+// or runs timers; no module under server/ imports itself through others; and the repository
+// stands alone, citing only its own docs/ and never a document kept outside it.
 import assert from "node:assert/strict";
 import { dirname, extname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -83,6 +83,36 @@ function resolveRelative(file: string, specifier: string): string | null {
   return relative(ROOT, resolve(ROOT, dirname(file), specifier)).replaceAll("\\", "/");
 }
 
+/**
+ * The first import circle among `files`, as the files along it with the first repeated at the
+ * end, or null when there is none. A depth-first walk; imports outside `files` are not followed.
+ */
+function findImportCircle(
+  files: string[],
+  importsOf: (file: string) => string[],
+): string[] | null {
+  const state = new Map<string, "open" | "done">();
+  const path: string[] = [];
+  function visit(file: string): string[] | null {
+    if (state.get(file) === "done") return null;
+    if (state.get(file) === "open") return [...path.slice(path.indexOf(file)), file];
+    state.set(file, "open");
+    path.push(file);
+    for (const next of importsOf(file)) {
+      const circle = visit(next);
+      if (circle) return circle;
+    }
+    path.pop();
+    state.set(file, "done");
+    return null;
+  }
+  for (const file of files) {
+    const circle = visit(file);
+    if (circle) return circle;
+  }
+  return null;
+}
+
 Deno.test("the layout checks recognise what they look for", () => {
   const sample = `import { a } from "../app/status.ts";
 import type {
@@ -114,6 +144,12 @@ const d = await import("../app/voters.ts");
   assert.equal(isUiPackage("preact/hooks"), true);
   assert.equal(isUiPackage("react"), true);
   assert.equal(isUiPackage("preact-render-to-string"), false);
+  const graph: Record<string, string[]> = { a: ["b"], b: ["c", "d"], c: [], d: ["b"] };
+  assert.deepEqual(findImportCircle(Object.keys(graph), (f) => graph[f]), ["b", "d", "b"]);
+  assert.equal(
+    findImportCircle(["a", "b", "c"], (f) => ({ a: ["b", "c"], b: ["c"] })[f] ?? []),
+    null,
+  );
 });
 
 Deno.test("no module under lib/protocol imports lib/app", () => {
@@ -151,6 +187,17 @@ Deno.test("nothing under lib/ keeps UI state or runs a timer", () => {
     }
   }
   assert.deepEqual(offending, []);
+});
+
+Deno.test("no import circle among the modules under server/", () => {
+  const files = sourcesUnder("server");
+  assert.ok(files.includes("server/verifier/mod.ts"), "server/ holds modules");
+  const within = new Set(files);
+  const importsOf = (file: string) =>
+    importSpecifiers(read(file))
+      .map((specifier) => resolveRelative(file, specifier))
+      .filter((path): path is string => path !== null && within.has(path));
+  assert.deepEqual(findImportCircle(files, importsOf), null);
 });
 
 Deno.test("no file cites a document kept outside the repository", () => {

@@ -13,9 +13,9 @@ import {
 } from "../../lib/app/api_client.ts";
 import { MAX_PAGE_LIMIT } from "../../lib/protocol/schemas.ts";
 import { createApp } from "../../server/app.ts";
-import { createLabLedger } from "../../server/lab_ledger.ts";
+import { createLabLedger } from "../../server/store/lab.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
-import { createStore } from "../../server/store.ts";
+import { createStore } from "../../server/store/mod.ts";
 import {
   hostilePoints,
   makeVoters,

@@ -17,7 +17,7 @@ import {
 } from "../../lib/protocol/ring_signature.ts";
 import { createApp } from "../../server/app.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
-import { createStore } from "../../server/store.ts";
+import { createStore } from "../../server/store/mod.ts";
 import { call, dumpKv, makeVoters, signedVote } from "../helpers/ledger_fixtures.ts";
 
 const RING_SIZE = 4;

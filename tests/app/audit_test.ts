@@ -15,8 +15,8 @@ import { inThreadChecker, type VoteChecker } from "../../lib/app/vote_checks.ts"
 import { rankTally, tallyOf } from "../../lib/protocol/tally.ts";
 import { createApp } from "../../server/app.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
-import { kvKeys, type OpenRecord, type ServerKeyRecord } from "../../server/kv_layout.ts";
-import { createStore } from "../../server/store.ts";
+import { kvKeys, type OpenRecord, type ServerKeyRecord } from "../../server/store/layout.ts";
+import { createStore } from "../../server/store/mod.ts";
 import { forgeBallot } from "../helpers/forged_ballot.ts";
 import { inMemoryApp } from "../helpers/in_memory_app.ts";
 import { buildLedger } from "../helpers/ledger_builder.ts";

@@ -15,7 +15,7 @@ import { checkForkEvidence, serverPublicKey } from "../../lib/protocol/head.ts";
 import type { BlockRecord } from "../../lib/protocol/schemas.ts";
 import { createApp } from "../../server/app.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
-import { createStore } from "../../server/store.ts";
+import { createStore } from "../../server/store/mod.ts";
 import { call, makeVoters, signedVote } from "../helpers/ledger_fixtures.ts";
 import { forkedChain, serverSeedOf, showChain, torsionedHeads } from "../helpers/lying_server.ts";
 import { MapStorage } from "../helpers/map_storage.ts";

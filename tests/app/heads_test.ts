@@ -15,7 +15,7 @@ import {
 import { checkForkEvidence, serverPublicKey, signHead } from "../../lib/protocol/head.ts";
 import { createApp } from "../../server/app.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
-import { createStore } from "../../server/store.ts";
+import { createStore } from "../../server/store/mod.ts";
 import { call, makeVoters, signedVote } from "../helpers/ledger_fixtures.ts";
 import { MapStorage } from "../helpers/map_storage.ts";
 

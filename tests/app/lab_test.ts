@@ -22,9 +22,9 @@ import { LIES } from "../../lib/app/lies.ts";
 import { checkForkEvidence } from "../../lib/protocol/head.ts";
 import { VOTERS_KEY } from "../../lib/app/voters.ts";
 import { createApp } from "../../server/app.ts";
-import { createLabLedger, LAB_PREFIX, type LabLedger } from "../../server/lab_ledger.ts";
+import { createLabLedger, LAB_PREFIX, type LabLedger } from "../../server/store/lab.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
-import { createStore } from "../../server/store.ts";
+import { createStore } from "../../server/store/mod.ts";
 import { call, makeVoters, ringFor, signedVote } from "../helpers/ledger_fixtures.ts";
 import { MapStorage } from "../helpers/map_storage.ts";
 

@@ -18,7 +18,7 @@ import { ringOfSignature, tagOfSignature } from "../../lib/app/signature_fields.
 import { keyStatusLine, tagCheckLine } from "../../lib/app/status.ts";
 import { REGISTRATION_NAME, storageKey } from "../../lib/app/voters.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
-import { kvKeys } from "../../server/kv_layout.ts";
+import { kvKeys } from "../../server/store/layout.ts";
 import { inMemoryApp } from "../helpers/in_memory_app.ts";
 import { MapStorage } from "../helpers/map_storage.ts";
 

@@ -9,7 +9,7 @@ import { allBallots, lensSource, readSealedRings } from "../../lib/app/sealed_ri
 import { MAX_PAGE_LIMIT } from "../../lib/protocol/schemas.ts";
 import { createApp } from "../../server/app.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
-import { createStore } from "../../server/store.ts";
+import { createStore } from "../../server/store/mod.ts";
 import { makeVoters, signedVote, type TestVoter } from "../helpers/ledger_fixtures.ts";
 
 Deno.test("the lens reads every sealed ballot's ring once and analyses the record", async (t) => {

@@ -10,7 +10,7 @@ import { voteLeaf } from "../../lib/protocol/merkle.ts";
 import { build } from "../../scripts/build.ts";
 import { createApp } from "../../server/app.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
-import { createStore, type Store } from "../../server/store.ts";
+import { createStore, type Store } from "../../server/store/mod.ts";
 import { buildLedger } from "../helpers/ledger_builder.ts";
 import { makeVoters, signedVote } from "../helpers/ledger_fixtures.ts";
 import {

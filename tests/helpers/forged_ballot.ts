@@ -2,7 +2,7 @@
 // is still open, so the sealer builds a consistent Merkle tree and block hash over the forged vote
 // and only its ring signature can give it away.
 import type { VoteRecord } from "../../lib/protocol/schemas.ts";
-import { kvKeys, type VoteRef } from "../../server/kv_layout.ts";
+import { kvKeys, type VoteRef } from "../../server/store/layout.ts";
 
 /** Rewrites the payload of unsealed vote `voteId` in `kv`; throws when the vote is not stored. */
 export async function forgeBallot(kv: Deno.Kv, voteId: string, payload: string): Promise<void> {

@@ -2,7 +2,7 @@
 // `app.request`: what the client, bulletin board and panel tests start from.
 import { createApiClient } from "../../lib/app/api_client.ts";
 import { createApp } from "../../server/app.ts";
-import { createStore } from "../../server/store.ts";
+import { createStore } from "../../server/store/mod.ts";
 
 /** A fresh app and its client; close `kv` when done. */
 export async function inMemoryApp() {

@@ -2,7 +2,7 @@
 // through the store (the API's signature check is skipped, the signatures are valid anyway) and
 // sealed into blocks, so a 10,000-vote ledger costs its signing time and little else.
 import { sealNextBlock } from "../../server/sealer.ts";
-import type { Store } from "../../server/store.ts";
+import type { Store } from "../../server/store/mod.ts";
 import { makeVoters, ringFor, signedVote, type TestVoter } from "./ledger_fixtures.ts";
 
 /** Options of {@link buildLedger}. */

@@ -12,7 +12,7 @@ import {
 import { createApp } from "../../server/app.ts";
 import { testVerifier } from "../helpers/test_verifier.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
-import { createStore } from "../../server/store.ts";
+import { createStore } from "../../server/store/mod.ts";
 import {
   type Answer,
   call,

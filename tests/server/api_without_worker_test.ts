@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 
 delete (globalThis as { Worker?: unknown }).Worker;
 
-const { createVerifier } = await import("../../server/verifier.ts");
+const { createVerifier } = await import("../../server/verifier/mod.ts");
 const { testVerifier } = await import("../helpers/test_verifier.ts");
 
 Deno.test("without Worker, createVerifier verifies in-process", async () => {
@@ -20,6 +20,6 @@ Deno.test("without Worker, createVerifier verifies in-process", async () => {
 });
 
 await import("./api_test.ts");
-await import("./api_vote_test.ts");
+await import("./api/vote_test.ts");
 await import("./attack_test.ts");
 await import("./fuzz_test.ts");

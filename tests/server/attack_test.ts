@@ -2,14 +2,14 @@
 // registered keys, replays, wrong types in every field, malformed and oversized bodies, hostile
 // path parameters. Each answer carries its 4xx code, the security headers and no stack trace,
 // and leaves every KV entry exactly as it was. The per-check verifier rejections are in
-// server_vote_test.ts; this file covers what reaches the server around them.
+// tests/server/api/vote_test.ts; this file covers what reaches the server around them.
 import assert from "node:assert/strict";
 import type { VoteSubmission } from "../../lib/protocol/schemas.ts";
 import { createApp } from "../../server/app.ts";
 import { testVerifier } from "../helpers/test_verifier.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
 import { CONTENT_SECURITY_POLICY, SECURITY_HEADERS } from "../../server/security.ts";
-import { createStore } from "../../server/store.ts";
+import { createStore } from "../../server/store/mod.ts";
 import {
   call,
   dumpKv,

@@ -5,8 +5,8 @@ import assert from "node:assert/strict";
 import { ErrorBody } from "../../lib/protocol/schemas.ts";
 import { createApp } from "../../server/app.ts";
 import { ApiError, busy, ERROR_STATUS, type ErrorCode } from "../../server/errors.ts";
-import { createStore } from "../../server/store.ts";
-import { createInProcessVerifier } from "../../server/verifier.ts";
+import { createStore } from "../../server/store/mod.ts";
+import { createInProcessVerifier } from "../../server/verifier/in_process.ts";
 import { makeVoters, ringFor, signedVote } from "../helpers/ledger_fixtures.ts";
 
 const json = (body: unknown): RequestInit => ({ method: "POST", body: JSON.stringify(body) });

@@ -12,7 +12,7 @@ import { createApp } from "../../server/app.ts";
 import { testVerifier } from "../helpers/test_verifier.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
 import { SECURITY_HEADERS } from "../../server/security.ts";
-import { createStore } from "../../server/store.ts";
+import { createStore } from "../../server/store/mod.ts";
 import { call, makeVoters, ringFor, signedVote } from "../helpers/ledger_fixtures.ts";
 
 const REQUESTS = 5_000;

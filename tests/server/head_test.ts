@@ -8,7 +8,7 @@ import { bytesToHex, hexToBytes } from "../../lib/protocol/bytes.ts";
 import { blockHash } from "../../lib/protocol/chain.ts";
 import { createApp } from "../../server/app.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
-import { createStore } from "../../server/store.ts";
+import { createStore } from "../../server/store/mod.ts";
 import { call, makeVoters, signedVote } from "../helpers/ledger_fixtures.ts";
 
 /** Checks `head_signature` of a record with noble over `"ringvote/v1/head" ‖ u64be ‖ hash`. */

@@ -7,8 +7,8 @@ import { blockHash, genesisBlock } from "../../lib/protocol/chain.ts";
 import { merkleRoot, voteLeaf } from "../../lib/protocol/merkle.ts";
 import type { VoteRecord } from "../../lib/protocol/schemas.ts";
 import { type FaultPoint, SealFault, sealNextBlock } from "../../server/sealer.ts";
-import { kvKeys } from "../../server/kv_layout.ts";
-import { createStore, type Store } from "../../server/store.ts";
+import { kvKeys } from "../../server/store/layout.ts";
+import { createStore, type Store } from "../../server/store/mod.ts";
 import { proofVerifies, unsignedVote } from "../helpers/ledger_fixtures.ts";
 
 const GENESIS_AT = 1_700_000_000_000;

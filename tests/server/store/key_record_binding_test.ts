@@ -5,22 +5,28 @@
 import assert from "node:assert/strict";
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { numberToBytesLE } from "@noble/curves/utils.js";
-import { bytesToHex, hexToBytes } from "../../lib/protocol/bytes.ts";
-import { COMB_BYTES, combTable, combToBytes } from "../../lib/protocol/comb_table.ts";
-import type { KeyPrecomputation } from "../../lib/protocol/key_precomputation.ts";
-import { keyPairFromSeed, L, type Point } from "../../lib/protocol/keys.ts";
+import { bytesToHex, hexToBytes } from "../../../lib/protocol/bytes.ts";
+import { COMB_BYTES, combTable, combToBytes } from "../../../lib/protocol/comb_table.ts";
+import type { KeyPrecomputation } from "../../../lib/protocol/key_precomputation.ts";
+import { keyPairFromSeed, L, type Point } from "../../../lib/protocol/keys.ts";
 import {
   encodeSignature,
   hashToPoint,
   hashToScalar,
   transcript,
-} from "../../lib/protocol/ring_signature.ts";
-import type { VoteSubmission } from "../../lib/protocol/schemas.ts";
-import { createApp } from "../../server/app.ts";
-import { type KeyIdRecord, keyRecordMac, keyRecordSecret, kvKeys } from "../../server/kv_layout.ts";
-import { createStore } from "../../server/store.ts";
-import { createInProcessVerifier, type Verifier } from "../../server/verifier.ts";
-import { call, makeVoters, signedVote, type TestVoter } from "../helpers/ledger_fixtures.ts";
+} from "../../../lib/protocol/ring_signature.ts";
+import type { VoteSubmission } from "../../../lib/protocol/schemas.ts";
+import { createApp } from "../../../server/app.ts";
+import {
+  type KeyIdRecord,
+  keyRecordMac,
+  keyRecordSecret,
+  kvKeys,
+} from "../../../server/store/layout.ts";
+import { createStore } from "../../../server/store/mod.ts";
+import { createInProcessVerifier } from "../../../server/verifier/in_process.ts";
+import type { Verifier } from "../../../server/verifier/types.ts";
+import { call, makeVoters, signedVote, type TestVoter } from "../../helpers/ledger_fixtures.ts";
 
 /** The in-process verifier, remembering the stored precomputations each vote was verified with. */
 function spyingVerifier(): Verifier & { members: (KeyPrecomputation | null)[][]; keys: string[] } {

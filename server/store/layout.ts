@@ -1,14 +1,16 @@
-// The Deno KV key layout of protocol §5 and the commit helpers every KV write goes through:
-// typed key builders, the records stored under them, commit-with-retry and read-back helpers,
-// and batching within the KV limits (mutations and bytes per commit, keys per getMany), and the MAC
-// that binds a key record's precomputation to its key.
+/**
+ * The Deno KV key layout of protocol §5 and the commit helpers every KV write goes through: typed
+ * key builders and the records stored under them, commit-with-retry, read-back, batching within the
+ * KV limits, and the MAC that binds a key record's precomputation to its key.
+ * @module
+ */
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { assertBytes, utf8 } from "../lib/protocol/bytes.ts";
+import { assertBytes, utf8 } from "../../lib/protocol/bytes.ts";
 import {
   isStoredPrecomputation,
   type KeyPrecomputation,
   PRECOMPUTATION_BYTES,
-} from "../lib/protocol/key_precomputation.ts";
+} from "../../lib/protocol/key_precomputation.ts";
 
 /** The guard: the block new votes go into. */
 export type OpenRecord = { height: number };

@@ -1,11 +1,13 @@
-// One verification thread of the pool (server/verify_pool.ts): runs each job it is sent with
-// runJob (every protocol §2 check, or a key's registration checks and precomputation) over its
-// share of the process's member cache, and answers with the job's id.
+/**
+ * One verification thread of the pool (./pool.ts): runs each job it is sent with runJob over its
+ * share of the process's member cache, and answers with the job's id.
+ * @module
+ */
 /// <reference no-default-lib="true" />
 /// <reference lib="deno.worker" />
-import { createMemberCache } from "../lib/protocol/member_cache.ts";
-import { runJob, warmUp } from "./verifier.ts";
-import type { WorkerReply, WorkerRequest } from "./verify_pool.ts";
+import { createMemberCache } from "../../lib/protocol/member_cache.ts";
+import { runJob, warmUp } from "./jobs.ts";
+import type { WorkerReply, WorkerRequest } from "./types.ts";
 
 let members = createMemberCache({ budgetBytes: 0 });
 

@@ -1,16 +1,15 @@
-// The lying-server lens of the attack lab: `GET {base}/lens/{lie}/…` answers the honest read of
-// `{base}/…` with one lie told (lib/app/lies.ts), over the one ledger served under `base`: the
-// practice ledger's `/api/lab` for the lab (protocol §4.7). It only ever reads — it calls the
-// honest routes and rewrites their JSON — so it never writes to the ledger, and requests outside
-// the prefix are untouched. Every head it serves is signed with the lens key, never the server key
-// (protocol §4.7): a lie the lab shows is provable under that key only, so nobody can obtain from
-// the lens fork evidence against an honest server, and a server that really forks cannot blame it.
+/**
+ * The attack lab's lying-server lens: `GET {base}/lens/{lie}/…` answers the honest read of
+ * `{base}/…` with one lie told (lib/app/lies.ts). It only reads, and signs every head it serves
+ * with the lens key, never the server key (protocol §4.7).
+ * @module
+ */
 import { Hono } from "hono";
-import { isLensView, type LensView } from "../lib/app/lies.ts";
-import { blockHash } from "../lib/protocol/chain.ts";
-import type { BlockRecord as Block } from "../lib/protocol/schemas.ts";
-import { quote, refusal } from "./errors.ts";
-import { type HeadSigner, withHeadSignature } from "./head_signer.ts";
+import { isLensView, type LensView } from "../../lib/app/lies.ts";
+import { blockHash } from "../../lib/protocol/chain.ts";
+import type { BlockRecord as Block } from "../../lib/protocol/schemas.ts";
+import { quote, refusal } from "../errors.ts";
+import { type HeadSigner, withHeadSignature } from "../head_signer.ts";
 
 /** Reads an honest API path of the ledger (e.g. `/api/lab/blocks?from=0`) from its own routes. */
 export type HonestRead = (path: string) => Promise<Response>;
@@ -34,6 +33,12 @@ const FORK_SHIFT_MS = 1000;
  * Routes under `{base}/lens` (`base` is `/api` by default): `GET /{lie}/{path}` mirrors
  * `GET {base}/{path}` with the lie told and every head signed by `signer`, the lens key, which
  * `GET /{lie}/server-key` answers. Inside, paths are named as under `/api` whatever the base.
+ *
+ * It only ever reads — it calls the honest routes of the one ledger served under `base` (the
+ * practice ledger's `/api/lab` for the lab) and rewrites their JSON — so it never writes to the
+ * ledger, and requests outside the prefix are untouched. A lie the lab shows is provable under the
+ * lens key only, so nobody can obtain from the lens fork evidence against an honest server, and a
+ * server that really forks cannot blame it.
  */
 export function createLensApp(
   read: HonestRead,

@@ -3,18 +3,18 @@
 // answered before, each lie is told, its key is derived from the practice ledger's seed, and a
 // voter's own checks (lib/app/lens_checks.ts) catch every one, naming the check that failed.
 import assert from "node:assert/strict";
-import { createApiClient } from "../../lib/app/api_client.ts";
-import { checkVoteView } from "../../lib/app/lens_checks.ts";
-import { HONEST_VIEW, LIES } from "../../lib/app/lies.ts";
-import { type SeenHeads } from "../../lib/app/heads.ts";
-import { checkBlocks } from "../../lib/app/record_checks.ts";
-import { checkForkEvidence, serverPublicKey, verifyHead } from "../../lib/protocol/head.ts";
-import { createApp } from "../../server/app.ts";
-import { lensSeed } from "../../server/head_signer.ts";
-import { createLabLedger } from "../../server/lab_ledger.ts";
-import { sealNextBlock } from "../../server/sealer.ts";
-import { createStore } from "../../server/store.ts";
-import { call, dumpKv, makeVoters, ringFor, signedVote } from "../helpers/ledger_fixtures.ts";
+import { createApiClient } from "../../../lib/app/api_client.ts";
+import { checkVoteView } from "../../../lib/app/lens_checks.ts";
+import { HONEST_VIEW, LIES } from "../../../lib/app/lies.ts";
+import { type SeenHeads } from "../../../lib/app/heads.ts";
+import { checkBlocks } from "../../../lib/app/record_checks.ts";
+import { checkForkEvidence, serverPublicKey, verifyHead } from "../../../lib/protocol/head.ts";
+import { createApp } from "../../../server/app.ts";
+import { lensSeed } from "../../../server/head_signer.ts";
+import { createLabLedger } from "../../../server/store/lab.ts";
+import { sealNextBlock } from "../../../server/sealer.ts";
+import { createStore } from "../../../server/store/mod.ts";
+import { call, dumpKv, makeVoters, ringFor, signedVote } from "../../helpers/ledger_fixtures.ts";
 
 /**
  * Two sealed blocks of the practice ledger: block 1 holds the lab voter's vote and another,

@@ -3,13 +3,13 @@
 import assert from "node:assert/strict";
 import { hmac } from "@noble/hashes/hmac.js";
 import { sha256 } from "@noble/hashes/sha2.js";
-import { concatBytes, utf8 } from "../../lib/protocol/bytes.ts";
+import { concatBytes, utf8 } from "../../../lib/protocol/bytes.ts";
 import {
   type KeyPrecomputation,
   PRECOMPUTATION_BYTES,
   precomputeKey,
-} from "../../lib/protocol/key_precomputation.ts";
-import { generateSeed, keyPairFromSeed } from "../../lib/protocol/keys.ts";
+} from "../../../lib/protocol/key_precomputation.ts";
+import { generateSeed, keyPairFromSeed } from "../../../lib/protocol/keys.ts";
 import {
   absent,
   commitInBatches,
@@ -23,7 +23,7 @@ import {
   kvKeys,
   lastPart,
   ledgerKeys,
-} from "../../server/kv_layout.ts";
+} from "../../../server/store/layout.ts";
 
 /** Runs `test` over a fresh in-memory database. */
 function withKv(test: (kv: Deno.Kv) => Promise<void>): () => Promise<void> {

@@ -1,9 +1,12 @@
-// Edge validation shared by the API sub-apps: JSON bodies through lib/schemas, and integer path
-// and query parameters. Every failure is a 400 `invalid_request` naming the value.
+/**
+ * Edge validation shared by the API sub-apps: JSON bodies through lib/protocol/schemas.ts, and
+ * integer path and query parameters. Every failure is a 400 `invalid_request` naming the value.
+ * @module
+ */
 import type { Context } from "hono";
 import type * as z from "zod/mini";
-import { describeIssues, MAX_PAGE_LIMIT } from "../lib/protocol/schemas.ts";
-import { invalidRequest, quote } from "./errors.ts";
+import { describeIssues, MAX_PAGE_LIMIT } from "../../lib/protocol/schemas.ts";
+import { invalidRequest, quote } from "../errors.ts";
 
 const INTEGER = /^(?:0|[1-9][0-9]{0,15})$/;
 

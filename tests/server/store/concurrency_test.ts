@@ -2,11 +2,11 @@
 // one tag submitted many times at once, concurrent key registrations, and two KV handles on one
 // database file each sealing.
 import assert from "node:assert/strict";
-import { checkLink } from "../../lib/protocol/chain.ts";
-import type { BlockRecord, VoteProof } from "../../lib/protocol/schemas.ts";
-import { createApp } from "../../server/app.ts";
-import { sealNextBlock } from "../../server/sealer.ts";
-import { createStore, type Store } from "../../server/store.ts";
+import { checkLink } from "../../../lib/protocol/chain.ts";
+import type { BlockRecord, VoteProof } from "../../../lib/protocol/schemas.ts";
+import { createApp } from "../../../server/app.ts";
+import { sealNextBlock } from "../../../server/sealer.ts";
+import { createStore, type Store } from "../../../server/store/mod.ts";
 import {
   call,
   makeVoters,
@@ -14,7 +14,7 @@ import {
   ringFor,
   signedVote,
   unsignedVote,
-} from "../helpers/ledger_fixtures.ts";
+} from "../../helpers/ledger_fixtures.ts";
 
 /** Runs `sealNextBlock` every few ms until the returned stop function is awaited. */
 function runSealer(store: Store, everyMs = 3): () => Promise<void> {

@@ -2,10 +2,10 @@
 // the store reads back its marker and answers exactly once (protocol §5 "Submit"). The KV is real;
 // only the outcome report of chosen commits is replaced by the error SQLite gives.
 import assert from "node:assert/strict";
-import { sealNextBlock } from "../../server/sealer.ts";
-import { isTransientKvError } from "../../server/kv_layout.ts";
-import { createStore } from "../../server/store.ts";
-import { proofVerifies, unsignedVote } from "../helpers/ledger_fixtures.ts";
+import { sealNextBlock } from "../../../server/sealer.ts";
+import { isTransientKvError } from "../../../server/store/layout.ts";
+import { createStore } from "../../../server/store/mod.ts";
+import { proofVerifies, unsignedVote } from "../../helpers/ledger_fixtures.ts";
 
 /**
  * What happens to the next commits: the real outcome, or a lock error after or instead of it; a

@@ -1,15 +1,9 @@
-// The verifier on a pool of worker threads (server/verify_worker.ts), one per core by default, so
-// ingest and registration use every core while the request thread only parses, reads and commits.
-// A job goes to the worker with the fewest outstanding jobs. Workers hold no per-key state of their
-// own beyond a least-recently-used cache of decoded members, the process budget divided by the
-// worker count: every verification brings its members' stored precomputations along.
-//
-// A worker that fails (an uncaught error, or a job unanswered for `stallMs` once the worker has
-// loaded and warmed up, which can take many seconds on a busy machine) is terminated and replaced;
-// each job it held is sent once more to a live worker, and answered 503 `busy` if that one fails
-// too. `ready` settles once every worker has warmed up (server/verifier.ts, warmUp).
-import type { KeyPrecomputation } from "../lib/protocol/key_precomputation.ts";
-import type { RingCheck } from "../lib/protocol/ring_signature.ts";
+/**
+ * The verifier on a pool of worker threads (./worker.ts), one per core by default, so ingest and
+ * registration use every core while the request thread only parses, reads and commits.
+ * @module
+ */
+import { DEFAULT_MEMBER_BUDGET } from "../../lib/protocol/member_cache.ts";
 import {
   DEFAULT_MAX_QUEUED,
   type JobResult,
@@ -18,21 +12,9 @@ import {
   verifierBusy,
   type VerifierJob,
   type VerifierOptions,
-} from "./verifier.ts";
-import { DEFAULT_MEMBER_BUDGET } from "../lib/protocol/member_cache.ts";
-
-/** Messages to a verification worker. */
-export type WorkerRequest =
-  | { type: "configure"; memberBudgetBytes: number }
-  | { type: "job"; id: number; job: VerifierJob }
-  | { type: "stats"; id: number };
-
-/** Messages from a verification worker, answering the job with the same id. */
-export type WorkerReply =
-  | { id: number; result: RingCheck | KeyPrecomputation | string }
-  | { id: number; error: { name: string; message: string } }
-  | { id: number; stats: MemberStats }
-  | { ready: true };
+  type WorkerReply,
+  type WorkerRequest,
+} from "./types.ts";
 
 /** Options of {@link createVerifyPool}. */
 export type VerifyPoolOptions = VerifierOptions & {
@@ -84,13 +66,23 @@ function errorFrom(reply: { name: string; message: string }): Error {
   return new ErrorType(reply.message);
 }
 
-/** Starts the verification workers. */
+/**
+ * Starts the verification workers. A job goes to the worker with the fewest outstanding jobs.
+ * Workers hold no per-key state of their own beyond a least-recently-used cache of decoded
+ * members, the process budget divided by the worker count: every verification brings its members'
+ * stored precomputations along.
+ *
+ * A worker that fails (an uncaught error, or a job unanswered for `stallMs` once the worker has
+ * loaded and warmed up, which can take many seconds on a busy machine) is terminated and replaced;
+ * each job it held is sent once more to a live worker, and answered 503 `busy` if that one fails
+ * too. `ready` settles once every worker has warmed up (warmUp in ./jobs.ts).
+ */
 export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
   const count = Math.max(1, opts.workers ?? navigator.hardwareConcurrency ?? 1);
   const maxQueued = opts.maxQueued ?? DEFAULT_MAX_QUEUED;
   const stallMs = opts.stallMs ?? DEFAULT_STALL_MS;
   const startMs = opts.startMs ?? DEFAULT_START_MS;
-  const workerUrl = opts.workerUrl ?? new URL("./verify_worker.ts", import.meta.url);
+  const workerUrl = opts.workerUrl ?? new URL("./worker.ts", import.meta.url);
   const memberBudgetBytes = Math.floor(
     (opts.memberBudgetBytes ?? DEFAULT_MEMBER_BUDGET) / count,
   );

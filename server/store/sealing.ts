@@ -1,7 +1,10 @@
-// The sealing steps of a ledger (protocol §5.3 "Close" and "Finalize"), which the sealer
-// (server/sealer.ts) drives through the store: every step either checks what it replaces or is
-// idempotent, so several sealers and a re-run after a crash agree byte for byte.
-import type * as wire from "../lib/protocol/schemas.ts";
+/**
+ * The sealing steps of a ledger (protocol §5.3 "Close" and "Finalize"), which server/sealer.ts
+ * drives through the store: every step either checks what it replaces or is idempotent, so several
+ * sealers and a re-run after a crash agree byte for byte.
+ * @module
+ */
+import type * as wire from "../../lib/protocol/schemas.ts";
 import {
   absent,
   backoff,
@@ -18,8 +21,8 @@ import {
   type SealRecord,
   tryCommit,
   type VoteIndex,
-} from "./kv_layout.ts";
-import { readPointers } from "./ledger_reads.ts";
+} from "./layout.ts";
+import { readPointers } from "./ledger.ts";
 
 /** A closed block waiting for finalize: its fixed close time and the head it will follow. */
 export type ClosedBlock = { closedAt: number; prev: HeadRecord };

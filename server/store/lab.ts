@@ -1,16 +1,13 @@
-// The attack lab's practice ledger (protocol §4.7): a ledger of its own, kept by the same store and
-// sealed by the same sealer as the election's, under the KV prefix ["lab", generation]. It is
-// bounded in keys and votes, and a reset starts a fresh one: it makes the next generation's genesis
-// and key, points every process at it in one commit, then deletes the generations before it.
-import { refusal } from "./errors.ts";
-import {
-  backoff,
-  BATCH_MAX_MUTATIONS,
-  MAX_ATTEMPTS,
-  readRetrying,
-  tryCommit,
-} from "./kv_layout.ts";
-import { createStore, type LedgerCapacity, type Store } from "./store.ts";
+/**
+ * The attack lab's practice ledger (protocol §4.7): the same store and sealer as the election's,
+ * under the KV prefix ["lab", generation], bounded in keys and votes. A reset makes the next
+ * generation's genesis and key, points every process at it in one commit, then deletes the
+ * generations before it.
+ * @module
+ */
+import { refusal } from "../errors.ts";
+import { backoff, BATCH_MAX_MUTATIONS, MAX_ATTEMPTS, readRetrying, tryCommit } from "./layout.ts";
+import { createStore, type LedgerCapacity, type Store } from "./mod.ts";
 
 /** First part of every key of the practice ledger; no key of the election's starts with it. */
 export const LAB_PREFIX = "lab";

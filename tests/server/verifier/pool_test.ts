@@ -4,37 +4,39 @@
 // flood of registrations leaves the member memory within its one global budget.
 import assert from "node:assert/strict";
 import { bytesToNumberLE, numberToBytesLE } from "@noble/curves/utils.js";
-import { hexToBytes } from "../../lib/protocol/bytes.ts";
-import { L } from "../../lib/protocol/keys.ts";
-import { precomputeKey } from "../../lib/protocol/key_precomputation.ts";
-import { MEMBER_BYTES } from "../../lib/protocol/member_cache.ts";
+import { hexToBytes } from "../../../lib/protocol/bytes.ts";
+import { L } from "../../../lib/protocol/keys.ts";
+import { precomputeKey } from "../../../lib/protocol/key_precomputation.ts";
+import { MEMBER_BYTES } from "../../../lib/protocol/member_cache.ts";
 import {
   checkRing,
   decodeSignature,
   type RingSignature,
-} from "../../lib/protocol/ring_signature.ts";
-import type { VoteSubmission } from "../../lib/protocol/schemas.ts";
-import { createApp } from "../../server/app.ts";
-import { ApiError } from "../../server/errors.ts";
-import { createStore } from "../../server/store.ts";
-import { createInProcessVerifier, type Verifier, warmUp } from "../../server/verifier.ts";
-import { createVerifyPool } from "../../server/verify_pool.ts";
-import { CRASH_PAYLOAD } from "../helpers/crash_payload.ts";
+} from "../../../lib/protocol/ring_signature.ts";
+import type { VoteSubmission } from "../../../lib/protocol/schemas.ts";
+import { createApp } from "../../../server/app.ts";
+import { ApiError } from "../../../server/errors.ts";
+import { createStore } from "../../../server/store/mod.ts";
+import { createInProcessVerifier } from "../../../server/verifier/in_process.ts";
+import { warmUp } from "../../../server/verifier/jobs.ts";
+import type { Verifier } from "../../../server/verifier/types.ts";
+import { createVerifyPool } from "../../../server/verifier/pool.ts";
+import { CRASH_PAYLOAD } from "../../helpers/crash_payload.ts";
 import {
   hostilePoints,
   makeVoters,
   ringFor,
   signedVote,
   type TestVoter,
-} from "../helpers/ledger_fixtures.ts";
+} from "../../helpers/ledger_fixtures.ts";
 
 const voters = makeVoters(10);
 const signer = voters[0];
 const ring = ringFor(signer, voters, 8);
 const good = signedVote(signer, ring, "Yes");
-const FRAGILE = new URL("../helpers/fragile_verify_worker.ts", import.meta.url);
-const BROKEN = new URL("../helpers/broken_verify_worker.ts", import.meta.url);
-const SILENT = new URL("../helpers/silent_verify_worker.ts", import.meta.url);
+const FRAGILE = new URL("../../helpers/fragile_verify_worker.ts", import.meta.url);
+const BROKEN = new URL("../../helpers/broken_verify_worker.ts", import.meta.url);
+const SILENT = new URL("../../helpers/silent_verify_worker.ts", import.meta.url);
 
 function decoded(): RingSignature {
   return decodeSignature(good.signature);

@@ -1,20 +1,23 @@
-// The page side of the server: GET / (routes/index.tsx), GET /board (routes/board.tsx) and
-// GET /lab (routes/lab.tsx) rendered with their islands marked for hydration, and the built,
-// content-hashed island bundles under /static/build/, cached for a year.
+/**
+ * The page side of the server: GET / (routes/index.tsx), GET /board (routes/board.tsx) and GET /lab
+ * (routes/lab.tsx) rendered with their islands marked for hydration, and the built, content-hashed
+ * island bundles under /static/build/, cached for a year.
+ * @module
+ */
 import { type Context, Hono } from "hono";
 import { compress } from "hono/compress";
 import { type ComponentChild, h } from "preact";
-import BulletinBoardPage, { handler as bulletinBoardHandler } from "../routes/board.tsx";
-import IndexPage, { handler as indexHandler } from "../routes/index.tsx";
-import LabPage, { handler as labHandler } from "../routes/lab.tsx";
-import { notBuilt, notFound } from "./errors.ts";
+import BulletinBoardPage, { handler as bulletinBoardHandler } from "../../routes/board.tsx";
+import IndexPage, { handler as indexHandler } from "../../routes/index.tsx";
+import LabPage, { handler as labHandler } from "../../routes/lab.tsx";
+import { notBuilt, notFound } from "../errors.ts";
 import { type AssetManifest, ICON_URL, renderPage } from "./render.tsx";
 
 /** Where the build writes (scripts/build.ts) and the page reads the island bundles. */
-export const BUILD_DIR = new URL("../static/build/", import.meta.url);
+export const BUILD_DIR = new URL("../../static/build/", import.meta.url);
 /** URL prefix of the built files. */
 export const BUILD_URL = "/static/build/";
-const ICON_FILE = new URL("../static/favicon.svg", import.meta.url);
+const ICON_FILE = new URL("../../static/favicon.svg", import.meta.url);
 
 /** Options of {@link createPageApp}: the configured ring size, and where the build wrote. */
 export type PageAppOptions = { ringSize: number; buildDir?: URL };

@@ -1,9 +1,12 @@
-// The bulletin-board reads of a ledger (protocol §4.4): the chain's pointers and blocks, a vote's
-// stored proof, a block's votes in leaf order, tag lookups, and the tally, kept per process and
-// extended block by block. server/store.ts puts them together with the rest of the ledger.
-import { rankTally } from "../lib/protocol/tally.ts";
-import type * as wire from "../lib/protocol/schemas.ts";
-import { quote, refusal } from "./errors.ts";
+/**
+ * The bulletin-board reads of a ledger (protocol §4.4): the chain's pointers and blocks, a vote's
+ * stored proof, a block's votes in leaf order, tag lookups, and the tally, kept per process and
+ * extended block by block.
+ * @module
+ */
+import { rankTally } from "../../lib/protocol/tally.ts";
+import type * as wire from "../../lib/protocol/schemas.ts";
+import { quote, refusal } from "../errors.ts";
 import {
   getManyChunked,
   type HeadRecord,
@@ -15,7 +18,7 @@ import {
   type TagUse,
   type VoteIndex,
   type VoteRef,
-} from "./kv_layout.ts";
+} from "./layout.ts";
 
 /** The guard and the head, read together; throws if the ledger has no genesis block. */
 export async function readPointers({ kv, keys }: KvLedger) {

@@ -1,10 +1,14 @@
-// The key directory calls of protocol §4: `/api/pki/key...`.
+/**
+ * The key directory calls of protocol §4, `/api/pki/key…`: registration, with the key's checks
+ * and precomputation run on the verifier, and the directory reads.
+ * @module
+ */
 import { Hono } from "hono";
-import { describeIssues, KeyRegistration } from "../lib/protocol/schemas.ts";
-import { integerParam, pageLimit, readJson } from "./api_common.ts";
-import { duplicateKey, invalidRequest, quote, refusal } from "./errors.ts";
-import type { Store } from "./store.ts";
-import type { Verifier } from "./verifier.ts";
+import { describeIssues, KeyRegistration } from "../../lib/protocol/schemas.ts";
+import { integerParam, pageLimit, readJson } from "./common.ts";
+import { duplicateKey, invalidRequest, quote, refusal } from "../errors.ts";
+import type { Store } from "../store/mod.ts";
+import type { Verifier } from "../verifier/types.ts";
 
 /**
  * Routes under `/api/pki`. Registration runs the key's checks and precomputation on `verifier`

@@ -1,5 +1,8 @@
-// Server-side rendering of a page: the route's component to HTML inside the document shell, with
-// the stylesheets and the module scripts of exactly the islands the page used.
+/**
+ * Server-side rendering of a page: the route's component to HTML inside the document shell, with
+ * the stylesheets and the module scripts of exactly the islands the page used.
+ * @module
+ */
 import type { ComponentChild } from "preact";
 import { renderToString } from "preact-render-to-string";
 import {
@@ -7,7 +10,7 @@ import {
   type IslandRender,
   serializeProps,
   WORKERS_ELEMENT_ID,
-} from "../components/Island.ts";
+} from "../../components/Island.ts";
 
 /** The build's asset manifest (static/build/manifest.json), written by scripts/build.ts. */
 export type AssetManifest = {

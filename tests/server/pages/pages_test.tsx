@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
-import { build, staticImports } from "../../scripts/build.ts";
-import { createApp } from "../../server/app.ts";
-import { createPageApp, readManifest } from "../../server/pages.ts";
-import { createStore } from "../../server/store.ts";
-import { Island, serializeProps } from "../../components/Island.ts";
-import { renderPage } from "../../server/render.tsx";
-import { bytesToHex } from "../../lib/protocol/bytes.ts";
+import { build, staticImports } from "../../../scripts/build.ts";
+import { createApp } from "../../../server/app.ts";
+import { createPageApp, readManifest } from "../../../server/pages/pages.ts";
+import { createStore } from "../../../server/store/mod.ts";
+import { Island, serializeProps } from "../../../components/Island.ts";
+import { renderPage } from "../../../server/pages/render.tsx";
+import { bytesToHex } from "../../../lib/protocol/bytes.ts";
 
 /** A fresh build in a temporary directory, so tests never race the served static/build/. */
 async function freshBuild() {
@@ -171,7 +171,7 @@ Deno.test("staticImports lists static chunk imports, not dynamic ones", () => {
 Deno.test("a file of islands/workers/ becomes a module worker the page can start by name", async () => {
   // A project root with the real build inputs and one island plus one worker of its own.
   const root = await Deno.makeTempDir({ prefix: "ringvote-worker-build-" });
-  const project = new URL("../../", import.meta.url).pathname;
+  const project = new URL("../../../", import.meta.url).pathname;
   try {
     for (const entry of ["deno.json", "deno.lock", "components", "lib", "static", "scripts"]) {
       await Deno.symlink(`${project}${entry}`, `${root}/${entry}`);
@@ -255,7 +255,7 @@ Deno.test("the icon: named by every page's head, answered at /favicon.svg and /f
       const html = await (await app.request(page)).text();
       assert.ok(html.includes('<link rel="icon" type="image/svg+xml" href="/favicon.svg"/>'), page);
     }
-    const svg = await Deno.readTextFile(new URL("../../static/favicon.svg", import.meta.url));
+    const svg = await Deno.readTextFile(new URL("../../../static/favicon.svg", import.meta.url));
     for (const path of ["/favicon.svg", "/favicon.ico"]) {
       const res = await app.request(path);
       assert.equal(res.status, 200, path);

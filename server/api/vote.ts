@@ -1,21 +1,22 @@
-// `POST /api/vote` (protocol §4): validates the submission, runs the cheap refusals first (every
-// ring member registered, else 403; the tag unused, else 409), verifies the ring signature with
-// every check of protocol §2 on the verifier, and answers 202 only once the vote is durably
-// committed into the block it names. A saturated verifier answers 503 `busy` before anything is
-// stored.
+/**
+ * `POST /api/vote` (protocol §4): the cheap refusals first (unregistered member 403, used tag 409),
+ * then every protocol §2 check on the verifier; 202 only once the vote is durably committed into
+ * the block it names, and 503 `busy` from a saturated verifier before anything is stored.
+ * @module
+ */
 import { Hono } from "hono";
-import { bytesToHex } from "../lib/protocol/bytes.ts";
-import { decodeSignature, type RingSignature } from "../lib/protocol/ring_signature.ts";
-import { sameRing } from "../lib/protocol/same_ring.ts";
+import { bytesToHex } from "../../lib/protocol/bytes.ts";
+import { decodeSignature, type RingSignature } from "../../lib/protocol/ring_signature.ts";
+import { sameRing } from "../../lib/protocol/same_ring.ts";
 import {
   codePointLength,
   MAX_PAYLOAD_CODE_POINTS,
   VoteSubmission,
-} from "../lib/protocol/schemas.ts";
-import { parseJson } from "./api_common.ts";
-import { duplicateTag, invalidRequest, quote, refusal } from "./errors.ts";
-import type { Store } from "./store.ts";
-import type { Verifier } from "./verifier.ts";
+} from "../../lib/protocol/schemas.ts";
+import { parseJson } from "./common.ts";
+import { duplicateTag, invalidRequest, quote, refusal } from "../errors.ts";
+import type { Store } from "../store/mod.ts";
+import type { Verifier } from "../verifier/types.ts";
 
 /** Routes under `/api/vote`, verifying on `verifier`. */
 export function createVoteApp(store: Store, verifier: Verifier): Hono {

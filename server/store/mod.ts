@@ -1,25 +1,27 @@
-// The ledger over Deno KV (protocol §5): the key directory (server/key_directory.ts), vote
-// submission, the bulletin-board reads (server/ledger_reads.ts) and the close and finalize steps
-// (server/seal_steps.ts) the sealer drives, over the keys of one prefix: the election's ledger, or
-// the attack lab's practice ledger (protocol §4.7). The key layout and the commit helpers live in
-// server/kv_layout.ts.
-import { genesisBlock } from "../lib/protocol/chain.ts";
-import { bytesToBase64 } from "../lib/protocol/bytes.ts";
+/**
+ * The ledger over Deno KV (protocol §5): the {@link Store} the API and the sealer call, made of the
+ * key directory (./directory.ts), vote submission, the bulletin-board reads (./ledger.ts) and the
+ * sealing steps (./sealing.ts) over the keys of one prefix (./layout.ts): the election's ledger, or
+ * the attack lab's practice ledger (protocol §4.7).
+ * @module
+ */
+import { genesisBlock } from "../../lib/protocol/chain.ts";
+import { bytesToBase64 } from "../../lib/protocol/bytes.ts";
 // The wire shapes of protocol §4: the store answers in them, so the API passes them on unchanged.
-import type * as wire from "../lib/protocol/schemas.ts";
+import type * as wire from "../../lib/protocol/schemas.ts";
 import {
   type KeyPrecomputation,
   PRECOMPUTATION_BYTES,
-} from "../lib/protocol/key_precomputation.ts";
-import { createLruCache } from "../lib/protocol/member_cache.ts";
-import { duplicateTag } from "./errors.ts";
+} from "../../lib/protocol/key_precomputation.ts";
+import { createLruCache } from "../../lib/protocol/member_cache.ts";
+import { duplicateTag } from "../errors.ts";
 import {
   type CheckedKeyRecord,
   createRegistrar,
   keyById,
   keyPage,
   lookupKeys,
-} from "./key_directory.ts";
+} from "./directory.ts";
 import {
   absent,
   backoff,
@@ -37,7 +39,7 @@ import {
   tryCommit,
   type VoteCountRecord,
   type VoteRef,
-} from "./kv_layout.ts";
+} from "./layout.ts";
 import {
   blockRange,
   blockStatus,
@@ -46,7 +48,7 @@ import {
   tally,
   type TallyCache,
   voteProof,
-} from "./ledger_reads.ts";
+} from "./ledger.ts";
 import {
   appendBlock,
   type ClosedBlock,
@@ -56,7 +58,7 @@ import {
   pendingBlock,
   type ProofToStore,
   writeProofs,
-} from "./seal_steps.ts";
+} from "./sealing.ts";
 
 export type { CheckedKeyRecord, ClosedBlock, ProofToStore };
 

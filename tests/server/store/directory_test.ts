@@ -1,14 +1,15 @@
-// Registrations committed in batches (server/store.ts): many at once from one process still get
-// contiguous ids from 1, one each, a key sent twice at once is registered once and refused once
-// with its id, and each key's stored record carries the precomputation it was given. Records are
-// remembered in memory within the record budget, and a key not found is never remembered.
+// Registrations committed in batches (server/store/directory.ts): many at once from one process
+// still get contiguous ids from 1, one each, a key sent twice at once is registered once and
+// refused once with its id, and each key's stored record carries the precomputation it was given.
+// Records are remembered in memory within the record budget, and a key not found is never
+// remembered.
 import assert from "node:assert/strict";
-import { hexToBytes } from "../../lib/protocol/bytes.ts";
-import { precomputeKey } from "../../lib/protocol/key_precomputation.ts";
-import { ApiError } from "../../server/errors.ts";
-import { createStore, RECORD_BYTES } from "../../server/store.ts";
-import { type KeyIdRecord, kvKeys } from "../../server/kv_layout.ts";
-import { makeVoters } from "../helpers/ledger_fixtures.ts";
+import { hexToBytes } from "../../../lib/protocol/bytes.ts";
+import { precomputeKey } from "../../../lib/protocol/key_precomputation.ts";
+import { ApiError } from "../../../server/errors.ts";
+import { createStore, RECORD_BYTES } from "../../../server/store/mod.ts";
+import { type KeyIdRecord, kvKeys } from "../../../server/store/layout.ts";
+import { makeVoters } from "../../helpers/ledger_fixtures.ts";
 
 Deno.test("40 registrations at once, 5 keys sent twice: contiguous ids, each duplicate refused with its id", async () => {
   const kv = await Deno.openKv(":memory:");

@@ -1,21 +1,21 @@
-// The attack lab's practice ledger (server/lab_ledger.ts, protocol §4.7) through HTTP over
+// The attack lab's practice ledger (server/store/lab.ts, protocol §4.7) through HTTP over
 // in-memory KV: the same API under /api/lab on keys of its own prefix, bounded in keys and votes
 // (409 `lab_full`, exact under concurrent requests, the election's ledger unaffected), a reset
 // that starts a fresh ledger with a new key and deletes the old one in bounded commits, every
 // process following it, and the lab store's memory within its small budget.
 import assert from "node:assert/strict";
-import { createApp } from "../../server/app.ts";
+import { createApp } from "../../../server/app.ts";
 import {
   createLabLedger,
   deleteGenerationsBefore,
   LAB_PREFIX,
   LAB_RECORD_BUDGET,
   labPrefix,
-} from "../../server/lab_ledger.ts";
-import { sealNextBlock } from "../../server/sealer.ts";
-import { createStore, RECORD_BYTES } from "../../server/store.ts";
-import { call, makeVoters, ringFor, signedVote } from "../helpers/ledger_fixtures.ts";
-import { testVerifier } from "../helpers/test_verifier.ts";
+} from "../../../server/store/lab.ts";
+import { sealNextBlock } from "../../../server/sealer.ts";
+import { createStore, RECORD_BYTES } from "../../../server/store/mod.ts";
+import { call, makeVoters, ringFor, signedVote } from "../../helpers/ledger_fixtures.ts";
+import { testVerifier } from "../../helpers/test_verifier.ts";
 
 async function setup(limits: { maxKeys: number; maxVotes: number }) {
   const kv = await Deno.openKv(":memory:");

@@ -1,11 +1,14 @@
-// The key directory of a ledger (protocol §4.2, §5.2): registrations committed in batches with
-// contiguous ids, the key records bound to their key by a MAC and held in memory within a budget,
-// and the directory reads. server/store.ts puts it together with the rest of the ledger.
-import { hexToBytes } from "../lib/protocol/bytes.ts";
-import type { KeyPrecomputation } from "../lib/protocol/key_precomputation.ts";
-import type { LruCache } from "../lib/protocol/member_cache.ts";
-import type * as wire from "../lib/protocol/schemas.ts";
-import { duplicateKey, quote, refusal } from "./errors.ts";
+/**
+ * The key directory of a ledger (protocol §4.2, §5.2): registrations committed in batches with
+ * contiguous ids, key records bound to their key by a MAC and held in memory within a budget, and
+ * the directory reads.
+ * @module
+ */
+import { hexToBytes } from "../../lib/protocol/bytes.ts";
+import type { KeyPrecomputation } from "../../lib/protocol/key_precomputation.ts";
+import type { LruCache } from "../../lib/protocol/member_cache.ts";
+import type * as wire from "../../lib/protocol/schemas.ts";
+import { duplicateKey, quote, refusal } from "../errors.ts";
 import {
   absent,
   backoff,
@@ -21,7 +24,7 @@ import {
   readRetrying,
   type StoredKey,
   tryCommit,
-} from "./kv_layout.ts";
+} from "./layout.ts";
 
 /**
  * A registered key's record as the store answers it: its id, and its precomputation only when the

@@ -1,11 +1,14 @@
-// The block and bulletin-board reads of protocol §4: `/api/block...`, `/api/blocks`, `/api/tally`
-// and `/api/tag/{tag}`. Proofs come from data stored at sealing, in a few point reads.
+/**
+ * The block and bulletin-board reads of protocol §4: `/api/block…`, `/api/blocks`, `/api/tally`
+ * and `/api/tag/{tag}`. Proofs come from data stored at sealing, in a few point reads.
+ * @module
+ */
 import { Hono } from "hono";
-import { Hex32, VoteId } from "../lib/protocol/schemas.ts";
-import { integerParam, integerQuery, pageLimit } from "./api_common.ts";
-import { invalidRequest, quote, refusal } from "./errors.ts";
-import { type HeadSigner, withHeadSignature } from "./head_signer.ts";
-import type { Store } from "./store.ts";
+import { Hex32, VoteId } from "../../lib/protocol/schemas.ts";
+import { integerParam, integerQuery, pageLimit } from "./common.ts";
+import { invalidRequest, quote, refusal } from "../errors.ts";
+import { type HeadSigner, withHeadSignature } from "../head_signer.ts";
+import type { Store } from "../store/mod.ts";
 
 const DEFAULT_PAGE = 100;
 

@@ -2,22 +2,23 @@
 // each leaving the ledger exactly as it was.
 import assert from "node:assert/strict";
 import { bytesToNumberLE, numberToBytesLE } from "@noble/curves/utils.js";
-import { bytesToHex, hexToBytes } from "../../lib/protocol/bytes.ts";
-import { L } from "../../lib/protocol/keys.ts";
-import { createInProcessVerifier, type Verifier } from "../../server/verifier.ts";
-import type { SignatureWire, VoteSubmission } from "../../lib/protocol/schemas.ts";
-import { createApp } from "../../server/app.ts";
-import { testVerifier } from "../helpers/test_verifier.ts";
-import { sealNextBlock } from "../../server/sealer.ts";
-import { createStore } from "../../server/store.ts";
-import { kvKeys } from "../../server/kv_layout.ts";
+import { bytesToHex, hexToBytes } from "../../../lib/protocol/bytes.ts";
+import { L } from "../../../lib/protocol/keys.ts";
+import { createInProcessVerifier } from "../../../server/verifier/in_process.ts";
+import type { Verifier } from "../../../server/verifier/types.ts";
+import type { SignatureWire, VoteSubmission } from "../../../lib/protocol/schemas.ts";
+import { createApp } from "../../../server/app.ts";
+import { testVerifier } from "../../helpers/test_verifier.ts";
+import { sealNextBlock } from "../../../server/sealer.ts";
+import { createStore } from "../../../server/store/mod.ts";
+import { kvKeys } from "../../../server/store/layout.ts";
 import {
   call,
   hostilePoints,
   makeVoters,
   ringFor,
   signedVote,
-} from "../helpers/ledger_fixtures.ts";
+} from "../../helpers/ledger_fixtures.ts";
 
 async function setup(voterCount = 6) {
   const kv = await Deno.openKv(":memory:");
@@ -100,7 +101,7 @@ Deno.test("POST /api/vote refuses every verifier failure of protocol §2 and cha
       reason: /ring member 1 is repeated/,
     },
     // A hostile point can never be registered, so the directory check refuses it before any
-    // curve arithmetic; the verifier's own refusal is tested in tests/server/verify_pool_test.ts.
+    // curve arithmetic; the verifier's own refusal is tested in tests/server/verifier/pool_test.ts.
     ...Object.entries(bad).map(([name, point]) => ({
       desc: `a ring member that is ${name}`,
       reason: new RegExp(`Ring member "${point.slice(0, 80)}…?" is not in the key directory`),
