@@ -1,26 +1,29 @@
-// `deno task audit [URL] [--key HEX]`: re-verifies the whole public record of a Ringvote server
-// through its read-only API (protocol §4) with the same lib/ the server uses, and exits 0 only when
-// every check holds. Default URL: http://localhost:8000. `--key` pins the server key the auditor
-// trusts: a server answering another key is refused before anything else is read.
+// `deno task audit [URL] [--key HEX] [--save FILE]`: re-verifies the whole public record of a
+// Ringvote server through its read-only API (protocol §4) with the same lib/ the server uses, and
+// exits 0 only when every check holds. Default URL: http://localhost:8000. `--key` pins the server
+// key the auditor trusts: a server answering another key is refused before anything else is read.
+// `--save FILE` writes the election record (protocol §4.8) of exactly what was audited.
+// `deno task audit FILE [--key HEX]`: the same audit, offline, of an election record file.
 // `deno task audit --evidence FILE [--key HEX]`: checks a fork-evidence file (protocol §4.5) alone;
 // exits 0 when it proves a fork (by the pinned key, when one is given), 1 when not. Exit 2: usage.
-import { createApiClient } from "./lib/app/api_client.ts";
-import {
-  auditLedger,
-  type AuditProgress,
-  checkEvidence,
-  type EvidenceVerdict,
-  formatReport,
-} from "./lib/app/audit.ts";
+import { createApiClient } from "./lib/client/api_client.ts";
+import { recordWriter } from "./lib/client/audit/election_record.ts";
+import { auditRecord } from "./lib/client/audit/election_record_source.ts";
+import { readRecordFile, recordFileSink } from "./record_file.ts";
+import { auditLedger, type AuditProgress, formatReport } from "./lib/client/audit/audit.ts";
+import { checkEvidence, type EvidenceVerdict } from "./lib/client/audit/evidence.ts";
 
 const BAR_WIDTH = 30;
 
-const USAGE = `usage: deno task audit [URL] [--key HEX]
-       deno task audit --evidence FILE [--key HEX]`;
+const USAGE = `usage: deno task audit [URL] [--key HEX] [--save FILE]
+       deno task audit FILE [--key HEX]
+       deno task audit --evidence FILE [--key HEX]
+A URL starts with http:// or https://; anything else is an election record file.`;
 
 /** What the command line asks for. */
 type Command =
-  | { kind: "audit"; url: string; key: string | null }
+  | { kind: "audit"; url: string; key: string | null; save: string | null }
+  | { kind: "record"; file: string; key: string | null }
   | { kind: "evidence"; file: string; key: string | null }
   | { kind: "help" };
 
@@ -29,9 +32,10 @@ class UsageError extends Error {}
 
 /** The command `args` name; throws {@link UsageError} for anything else. */
 function parseCommand(args: readonly string[]): Command {
-  let url: string | null = null;
+  let target: string | null = null;
   let key: string | null = null;
   let file: string | null = null;
+  let save: string | null = null;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     const [flag, inline] = arg.startsWith("--") && arg.includes("=")
@@ -45,15 +49,21 @@ function parseCommand(args: readonly string[]): Command {
     if (flag === "--help" || flag === "-h") return { kind: "help" };
     else if (flag === "--key") key = pinnedKey(value());
     else if (flag === "--evidence") file = value();
+    else if (flag === "--save") save = value();
     else if (arg.startsWith("-")) throw new UsageError(`unknown option "${arg}"`);
-    else if (url === null) url = arg;
-    else throw new UsageError(`one URL at most, got "${url}" and "${arg}"`);
+    else if (target === null) target = arg;
+    else throw new UsageError(`one URL or FILE at most, got "${target}" and "${arg}"`);
   }
   if (file !== null) {
-    if (url !== null) throw new UsageError("--evidence checks a file alone: give no URL");
+    if (target !== null) throw new UsageError("--evidence checks a file alone: give no URL");
+    if (save !== null) throw new UsageError("--save writes the record of a server, not evidence");
     return { kind: "evidence", file, key };
   }
-  return { kind: "audit", url: url ?? "http://localhost:8000", key };
+  if (target !== null && !/^https?:\/\//i.test(target)) {
+    if (save !== null) throw new UsageError("--save writes the record of a URL: give a URL");
+    return { kind: "record", file: target, key };
+  }
+  return { kind: "audit", url: target ?? "http://localhost:8000", key, save };
 }
 
 /** `value` as a server key: 64 hex characters, lowercased. */
@@ -72,22 +82,75 @@ function progressLine({ phase, done, total }: AuditProgress): string {
   return `\r${phase.padEnd(10)} [${bar}] ${done}/${total}`;
 }
 
-/** Audits the server at `url` against the pinned `key`, if any; answers the exit status. */
-async function runAudit(url: string, key: string | null): Promise<number> {
+/** The audit's options for the pinned `key`, with its progress printed on stderr. */
+function auditOptions(key: string | null) {
   const encoder = new TextEncoder();
   const tty = Deno.stderr.isTerminal();
   let last = 0;
-  const report = await auditLedger(createApiClient({ fetch, baseUrl: url }), {
+  return {
     trusted: key === null ? {} : { key },
-    onProgress: (p) => {
+    onProgress: (p: AuditProgress) => {
       const now = Date.now();
       if (!tty && now - last < 1000 && p.done !== p.total) return;
       last = now;
       Deno.stderr.writeSync(encoder.encode(progressLine(p) + (tty ? "" : "\n")));
     },
-  });
-  if (tty) Deno.stderr.writeSync(encoder.encode("\n"));
+    /** Ends the progress line on a terminal. */
+    done: () => tty && Deno.stderr.writeSync(encoder.encode("\n")),
+  };
+}
+
+/**
+ * Audits the server at `url` against the pinned `key`, if any, writing the record of what it
+ * read to `save` when given; answers the exit status.
+ */
+async function runAudit(url: string, key: string | null, save: string | null): Promise<number> {
+  const { done, ...opts } = auditOptions(key);
+  const api = createApiClient({ fetch, baseUrl: url });
+  if (save === null) {
+    const report = await auditLedger(api, opts);
+    done();
+    console.log(formatReport(url, report));
+    return report.ok ? 0 : 1;
+  }
+  let sink;
+  try {
+    sink = await recordFileSink(save);
+  } catch (error) {
+    throw new UsageError(`cannot write "${save}": ${(error as Error).message}`);
+  }
+  const writer = recordWriter(api, sink);
+  const report = await auditLedger(writer.source, opts);
+  done();
   console.log(formatReport(url, report));
+  try {
+    const { keys, blocks, votes } = await writer.finish();
+    await sink.close();
+    console.log(
+      `Election record of what was audited saved to ${save}: ${keys} keys, ${blocks} blocks, ` +
+        `${votes} votes`,
+    );
+  } catch (error) {
+    console.error(
+      `audit: the record could not be written to "${save}": ${(error as Error).message}`,
+    );
+    return 1;
+  }
+  return report.ok ? 0 : 1;
+}
+
+/** Audits the election record in `file`, offline, against the pinned `key`; the exit status. */
+async function runRecord(file: string, key: string | null): Promise<number> {
+  let input;
+  try {
+    input = await readRecordFile(file);
+  } catch (error) {
+    throw new UsageError(`cannot read "${file}": ${(error as Error).message}`);
+  }
+  const { done, ...opts } = auditOptions(key);
+  const report = await auditRecord(input, opts);
+  done();
+  console.log(formatReport(`${file} (election record, offline)`, report));
   return report.ok ? 0 : 1;
 }
 
@@ -147,7 +210,8 @@ if (import.meta.main) {
       console.log(USAGE);
       code = 0;
     } else if (command.kind === "evidence") code = await runEvidence(command.file, command.key);
-    else code = await runAudit(command.url, command.key);
+    else if (command.kind === "record") code = await runRecord(command.file, command.key);
+    else code = await runAudit(command.url, command.key, command.save);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     console.error(`audit: ${error.message}\n${USAGE}`);

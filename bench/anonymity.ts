@@ -6,7 +6,7 @@
 //   deno run -A bench/anonymity.ts [rounds=5]
 //
 // Needs Debian's Chromium for the browser half (apt-get install -y chromium); without it, says so.
-import { runLens } from "../lib/app/anonymity_lens.ts";
+import { runLens } from "../lib/client/anonymity/anonymity_lens.ts";
 import { CHROMIUM_PATH, chromiumInstalled, launchChromium } from "../tests/e2e/browser.ts";
 import { benchDirectory, benchRecord, timeAgainstParse } from "./anonymity_record.ts";
 

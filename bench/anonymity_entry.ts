@@ -1,8 +1,8 @@
 // Browser side of bench/anonymity.ts: builds the benchmark record in the page, then times reading
 // its JSON (the baseline), the analysis on the page's thread, and the whole round trip through the
 // anonymity worker (posting the record, analysing, receiving the answer) — the page's real path.
-import { runLens } from "../lib/app/anonymity_lens.ts";
-import type { LensAnswer } from "../lib/app/anonymity_lens.ts";
+import { runLens } from "../lib/client/anonymity/anonymity_lens.ts";
+import type { LensAnswer } from "../lib/client/anonymity/anonymity_lens.ts";
 import { benchDirectory, benchRecord, median, timeAgainstParse } from "./anonymity_record.ts";
 
 /** Medians in ms over `rounds`: baseline parse, analysis in the page, worker round trip. */

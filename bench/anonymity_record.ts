@@ -2,7 +2,7 @@
 // cast by a different key with a ring of that key plus uniformly chosen others, sorted like the
 // page sorts a ring. Keys are 64 hex characters, as on the wire; a fixed seed makes every run the
 // same record.
-import type { RingBallot } from "../lib/app/anonymity.ts";
+import type { RingBallot } from "../lib/client/anonymity/anonymity.ts";
 
 /** The benchmark's key directory: `keys` keys of 64 hex characters, in id order. */
 export function benchDirectory(keys: number): string[] {

@@ -11,8 +11,8 @@
 //   deno run -A bench/load.ts [votes per phase=800]
 //
 // Rings follow protocol §2: the signer plus members drawn uniformly from every registered key.
-import { createApiClient } from "../lib/app/api_client.ts";
-import { decodeSignature } from "../lib/protocol/ring_signature.ts";
+import { createApiClient } from "../lib/client/api_client.ts";
+import { decodeSignature } from "../lib/protocol/signature_wire.ts";
 import type { VoteSubmission } from "../lib/protocol/schemas.ts";
 import { makeVoters, signedVote } from "../tests/helpers/ledger_fixtures.ts";
 import { startServer } from "../tests/helpers/server_process.ts";

@@ -28,7 +28,8 @@ import {
   DEFAULT_MEMBER_BUDGET,
   type LruCache,
 } from "../lib/protocol/member_cache.ts";
-import { decodeSignature, type RingSignature } from "../lib/protocol/ring_signature.ts";
+import { type RingSignature } from "../lib/protocol/ring_signature.ts";
+import { decodeSignature } from "../lib/protocol/signature_wire.ts";
 import {
   getManyChunked,
   KEY_RECORD_MAC_LABEL,

@@ -16,7 +16,7 @@
 //
 //   deno run -A bench/scale.ts [sizes=2000,20000,100000] [votes per phase=400] [sealVotes=10000]
 //     [profiles=workers,edge]
-import { decodeSignature } from "../lib/protocol/ring_signature.ts";
+import { decodeSignature } from "../lib/protocol/signature_wire.ts";
 import type { VoteSubmission } from "../lib/protocol/schemas.ts";
 import {
   makeVoters,

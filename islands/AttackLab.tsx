@@ -1,14 +1,14 @@
 // The attack lab (/lab): it prepares its own voters and honest votes in this browser, then lets
 // the demonstrator throw every attack at the running server and look at the lab voter's vote
 // through a lying-server lens — all on the lab's practice ledger (`/api/lab/…`), never the
-// election's. Each section is a component of components/; the state is here.
+// election's. Each section is a component of islands/lab/; the state is here.
 import { useEffect, useMemo, useState } from "react";
-import AttackCard, { type AttackResult } from "../components/AttackCard.tsx";
-import LabSection from "../components/LabSection.tsx";
-import LabPreparation, { type Preparation } from "../components/LabPreparation.tsx";
-import LieCard, { type LieResult } from "../components/LieCard.tsx";
-import { type Attack, type AttackId, ATTACKS } from "../lib/app/attacks.ts";
-import type { SeenHeads } from "../lib/app/heads.ts";
+import AttackCard, { type AttackResult } from "./lab/AttackCard.tsx";
+import LabSection from "./lab/LabSection.tsx";
+import LabPreparation, { type Preparation } from "./lab/LabPreparation.tsx";
+import LieCard, { type LieResult } from "./lab/LieCard.tsx";
+import { type Attack, type AttackId, ATTACKS } from "../lib/client/lab/attacks.ts";
+import type { SeenHeads } from "../lib/client/heads.ts";
 import {
   labClients,
   LabFullError,
@@ -19,8 +19,9 @@ import {
   runAttack,
   runLie,
   startFreshLedger,
-} from "../lib/app/lab.ts";
-import { type LieId, LIES } from "../lib/app/lies.ts";
+} from "../lib/client/lab/lab.ts";
+import { type LieId, LIES } from "../lib/client/lab/lies.ts";
+import { messageOf } from "../lib/client/text.ts";
 
 /** Props the server renders the lab with. */
 export type AttackLabProps = { ringSize: number };
@@ -36,10 +37,6 @@ function lensIntro(viewer: string): string {
 
 function browserIO(): LabIO {
   return { storage: localStorage, ...labClients(fetch), log: (message) => console.error(message) };
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** The lab: preparation, the attacks, the lying-server lens. */

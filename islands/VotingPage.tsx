@@ -6,20 +6,20 @@ import { useEffect, useMemo, useState } from "react";
 import { useSignal } from "@preact/signals";
 import ForkAlert from "../components/ForkAlert.tsx";
 import HeadAlerts from "../components/HeadAlerts.tsx";
-import { anonymityByBallot, shownAnalysis } from "../lib/app/anonymity_view.ts";
-import { pageApiClient, useHeadWatch } from "./watch_heads.ts";
-import { lensSource } from "../lib/app/sealed_rings.ts";
+import { anonymityByBallot, shownAnalysis } from "../lib/client/anonymity/anonymity_view.ts";
+import { pageApiClient, useHeadWatch } from "./hooks/watch_heads.ts";
+import { lensSource } from "../lib/client/anonymity/sealed_rings.ts";
 import {
   parseVoterList,
   serializeVoterList,
   uniqueNamespace,
   VOTERS_KEY,
-} from "../lib/app/voters.ts";
-import { useAnonymityLens, useChainHeight } from "./use_anonymity_lens.ts";
-import DemoRound from "./voting_page/DemoRound.tsx";
-import type { PanelLens } from "./voting_page/PanelRing.tsx";
-import { createPanelRegistry } from "./voting_page/panel_registry.ts";
-import VoterPanel from "./voting_page/VoterPanel.tsx";
+} from "../lib/client/voter/voters.ts";
+import { useAnonymityLens, useChainHeight } from "./hooks/use_anonymity_lens.ts";
+import DemoRound from "./voting/DemoRound.tsx";
+import type { PanelLens } from "./voting/PanelRing.tsx";
+import { createPanelRegistry } from "./voting/panel_registry.ts";
+import VoterPanel from "./voting/VoterPanel.tsx";
 
 /** How often the page follows the chain while some panel shows its ballot's anonymity. */
 const LENS_POLL_MS = 3000;
@@ -72,7 +72,7 @@ export default function VotingPage({ ringSize }: VotingPageProps) {
   async function addVoter(): Promise<string> {
     setAdding(true);
     try {
-      const { fakePersonName } = await import("../lib/app/voter_names.ts");
+      const { fakePersonName } = await import("../lib/client/voter/voter_names.ts");
       const current = parseVoterList(localStorage.getItem(VOTERS_KEY));
       const namespace = uniqueNamespace([...current, ...voters.value], fakePersonName);
       const next = [...voters.value, namespace];

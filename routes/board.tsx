@@ -1,16 +1,16 @@
 // The public bulletin board at /board (page §10, over the read-only calls of protocol §4.4): a
-// shell around the BulletinBoard island, which reads the read-only API and re-checks every block,
+// shell around the Board island, which reads the read-only API and re-checks every block,
 // link, proof and count in the browser. The page links back to the voting page. `?ledger=lab`
 // shows the attack lab's practice ledger instead (protocol §4.7), under a heading that says so.
-import BulletinBoard from "../islands/BulletinBoard.tsx";
-import { Island } from "../components/Island.ts";
-import type { LedgerName } from "../lib/app/api_client.ts";
+import Board from "../islands/Board.tsx";
+import { Island } from "../server/pages/island.ts";
+import type { LedgerName } from "../lib/client/api_client.ts";
 
 /**
  * What the page is rendered from: the polling interval, the vote `?vote=` opens, if any, and the
  * ledger shown: the election's, or the lab's practice ledger (`?ledger=lab`).
  */
-export type BulletinBoardData = { pollMs: number; vote: string | null; ledger: LedgerName };
+export type BoardData = { pollMs: number; vote: string | null; ledger: LedgerName };
 
 /** How often the page asks for the chain height, so that new blocks appear by themselves. */
 export const BULLETIN_POLL_MS = 2000;
@@ -20,7 +20,7 @@ export const BULLETIN_POLL_MS = 2000;
  * (`/board?vote={voteId}`), which opens straight to that vote's walkthrough, and the ledger
  * (`/board?ledger=lab` for the lab's practice ledger; anything else is the election's).
  */
-export function handler(req: Request): BulletinBoardData {
+export function handler(req: Request): BoardData {
   const params = new URL(req.url).searchParams;
   const vote = params.get("vote");
   return {
@@ -30,8 +30,8 @@ export function handler(req: Request): BulletinBoardData {
   };
 }
 
-/** The page: heading, link back, and the BulletinBoard island. */
-export default function BulletinBoardPage({ data }: { data: BulletinBoardData }) {
+/** The page: heading, link back, and the Board island. */
+export default function BoardPage({ data }: { data: BoardData }) {
   const practice = data.ledger === "lab";
   return (
     <main class="page">
@@ -59,8 +59,8 @@ export default function BulletinBoardPage({ data }: { data: BulletinBoardData })
             "green where the recomputed value matches, red where it does not."}
       </p>
       <Island
-        name="BulletinBoard"
-        component={BulletinBoard}
+        name="Board"
+        component={Board}
         props={practice
           ? { pollMs: data.pollMs, vote: data.vote, ledger: data.ledger }
           : { pollMs: data.pollMs, vote: data.vote }}

@@ -3,7 +3,7 @@
 // QR code and the VotingPage island.
 import VotingPage from "../islands/VotingPage.tsx";
 import AddressQr from "../components/AddressQr.tsx";
-import { Island } from "../components/Island.ts";
+import { Island } from "../server/pages/island.ts";
 
 /** What the page is rendered from. */
 export type IndexData = { ringSize: number; address: string };

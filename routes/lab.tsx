@@ -2,7 +2,7 @@
 // browser and throws every attack at the running server's practice ledger (protocol §4.7), apart
 // from the election's. Linked from and to both other pages, and to the practice ledger's board.
 import AttackLab from "../islands/AttackLab.tsx";
-import { Island } from "../components/Island.ts";
+import { Island } from "../server/pages/island.ts";
 
 /** What the page is rendered from. */
 export type LabData = { ringSize: number };

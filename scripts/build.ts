@@ -27,7 +27,7 @@ export type BuildResult = { manifest: AssetManifest; built: boolean; files: Buil
 const ROOT = new URL("../", import.meta.url);
 /** Sources whose change requires a new build: these folders, subfolders included, and files. */
 const INPUT_DIRS = ["islands/", "components/", "lib/", "static/"];
-const INPUT_FILES = ["components/Island.ts", "scripts/build.ts", "deno.json"];
+const INPUT_FILES = ["scripts/build.ts", "deno.json"];
 
 /** Builds the islands (see the module comment); answers the manifest and the files. */
 export async function build(options: BuildOptions = {}): Promise<BuildResult> {
@@ -60,7 +60,7 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
         entry,
         [
           `import { hydrateIslands } from ${
-            JSON.stringify(new URL("components/Island.ts", root).href)
+            JSON.stringify(new URL("islands/runtime.ts", root).href)
           };`,
           `import Island from ${JSON.stringify(new URL(`islands/${name}.tsx`, root).href)};`,
           `hydrateIslands(${JSON.stringify(name)}, Island);`,

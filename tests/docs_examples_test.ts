@@ -12,7 +12,8 @@ import {
   voteBytes,
   voteLeaf,
 } from "../lib/protocol/merkle.ts";
-import { decodeSignature, transcript, verifyRing } from "../lib/protocol/ring_signature.ts";
+import { transcript, verifyRing } from "../lib/protocol/ring_signature.ts";
+import { decodeSignature } from "../lib/protocol/signature_wire.ts";
 
 const doc = await Deno.readTextFile(new URL("../docs/protocol.md", import.meta.url));
 

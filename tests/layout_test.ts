@@ -1,8 +1,9 @@
 // The layering the README's layout table promises, checked on the files themselves: the protocol
-// layer (lib/protocol/) never imports the application layer (lib/app/); nothing under lib/
-// reaches Deno's APIs, Deno KV or Hono, so the same code runs in the browser, nor keeps UI state
-// or runs timers; no module under server/ imports itself through others; and the repository
-// stands alone, citing only its own docs/ and never a document kept outside it.
+// layer (lib/protocol/) never imports the client layer (lib/client/), whose feature folders import
+// only the protocol, the shared files at its top and their own folder; nothing under lib/ reaches
+// Deno's APIs, Deno KV or Hono, so the same code runs in the browser, nor keeps UI state or runs
+// timers; no module under server/ imports itself through others; and the repository stands alone,
+// citing only its own docs/ and never a document kept outside it.
 import assert from "node:assert/strict";
 import { dirname, extname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -114,23 +115,26 @@ function findImportCircle(
 }
 
 Deno.test("the layout checks recognise what they look for", () => {
-  const sample = `import { a } from "../app/status.ts";
+  const sample = `import { a } from "../client/voter/status.ts";
 import type {
   B,
 } from "./chain.ts";
 export { c } from "hono/http-exception";
 import "npm:hono@4";
-const d = await import("../app/voters.ts");
+const d = await import("../client/voter/voters.ts");
 // import { e } from "./commented.ts" is still listed: the check errs on the strict side.`;
   assert.deepEqual(importSpecifiers(sample), [
-    "../app/status.ts",
+    "../client/voter/status.ts",
     "./chain.ts",
     "hono/http-exception",
     "npm:hono@4",
     "./commented.ts",
-    "../app/voters.ts",
+    "../client/voter/voters.ts",
   ]);
-  assert.equal(resolveRelative("lib/protocol/x.ts", "../app/status.ts"), "lib/app/status.ts");
+  assert.equal(
+    resolveRelative("lib/protocol/x.ts", "../client/voter/status.ts"),
+    "lib/client/voter/status.ts",
+  );
   assert.equal(usesDenoGlobal("const kv = await Deno.openKv();"), true);
   assert.equal(usesDenoGlobal("type K = Deno.KvKey;"), true);
   assert.equal(usesDenoGlobal('const env = Deno["env"];'), true);
@@ -152,15 +156,69 @@ const d = await import("../app/voters.ts");
   );
 });
 
-Deno.test("no module under lib/protocol imports lib/app", () => {
+Deno.test("no module under lib/protocol imports lib/client", () => {
   const files = sourcesUnder("lib/protocol");
   assert.ok(files.length > 0, "lib/protocol holds modules");
   const offending = files.flatMap((file) =>
     importSpecifiers(read(file))
-      .filter((specifier) => resolveRelative(file, specifier)?.startsWith("lib/app/"))
+      .filter((specifier) => resolveRelative(file, specifier)?.startsWith("lib/client/"))
       .map((specifier) => `${file} imports ${specifier}`)
   );
   assert.deepEqual(offending, []);
+});
+
+/**
+ * Feature folders of lib/client/ that may import another's, and which: the lab's voters are the
+ * voting page's voters on a practice ledger, so the lab drives voter/'s actions and checks.
+ */
+const FEATURE_IMPORTS: Record<string, string[]> = { lab: ["voter"] };
+
+/** Why `file` (under lib/client/) may not import `target`, or null when it may. */
+function clientImportProblem(file: string, target: string): string | null {
+  if (!target.startsWith("lib/")) return `reaches ${target} outside lib/`;
+  if (target.startsWith("lib/protocol/")) return null;
+  const [, , fromFolder] = file.split("/");
+  const [, , toFolder, rest] = target.split("/");
+  const fromShared = file.split("/").length === 3;
+  const toShared = target.split("/").length === 3;
+  if (toShared) return null;
+  if (fromShared) return `a shared file imports the feature folder ${toFolder}/`;
+  if (toFolder === fromFolder || FEATURE_IMPORTS[fromFolder]?.includes(toFolder)) return null;
+  return rest === undefined ? `imports ${target}` : `imports the feature folder ${toFolder}/`;
+}
+
+Deno.test("lib/client holds at most four shared files at its top, and feature folders", () => {
+  const top = [...Deno.readDirSync(join(ROOT, "lib/client"))];
+  const files = top.filter((entry) => entry.isFile).map((entry) => entry.name).sort();
+  assert.ok(files.length <= 4, `shared files: ${files.join(", ")}`);
+  assert.ok(top.some((entry) => entry.isDirectory), "lib/client holds feature folders");
+});
+
+Deno.test("a feature folder under lib/client imports only lib/protocol, the shared files and its own folder", () => {
+  const files = sourcesUnder("lib/client");
+  assert.ok(files.some((file) => file.split("/").length > 3), "lib/client holds feature folders");
+  const offending = files.flatMap((file) =>
+    importSpecifiers(read(file)).flatMap((specifier) => {
+      const target = resolveRelative(file, specifier);
+      const problem = target === null ? null : clientImportProblem(file, target);
+      return problem === null ? [] : [`${file} ${problem} (${specifier})`];
+    })
+  );
+  assert.deepEqual(offending, []);
+  assert.equal(
+    clientImportProblem("lib/client/board/a.ts", "lib/client/voter/b.ts"),
+    "imports the feature folder voter/",
+  );
+  assert.equal(
+    clientImportProblem("lib/client/heads.ts", "lib/client/voter/b.ts"),
+    "a shared file imports the feature folder voter/",
+  );
+  assert.equal(clientImportProblem("lib/client/lab/a.ts", "lib/client/voter/b.ts"), null);
+  assert.equal(
+    clientImportProblem("lib/client/voter/a.ts", "lib/client/lab/b.ts"),
+    "imports the feature folder lab/",
+  );
+  assert.equal(clientImportProblem("lib/client/audit/a.ts", "lib/client/text.ts"), null);
 });
 
 Deno.test("nothing under lib/ uses Deno's APIs, Deno KV or Hono", () => {

@@ -1,7 +1,12 @@
 // The anonymity lens off the main thread: each message is a LensRequest, each answer a LensAnswer
-// (lib/app/anonymity_lens.ts), so the page stays responsive while thousands of ballots are
+// (lib/client/anonymity/anonymity_lens.ts), so the page stays responsive while thousands of ballots are
 // analysed. Started by the pages with startWorker("anonymity").
-import { type LensAnswer, type LensRequest, runLens } from "../../lib/app/anonymity_lens.ts";
+import {
+  type LensAnswer,
+  type LensRequest,
+  runLens,
+} from "../../lib/client/anonymity/anonymity_lens.ts";
+import { messageOf } from "../../lib/client/text.ts";
 
 const scope = globalThis as unknown as {
   onmessage: ((event: MessageEvent<LensRequest>) => void) | null;
@@ -16,7 +21,7 @@ scope.onmessage = (event) => {
   } catch (error) {
     answer = {
       seq: event.data?.seq ?? -1,
-      error: error instanceof Error ? error.message : String(error),
+      error: messageOf(error),
     };
   }
   scope.postMessage(answer);

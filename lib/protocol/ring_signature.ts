@@ -1,10 +1,10 @@
-// Browser-safe. The linkable ring signature (LSAG) of protocol §2: hash to point, tag, Hs,
-// transcript, sign, verify, and the wire form of a signature.
-//
-// Verification rejects, before any ring arithmetic: ring sizes outside 2..64, repeated members,
-// any member or tag that is not canonical (RFC 8032 §5.1.3), is the identity or has a small-order
-// component (the 2017 CryptoNote key-image flaw: tag + torsion point would give a second valid
-// tag for one key), and scalars c0, r_i that are not canonical (>= L).
+/**
+ * Browser-safe. The linkable ring signature (LSAG) of protocol §2: hash to point, tag, Hs,
+ * transcript, sign and verify. Verification refuses, before any ring arithmetic, rings outside
+ * 2..64, repeated members, points that are non-canonical (RFC 8032 §5.1.3), the identity or
+ * torsioned (the 2017 CryptoNote key-image flaw), and scalars c0, r_i >= L.
+ * @module
+ */
 import { ed25519, ed25519_hasher } from "@noble/curves/ed25519.js";
 import { mulAddUnsafe, normalizeZ } from "@noble/curves/abstract/curve.js";
 import { bytesToNumberLE, numberToBytesLE } from "@noble/curves/utils.js";
@@ -14,7 +14,6 @@ import {
   bytesToHex,
   concatBytes,
   equalBytes,
-  hexToBytes,
   u32be,
   utf8,
   utf8WellFormed,
@@ -224,15 +223,33 @@ export function ringStep(
   };
 }
 
-/** Why a message holding a lone surrogate is refused (checkRing and traceRing alike). */
+/** Why a message holding a lone surrogate is refused. */
 const ILL_FORMED_MESSAGE = "message is not well-formed Unicode: it holds a lone surrogate";
 
+/** Why a signature whose every input passed is refused: c_n differs from c_0. */
+export const RING_OPEN = "the ring equations do not close";
+
+/** A signature that passed every check before the ring equations, its inputs decoded. */
+export type CheckedInputs = {
+  ok: true;
+  members: Member[];
+  /** The comb of the tag I, built by its torsion check and reused by every challenge. */
+  tag: CombTable;
+  c0: bigint;
+  r: bigint[];
+};
+
 /**
- * Runs every verifier check of protocol §2 and the ring equations. Returns {ok: false, reason} for
- * a well-formed signature that does not verify; throws TypeError/RangeError only when a field
- * has the wrong type or byte length.
+ * Every verifier check of protocol §2 before the ring equations, in the order they refuse: the
+ * message, the ring size, the number of responses, each member (repeated, then its point checks),
+ * the tag, c0, then each r_i. The first refusal, or the decoded inputs; throws TypeError or
+ * RangeError only when a field has the wrong type or byte length.
  */
-export function checkRing(sig: RingSignature, message: string, opts: CheckOptions = {}): RingCheck {
+export function checkInputs(
+  sig: RingSignature,
+  message: string,
+  opts: CheckOptions = {},
+): CheckedInputs | { ok: false; reason: string } {
   const { ring, r, tag } = sig;
   const maxRing = opts.maxRing ?? MAX_RING;
   if (!Array.isArray(ring) || !Array.isArray(r)) throw new TypeError("ring and r must be arrays");
@@ -269,7 +286,6 @@ export function checkRing(sig: RingSignature, message: string, opts: CheckOption
     },
   });
   if (!decodedTag.point) return { ok: false, reason: decodedTag.reason };
-  const tagProducts = tagComb!; // built by the torsion check of the decoded tag
   const c0 = canonicalScalar(sig.c0, "c0");
   if (typeof c0 === "string") return { ok: false, reason: c0 };
   const rs: bigint[] = [];
@@ -278,190 +294,47 @@ export function checkRing(sig: RingSignature, message: string, opts: CheckOption
     if (typeof ri === "string") return { ok: false, reason: ri };
     rs.push(ri);
   }
-
-  const challenge = challenger(transcript(ring, tag, message));
-  let c = c0;
-  for (let i = 0; i < n; i++) {
-    const step = ringStep(members[i], { r: rs[i], c, tag: tagProducts });
-    c = challenge(step.l, step.r);
-  }
-  return c === c0 ? { ok: true } : { ok: false, reason: RING_OPEN };
+  return { ok: true, members, tag: tagComb!, c0, r: rs }; // tagComb: built by the torsion check
 }
 
-const RING_OPEN = "the ring equations do not close";
-
-/** Outcome of one group check of a point: passed, failed, or not run because an earlier one failed. */
-export type CheckOutcome = "pass" | "fail" | "not run";
-
-/** The group checks of one point (a ring member or the tag), in the order they are made. */
-export type PointChecks = {
-  /** Hex of the 32 bytes as served. */
-  bytes: string;
-  canonical: CheckOutcome;
-  notIdentity: CheckOutcome;
-  torsionFree: CheckOutcome;
-  /** Why the point is refused; absent when every check passes. */
-  reason?: string;
-};
-
-/** A ring member's checks, plus whether it repeats an earlier member. */
-export type MemberChecks = PointChecks & { distinct: boolean };
-
-/** One link of the ring as computed, hex: c_i and r_i in, L_i, R_i and c_{i+1} out. */
-export type RingTraceStep = { i: number; c: string; r: string; L: string; R: string; next: string };
+/** One link of the ring equations: c_i and r_i in, L_i, R_i and c_{i+1} out. */
+export type RingLink = { i: number; c: bigint; r: bigint; l: Point; rPoint: Point; next: bigint };
 
 /**
- * A verification written out step by step (see {@link traceRing}). `verdict` is exactly what
- * checkRing answers for the same input; `steps` and `closing` are present only when every check
- * before the ring arithmetic passed.
+ * The ring equations of protocol §2 "Verify" over checked inputs, from c_0 through every member:
+ * answers c_n, which equals c_0 exactly when the signature verifies. `onLink` sees each link.
  */
-export type RingTrace = {
-  verdict: RingCheck;
-  n: number;
-  sizeOk: boolean;
-  members: MemberChecks[];
-  tag: PointChecks;
-  c0: { value: string; canonical: boolean };
-  r: { value: string; canonical: boolean }[];
-  steps: RingTraceStep[];
-  /** c_n recomputed from c_0 through every step, and whether it equals c_0. */
-  closing: { cn: string; c0: string; closes: boolean } | null;
-};
-
-function pointChecks(bytes: Uint8Array, name: string): PointChecks & { point?: Point } {
-  const decoded = decodePoint(bytes, name);
-  const order = ["canonical", "identity", "torsion"] as const;
-  const failedAt = decoded.failed ? order.indexOf(decoded.failed) : order.length;
-  const outcome = (k: number): CheckOutcome =>
-    k < failedAt ? "pass" : k === failedAt ? "fail" : "not run";
-  return {
-    bytes: bytesToHex(bytes),
-    canonical: outcome(0),
-    notIdentity: outcome(1),
-    torsionFree: outcome(2),
-    reason: decoded.reason,
-    point: decoded.point,
-  };
-}
-
-/**
- * Verifies like checkRing but keeps every intermediate value, for showing a signature being
- * checked: each member's and the tag's group checks (all of them, not only up to the first
- * failure), the scalars' canonicity, each link c_i, r_i → L_i, R_i → c_{i+1} (computed by the
- * same step as checkRing) and the final comparison of c_n with c_0. Slower than checkRing (no
- * tables): meant for one signature at a time. Throws like checkRing for fields of a wrong type
- * or byte length.
- */
-export function traceRing(sig: RingSignature, message: string): RingTrace {
-  const { ring, r, tag } = sig;
-  if (!Array.isArray(ring) || !Array.isArray(r)) throw new TypeError("ring and r must be arrays");
-  if (typeof message !== "string") throw new TypeError("message must be a string");
-  const n = ring.length;
-  const seen = new Set<string>();
-  const members = ring.map((bytes, i) => {
-    const checks = pointChecks(assertBytes(bytes, 32, `ring member ${i}`), `ring member ${i}`);
-    const distinct = !seen.has(checks.bytes);
-    seen.add(checks.bytes);
-    return { ...checks, distinct };
-  });
-  const tagChecks = pointChecks(assertBytes(tag, 32, "tag"), "tag");
-  const c0 = canonicalScalar(sig.c0, "c0");
-  const rs = r.map((ri, i) => canonicalScalar(ri, `r[${i}]`));
-  const trace: RingTrace = {
-    verdict: { ok: true },
-    n,
-    sizeOk: n >= MIN_RING && n <= MAX_RING,
-    members: members.map(({ point: _, ...m }) => m),
-    tag: (({ point: _, ...t }) => t)(tagChecks),
-    c0: { value: bytesToHex(sig.c0), canonical: typeof c0 === "bigint" },
-    r: r.map((ri, i) => ({ value: bytesToHex(ri), canonical: typeof rs[i] === "bigint" })),
-    steps: [],
-    closing: null,
-  };
-
-  // The first refusal, in checkRing's order.
-  const refusal = !message.isWellFormed()
-    ? ILL_FORMED_MESSAGE
-    : !trace.sizeOk
-    ? `ring size must be 2..${MAX_RING}, got ${n}`
-    : r.length !== n
-    ? `expected ${n} responses, got ${r.length}`
-    : members.map((m, i) => !m.distinct ? `ring member ${i} is repeated` : m.reason)
-      .find((reason) => reason !== undefined) ??
-      tagChecks.reason ??
-      (typeof c0 === "string" ? c0 : rs.find((s) => typeof s === "string"));
-  if (refusal !== undefined) {
-    trace.verdict = { ok: false, reason: refusal };
-    return trace;
-  }
-
-  const tagProducts = combTable(tagChecks.point!, { affine: false });
-  const challenge = challenger(transcript(ring, tag, message));
-  let c = c0 as bigint;
-  for (let i = 0; i < n; i++) {
-    const member: Member = { point: members[i].point!, hp: hashToPoint(ring[i]) };
-    const step = ringStep(member, { r: rs[i] as bigint, c, tag: tagProducts });
+export function closeRing(
+  sig: RingSignature,
+  message: string,
+  { inputs, onLink }: { inputs: CheckedInputs; onLink?: (link: RingLink) => void },
+): bigint {
+  const challenge = challenger(transcript(sig.ring, sig.tag, message));
+  let c = inputs.c0;
+  for (let i = 0; i < inputs.members.length; i++) {
+    const r = inputs.r[i];
+    const step = ringStep(inputs.members[i], { r, c, tag: inputs.tag });
     const next = challenge(step.l, step.r);
-    trace.steps.push({
-      i,
-      c: bytesToHex(scalarBytes(c)),
-      r: trace.r[i].value,
-      L: bytesToHex(step.l.toBytes()),
-      R: bytesToHex(step.r.toBytes()),
-      next: bytesToHex(scalarBytes(next)),
-    });
+    onLink?.({ i, c, r, l: step.l, rPoint: step.r, next });
     c = next;
   }
-  const closes = c === c0;
-  trace.closing = { cn: bytesToHex(scalarBytes(c)), c0: trace.c0.value, closes };
-  trace.verdict = closes ? { ok: true } : { ok: false, reason: RING_OPEN };
-  return trace;
+  return c;
+}
+
+/**
+ * Runs every verifier check of protocol §2 and the ring equations. Returns {ok: false, reason} for
+ * a well-formed signature that does not verify; throws TypeError/RangeError only when a field
+ * has the wrong type or byte length.
+ */
+export function checkRing(sig: RingSignature, message: string, opts: CheckOptions = {}): RingCheck {
+  const inputs = checkInputs(sig, message, opts);
+  if (!inputs.ok) return inputs;
+  return closeRing(sig, message, { inputs }) === inputs.c0
+    ? { ok: true }
+    : { ok: false, reason: RING_OPEN };
 }
 
 /** True when `sig` is a valid ring signature on `message`; see checkRing for what throws. */
 export function verifyRing(sig: RingSignature, message: string, opts: CheckOptions = {}): boolean {
   return checkRing(sig, message, opts).ok;
-}
-
-/** The wire form of protocol §2: JSON.stringify({c0, r, I, ring}), lowercase hex. */
-export function encodeSignature(sig: RingSignature): string {
-  return JSON.stringify({
-    c0: bytesToHex(sig.c0),
-    r: sig.r.map(bytesToHex),
-    I: bytesToHex(sig.tag),
-    ring: sig.ring.map(bytesToHex),
-  });
-}
-
-function hexList(value: unknown, name: string): Uint8Array[] {
-  if (!Array.isArray(value)) throw new TypeError(`${name} must be an array`);
-  if (value.length > MAX_RING) throw new RangeError(`${name} has more than ${MAX_RING} entries`);
-  return value.map((v, i) => hexToBytes(v, 32, `${name}[${i}]`));
-}
-
-/**
- * Parses the wire form. Throws SyntaxError for invalid JSON, TypeError/RangeError for a wrong
- * shape, a field that is not 32 bytes of lowercase hex, or a string that is not exactly the
- * canonical encoding (so one signature has one wire form, and one vote hash).
- */
-export function decodeSignature(json: string): RingSignature {
-  if (typeof json !== "string") throw new TypeError("signature must be a string");
-  const parsed: unknown = JSON.parse(json);
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    throw new TypeError("signature must be a JSON object");
-  }
-  const o = parsed as Record<string, unknown>;
-  const sig: RingSignature = {
-    c0: hexToBytes(o.c0, 32, "c0"),
-    r: hexList(o.r, "r"),
-    tag: hexToBytes(o.I, 32, "I"),
-    ring: hexList(o.ring, "ring"),
-  };
-  if (sig.r.length !== sig.ring.length) {
-    throw new RangeError("r and ring must have the same length");
-  }
-  if (encodeSignature(sig) !== json) {
-    throw new RangeError("signature must be exactly JSON.stringify({c0, r, I, ring})");
-  }
-  return sig;
 }

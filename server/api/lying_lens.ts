@@ -1,11 +1,11 @@
 /**
  * The attack lab's lying-server lens: `GET {base}/lens/{lie}/…` answers the honest read of
- * `{base}/…` with one lie told (lib/app/lies.ts). It only reads, and signs every head it serves
+ * `{base}/…` with one lie told (lib/client/lab/lies.ts). It only reads, and signs every head it serves
  * with the lens key, never the server key (protocol §4.7).
  * @module
  */
 import { Hono } from "hono";
-import { isLensView, type LensView } from "../../lib/app/lies.ts";
+import { isLensView, type LensView } from "../../lib/client/lab/lies.ts";
 import { blockHash } from "../../lib/protocol/chain.ts";
 import type { BlockRecord as Block } from "../../lib/protocol/schemas.ts";
 import { quote, refusal } from "../errors.ts";

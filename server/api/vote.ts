@@ -6,7 +6,8 @@
  */
 import { Hono } from "hono";
 import { bytesToHex } from "../../lib/protocol/bytes.ts";
-import { decodeSignature, type RingSignature } from "../../lib/protocol/ring_signature.ts";
+import { type RingSignature } from "../../lib/protocol/ring_signature.ts";
+import { decodeSignature } from "../../lib/protocol/signature_wire.ts";
 import { sameRing } from "../../lib/protocol/same_ring.ts";
 import {
   codePointLength,

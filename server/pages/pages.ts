@@ -7,7 +7,7 @@
 import { type Context, Hono } from "hono";
 import { compress } from "hono/compress";
 import { type ComponentChild, h } from "preact";
-import BulletinBoardPage, { handler as bulletinBoardHandler } from "../../routes/board.tsx";
+import BoardPage, { handler as boardHandler } from "../../routes/board.tsx";
 import IndexPage, { handler as indexHandler } from "../../routes/index.tsx";
 import LabPage, { handler as labHandler } from "../../routes/lab.tsx";
 import { notBuilt, notFound } from "../errors.ts";
@@ -64,8 +64,8 @@ export function createPageApp(options: PageAppOptions): Hono {
   });
 
   app.get("/board", (c) => {
-    const data = bulletinBoardHandler(c.req.raw);
-    return servePage(c, h(BulletinBoardPage, { data }), "Ringvote: public bulletin board");
+    const data = boardHandler(c.req.raw);
+    return servePage(c, h(BoardPage, { data }), "Ringvote: public bulletin board");
   });
 
   app.get("/lab", (c) => {

@@ -5,12 +5,8 @@
  */
 import type { ComponentChild } from "preact";
 import { renderToString } from "preact-render-to-string";
-import {
-  IslandContext,
-  type IslandRender,
-  serializeProps,
-  WORKERS_ELEMENT_ID,
-} from "../../components/Island.ts";
+import { WORKERS_ELEMENT_ID } from "../../islands/runtime.ts";
+import { IslandContext, type IslandRender, serializeProps } from "./island.ts";
 
 /** The build's asset manifest (static/build/manifest.json), written by scripts/build.ts. */
 export type AssetManifest = {

@@ -6,7 +6,7 @@
 // checked against those known answers, and screenshots land in tests/artifacts/.
 import assert from "node:assert/strict";
 import type { Locator, Page } from "playwright-core";
-import { analyseAnonymity } from "../../lib/app/anonymity.ts";
+import { analyseAnonymity } from "../../lib/client/anonymity/anonymity.ts";
 import { build } from "../../scripts/build.ts";
 import { call, makeVoters, signedVote, type TestVoter } from "../helpers/ledger_fixtures.ts";
 import { startServer } from "../helpers/server_process.ts";

@@ -268,7 +268,7 @@ Deno.test({
             .filter((e) => e.name.endsWith(".js"))
             .map((e) => ({ name: e.name, encoded: e.encodedBodySize }))
         );
-        assert.ok(scripts.some((s) => /\/BulletinBoard-[0-9a-f]{12}\.js$/.test(s.name)));
+        assert.ok(scripts.some((s) => /\/Board-[0-9a-f]{12}\.js$/.test(s.name)));
         assert.ok(!scripts.some((s) => /VotingPage|voter_names/.test(s.name)));
         const gzipBytes = scripts.reduce((n, s) => n + s.encoded, 0);
         await Deno.writeTextFile(

@@ -8,8 +8,8 @@
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
 import { checkForkEvidence } from "../../lib/protocol/head.ts";
-import { ATTACKS } from "../../lib/app/attacks.ts";
-import { LIES } from "../../lib/app/lies.ts";
+import { ATTACKS } from "../../lib/client/lab/attacks.ts";
+import { LIES } from "../../lib/client/lab/lies.ts";
 import { build } from "../../scripts/build.ts";
 import { call, makeVoters, signedVote } from "../helpers/ledger_fixtures.ts";
 import { startServer } from "../helpers/server_process.ts";

@@ -153,11 +153,12 @@ Deno.test({
           const alert = page.locator('.head-alert[data-head-alert="withheld"]');
           await alert.waitFor({ timeout: 15_000 });
           assert.match(await alert.innerText(), /withheld a block/);
-          assert.deepEqual(
-            JSON.parse((await page.evaluate(() => localStorage.getItem("ringvote/seen-heads")))!),
-            seen,
-            "the forked head is never remembered",
+          // The page may have remembered lower honest heads since; never a head of the fork.
+          const now = JSON.parse(
+            (await page.evaluate(() => localStorage.getItem("ringvote/seen-heads")))!,
           );
+          const top = (heads: { height: number; hash: string }[]) => heads.at(-1);
+          assert.deepEqual(top(now.heads), top(seen.heads), "the forked head is never remembered");
           await screenshot(page, `withheld-${path || "index"}`);
           const cli = await cliAudit(liar.url, "--key", key);
           assert.equal(cli.code, 1, cli.stdout);
@@ -255,7 +256,7 @@ Deno.test({
           const now = JSON.parse(
             (await page.evaluate(() => localStorage.getItem("ringvote/seen-heads")))!,
           );
-          assert.deepEqual(now, seen, "no torsioned head is remembered");
+          assert.deepEqual(now.heads.at(-1), seen.heads.at(-1), "no torsioned head is remembered");
           await context.close();
         });
       }

@@ -1,6 +1,6 @@
 // The real application over a fresh in-memory Deno KV, with the API client that drives it through
 // `app.request`: what the client, bulletin board and panel tests start from.
-import { createApiClient } from "../../lib/app/api_client.ts";
+import { createApiClient } from "../../lib/client/api_client.ts";
 import { createApp } from "../../server/app.ts";
 import { createStore } from "../../server/store/mod.ts";
 

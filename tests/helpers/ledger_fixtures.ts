@@ -6,7 +6,8 @@ import { bytesToHex, hexToBytes } from "../../lib/protocol/bytes.ts";
 import { blockHash } from "../../lib/protocol/chain.ts";
 import { generateSeed, keyPairFromSeed, L, type Point } from "../../lib/protocol/keys.ts";
 import { verifyInclusion, voteLeaf } from "../../lib/protocol/merkle.ts";
-import { encodeSignature, signRing } from "../../lib/protocol/ring_signature.ts";
+import { signRing } from "../../lib/protocol/ring_signature.ts";
+import { encodeSignature } from "../../lib/protocol/signature_wire.ts";
 import type { VoteProof, VoteRecord, VoteSubmission } from "../../lib/protocol/schemas.ts";
 
 /** A simulated voter: its seed and hex public key. */

@@ -1,5 +1,5 @@
 // Web Storage semantics over a Map: the browser's localStorage for tests of the panel's actions.
-import type { VoterStorage } from "../../lib/app/panel_actions.ts";
+import type { VoterStorage } from "../../lib/client/voter/panel_actions.ts";
 
 /** An in-memory Storage; `items` shows exactly what a panel stored. */
 export class MapStorage implements VoterStorage {

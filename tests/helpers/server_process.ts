@@ -1,6 +1,6 @@
 // Starts the real server (main.ts) as a separate deno process on a free port, for tests that
 // need real HTTP, several processes on one database, or a browser.
-import { createApiClient } from "../../lib/app/api_client.ts";
+import { createApiClient } from "../../lib/client/api_client.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 const MAIN = new URL("main.ts", ROOT);

@@ -1,7 +1,7 @@
 // A lying server for browser tests: an HTTP proxy in front of the real one that passes every
 // request through and lets a test rewrite the JSON answers, one lie at a time; and the same lie
 // told in-process, as an API client's transport.
-import type { Transport } from "../../lib/app/api_client.ts";
+import type { Transport } from "../../lib/client/api_client.ts";
 
 /** Changes a parsed JSON answer in place; `path` is the request's pathname. */
 // deno-lint-ignore no-explicit-any

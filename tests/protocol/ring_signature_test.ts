@@ -13,8 +13,6 @@ import {
 } from "../../lib/protocol/key_precomputation.ts";
 import {
   checkRing,
-  decodeSignature,
-  encodeSignature,
   hashToPoint,
   hashToScalar,
   KEY_IMAGE_DST,
@@ -22,10 +20,11 @@ import {
   type RingSignature,
   signRing,
   tagOf,
-  traceRing,
   transcript,
   verifyRing,
 } from "../../lib/protocol/ring_signature.ts";
+import { traceRing } from "../../lib/protocol/ring_trace.ts";
+import { decodeSignature, encodeSignature } from "../../lib/protocol/signature_wire.ts";
 import { drbg } from "../helpers/drbg.ts";
 import rfc9380 from "../vectors/rfc9380_edwards25519_ro.json" with { type: "json" };
 import lsag from "../vectors/lsag_v1.json" with { type: "json" };

@@ -5,8 +5,8 @@
 // ledger afterwards, with every accepted vote sealed in the block it was promised.
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { createApiClient } from "../../lib/app/api_client.ts";
-import { auditLedger } from "../../lib/app/audit.ts";
+import { createApiClient } from "../../lib/client/api_client.ts";
+import { auditLedger } from "../../lib/client/audit/audit.ts";
 import { ErrorBody } from "../../lib/protocol/schemas.ts";
 import { createApp } from "../../server/app.ts";
 import { testVerifier } from "../helpers/test_verifier.ts";

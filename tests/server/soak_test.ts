@@ -6,8 +6,8 @@
 // The servers' logs never hold a public key, tag, vote id or private key.
 // `deno task test` runs 300 votes; `deno task soak` runs 2,000 (SOAK_VOTES).
 import assert from "node:assert/strict";
-import { createApiClient } from "../../lib/app/api_client.ts";
-import { auditLedger } from "../../lib/app/audit.ts";
+import { createApiClient } from "../../lib/client/api_client.ts";
+import { auditLedger } from "../../lib/client/audit/audit.ts";
 import { bytesToBase64 } from "../../lib/protocol/bytes.ts";
 import type { VoteSubmission } from "../../lib/protocol/schemas.ts";
 import {

@@ -5,7 +5,8 @@
 //   deno run -A tests/vectors/make_lsag_vectors.ts
 import { bytesToHex } from "../../lib/protocol/bytes.ts";
 import { keyPairFromSeed } from "../../lib/protocol/keys.ts";
-import { encodeSignature, signRing } from "../../lib/protocol/ring_signature.ts";
+import { signRing } from "../../lib/protocol/ring_signature.ts";
+import { encodeSignature } from "../../lib/protocol/signature_wire.ts";
 import { drbg } from "../helpers/drbg.ts";
 
 const cases = [

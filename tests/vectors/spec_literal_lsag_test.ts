@@ -4,7 +4,8 @@
 // same verdict on every case. The known answers printed in protocol §2.10 are recomputed too.
 import assert from "node:assert/strict";
 import { ed25519, ED25519_TORSION_SUBGROUP } from "@noble/curves/ed25519.js";
-import { checkRing, decodeSignature } from "../../lib/protocol/ring_signature.ts";
+import { checkRing } from "../../lib/protocol/ring_signature.ts";
+import { decodeSignature } from "../../lib/protocol/signature_wire.ts";
 import lsag from "./lsag_v1.json" with { type: "json" };
 import rfc8032 from "./rfc8032_keys.json" with { type: "json" };
 import {

@@ -1,13 +1,13 @@
 // The attack lab's lying-server lens (GET /api/lab/lens/{lie}/…, over the practice ledger) on the
 // real app and in-memory KV: it never writes, honest requests answer byte for byte what they
 // answered before, each lie is told, its key is derived from the practice ledger's seed, and a
-// voter's own checks (lib/app/lens_checks.ts) catch every one, naming the check that failed.
+// voter's own checks (lib/client/lab/lens_checks.ts) catch every one, naming the check that failed.
 import assert from "node:assert/strict";
-import { createApiClient } from "../../../lib/app/api_client.ts";
-import { checkVoteView } from "../../../lib/app/lens_checks.ts";
-import { HONEST_VIEW, LIES } from "../../../lib/app/lies.ts";
-import { type SeenHeads } from "../../../lib/app/heads.ts";
-import { checkBlocks } from "../../../lib/app/record_checks.ts";
+import { createApiClient } from "../../../lib/client/api_client.ts";
+import { checkVoteView } from "../../../lib/client/lab/lens_checks.ts";
+import { HONEST_VIEW, LIES } from "../../../lib/client/lab/lies.ts";
+import { type SeenHeads } from "../../../lib/client/heads.ts";
+import { checkBlocks } from "../../../lib/client/board/record_checks.ts";
 import { checkForkEvidence, serverPublicKey, verifyHead } from "../../../lib/protocol/head.ts";
 import { createApp } from "../../../server/app.ts";
 import { lensSeed } from "../../../server/head_signer.ts";

@@ -3,7 +3,7 @@ import { build, staticImports } from "../../../scripts/build.ts";
 import { createApp } from "../../../server/app.ts";
 import { createPageApp, readManifest } from "../../../server/pages/pages.ts";
 import { createStore } from "../../../server/store/mod.ts";
-import { Island, serializeProps } from "../../../components/Island.ts";
+import { Island, serializeProps } from "../../../server/pages/island.ts";
 import { renderPage } from "../../../server/pages/render.tsx";
 import { bytesToHex } from "../../../lib/protocol/bytes.ts";
 
@@ -177,6 +177,7 @@ Deno.test("a file of islands/workers/ becomes a module worker the page can start
       await Deno.symlink(`${project}${entry}`, `${root}/${entry}`);
     }
     await Deno.mkdir(`${root}/islands/workers`, { recursive: true });
+    await Deno.symlink(`${project}islands/runtime.ts`, `${root}/islands/runtime.ts`);
     await Deno.writeTextFile(
       `${root}/islands/Probe.tsx`,
       `export default function Probe() { return <p>probe</p>; }\n`,
@@ -222,11 +223,11 @@ Deno.test("GET /board renders the board shell, linked both ways with the voting 
     assert.match(html, /<title>Ringvote: public bulletin board<\/title>/);
     assert.match(html, /<h1[^>]*>Public bulletin board<\/h1>/);
     assert.match(html, /<a href="\/">Back to the voting page<\/a>/);
-    assert.match(html, /<div data-island="BulletinBoard" data-island-props="island-props-0">/);
+    assert.match(html, /<div data-island="Board" data-island-props="island-props-0">/);
     assert.match(html, /\{"pollMs":2000,"vote":null\}<\/script>/);
-    assert.ok(html.includes(`<script type="module" src="${manifest.islands.BulletinBoard}">`));
+    assert.ok(html.includes(`<script type="module" src="${manifest.islands.Board}">`));
     assert.ok(!html.includes(manifest.islands.VotingPage), "only the board's own island");
-    for (const href of manifest.preload.BulletinBoard) assert.ok(html.includes(`href="${href}"`));
+    for (const href of manifest.preload.Board) assert.ok(html.includes(`href="${href}"`));
 
     // A shared walkthrough link hands its vote id to the island, escaped like every prop.
     const shared = await (await app.request("/board?vote=Ab-_9%3Cx")).text();
@@ -236,7 +237,7 @@ Deno.test("GET /board renders the board shell, linked both ways with the voting 
     assert.match(index, /<a href="\/board">Public bulletin board<\/a>/);
 
     // The board's first load: its module and the chunks it imports, without faker.
-    const files = [manifest.islands.BulletinBoard, ...manifest.preload.BulletinBoard];
+    const files = [manifest.islands.Board, ...manifest.preload.Board];
     assert.ok(!files.some((f) => f.includes("voter_names")));
     for (const file of files) {
       const code = await Deno.readTextFile(new URL(file.slice("/static/build/".length), outDir));

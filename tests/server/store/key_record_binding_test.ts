@@ -9,12 +9,8 @@ import { bytesToHex, hexToBytes } from "../../../lib/protocol/bytes.ts";
 import { COMB_BYTES, combTable, combToBytes } from "../../../lib/protocol/comb_table.ts";
 import type { KeyPrecomputation } from "../../../lib/protocol/key_precomputation.ts";
 import { keyPairFromSeed, L, type Point } from "../../../lib/protocol/keys.ts";
-import {
-  encodeSignature,
-  hashToPoint,
-  hashToScalar,
-  transcript,
-} from "../../../lib/protocol/ring_signature.ts";
+import { hashToPoint, hashToScalar, transcript } from "../../../lib/protocol/ring_signature.ts";
+import { encodeSignature } from "../../../lib/protocol/signature_wire.ts";
 import type { VoteSubmission } from "../../../lib/protocol/schemas.ts";
 import { createApp } from "../../../server/app.ts";
 import {

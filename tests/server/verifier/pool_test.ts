@@ -8,11 +8,8 @@ import { hexToBytes } from "../../../lib/protocol/bytes.ts";
 import { L } from "../../../lib/protocol/keys.ts";
 import { precomputeKey } from "../../../lib/protocol/key_precomputation.ts";
 import { MEMBER_BYTES } from "../../../lib/protocol/member_cache.ts";
-import {
-  checkRing,
-  decodeSignature,
-  type RingSignature,
-} from "../../../lib/protocol/ring_signature.ts";
+import { checkRing, type RingSignature } from "../../../lib/protocol/ring_signature.ts";
+import { decodeSignature } from "../../../lib/protocol/signature_wire.ts";
 import type { VoteSubmission } from "../../../lib/protocol/schemas.ts";
 import { createApp } from "../../../server/app.ts";
 import { ApiError } from "../../../server/errors.ts";

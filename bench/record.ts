@@ -1,0 +1,150 @@
+// The election record (protocol §4.8) measured: its size per vote, and the time to audit a ledger
+// live, to audit it while saving its record, and to audit the record offline, all in one run on
+// the same ledger. Really signed votes (rings of 8, blocks of 100) are written to a temporary KV
+// file and served by the real server; then, in rounds, alternating, each of
+//
+//   deno task audit URL                 live
+//   deno task audit URL --save FILE     live, teeing the record to FILE
+//   deno task audit FILE                offline, with --allow-read only
+//
+// is run as the task runs it (wall time, process start included; peak resident memory from
+// /usr/bin/time when it is there). The signature checks dominate those times, so the reading is
+// also timed alone, in this process: the same audit with a stand-in checker (each vote's leaf and
+// tag, no ring signature), through the API client and from the file. Prints the medians, the
+// ratios to the live audit and the record's size.
+//
+//   deno run -A bench/record.ts [votes]      default: 10000
+import { createApiClient } from "../lib/client/api_client.ts";
+import { auditLedger } from "../lib/client/audit/audit.ts";
+import { auditRecord } from "../lib/client/audit/election_record_source.ts";
+import type { VoteChecker } from "../lib/client/audit/vote_checks.ts";
+import { bytesToHex } from "../lib/protocol/bytes.ts";
+import { voteLeaf } from "../lib/protocol/merkle.ts";
+import { readRecordFile } from "../record_file.ts";
+import { createStore } from "../server/store/mod.ts";
+import { buildLedger } from "../tests/helpers/ledger_builder.ts";
+import { startServer } from "../tests/helpers/server_process.ts";
+
+const VOTES = Number(Deno.args[0] ?? 10_000);
+const ROUNDS = 3;
+const AUDIT = new URL("../audit.ts", import.meta.url).pathname;
+const TIME = "/usr/bin/time";
+const hasTime = (() => {
+  try {
+    return Deno.statSync(TIME).isFile;
+  } catch {
+    return false;
+  }
+})();
+
+/** One run of audit.ts with `permissions` and `args`, which must pass: wall ms and peak RSS. */
+async function run(permissions: string[], args: string[]) {
+  const deno = [Deno.execPath(), "run", ...permissions, AUDIT, ...args];
+  const [cmd, ...rest] = hasTime ? [TIME, "-f", "maxrss %M", ...deno] : deno;
+  const started = performance.now();
+  const out = await new Deno.Command(cmd, { args: rest, stdout: "piped", stderr: "piped" })
+    .output();
+  const ms = performance.now() - started;
+  const text = new TextDecoder().decode(out.stdout);
+  if (out.code !== 0) throw new Error(`audit ${args.join(" ")} failed:\n${text}`);
+  const rss = /maxrss (\d+)/.exec(new TextDecoder().decode(out.stderr))?.[1];
+  return { ms, rssMb: rss === undefined ? null : Number(rss) / 1024 };
+}
+
+/** Each vote's leaf and tag, without its ring signature: the audit's reading, timed alone. */
+const standIn: VoteChecker = (votes) =>
+  Promise.resolve(votes.map((v) => ({
+    leaf: bytesToHex(voteLeaf(v)),
+    tag: JSON.parse(v.signature).I as string,
+    problems: [],
+  })));
+
+/** Milliseconds `audit` takes, which must pass. */
+async function timed(audit: () => Promise<{ ok: boolean; failures: string[] }>) {
+  const started = performance.now();
+  const report = await audit();
+  if (!report.ok) throw new Error(report.failures.join("\n"));
+  return performance.now() - started;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+const dir = await Deno.makeTempDir({ prefix: "ringvote-record-bench-" });
+const kvPath = `${dir}/ledger.sqlite3`;
+const record = `${dir}/record.ndjson`;
+const kv = await Deno.openKv(kvPath);
+const built = performance.now();
+await buildLedger(await createStore(kv), { votes: VOTES, perBlock: 100, ringSize: 8 });
+kv.close();
+console.log(
+  `Ledger of ${VOTES} votes built in ${((performance.now() - built) / 1000).toFixed(0)} s`,
+);
+
+const NET = ["--allow-net", "--allow-read", "--allow-write"];
+const kinds = ["live", "save", "offline"] as const;
+const times: Record<(typeof kinds)[number], number[]> = { live: [], save: [], offline: [] };
+const rss: Record<(typeof kinds)[number], number[]> = { live: [], save: [], offline: [] };
+const reading = { live: [] as number[], offline: [] as number[] };
+const server = await startServer({ env: { KV_PATH: kvPath, BLOCK_INTERVAL_MS: "60000" } });
+try {
+  for (let round = 1; round <= ROUNDS; round++) {
+    // Each round starts with another of the three, so a drift of the machine's speed favours none.
+    const order = [...kinds.slice(round % 3), ...kinds.slice(0, round % 3)];
+    const line: string[] = [];
+    for (const kind of order) {
+      const r = kind === "live"
+        ? await run(NET, [server.url])
+        : kind === "save"
+        ? await run(NET, [server.url, "--save", record])
+        : await run(["--allow-read"], [record]);
+      times[kind].push(r.ms);
+      if (r.rssMb !== null) rss[kind].push(r.rssMb);
+      line.push(`${kind} ${r.ms.toFixed(0)} ms`);
+    }
+    console.log(`  round ${round}: ${line.join(", ")}`);
+  }
+  for (let round = 1; round <= ROUNDS; round++) {
+    const api = createApiClient({ fetch, baseUrl: server.url });
+    reading.live.push(await timed(() => auditLedger(api, { checker: standIn })));
+    const input = await readRecordFile(record);
+    reading.offline.push(await timed(() => auditRecord(input, { checker: standIn })));
+  }
+} finally {
+  await server.stop();
+}
+
+const text = await Deno.readTextFile(record);
+const bytes = new TextEncoder().encode(text).length;
+const voteLines = text.split("\n").filter((l) => l.startsWith('{"kind":"vote"'));
+const voteBytes = voteLines.reduce((sum, l) => sum + new TextEncoder().encode(l).length + 1, 0);
+await Deno.remove(dir, { recursive: true });
+
+const live = median(times.live);
+console.log(
+  `\nElection record of ${VOTES} votes (rings of 8, blocks of 100), medians of ${ROUNDS}`,
+);
+console.log(
+  `record: ${bytes} bytes, ${(bytes / VOTES).toFixed(0)} bytes/vote in all, ` +
+    `${(voteBytes / voteLines.length).toFixed(0)} bytes per vote line`,
+);
+console.log("| run | command | wall time | ÷ live | peak RSS |");
+console.log("| --- | --- | ---: | ---: | ---: |");
+const commands = {
+  live: "deno task audit URL",
+  save: "deno task audit URL --save FILE",
+  offline: "deno task audit FILE",
+};
+for (const kind of kinds) {
+  const t = median(times[kind]);
+  const memory = rss[kind].length > 0 ? `${median(rss[kind]).toFixed(0)} MB` : "—";
+  console.log(
+    `| ${kind} | \`${commands[kind]}\` | ${(t / 1000).toFixed(2)} s | ${
+      (t / live).toFixed(2)
+    }× | ` +
+      `${memory} |`,
+  );
+}

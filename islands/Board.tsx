@@ -1,0 +1,101 @@
+/**
+ * The public bulletin board (/board): chain, tally, blocks, proofs, signatures and an audit, each
+ * recomputed in the browser and kept live; its sections are the files of islands/board/. With
+ * `ledger="lab"`, the attack lab's practice ledger, without the election's own sections.
+ * @module
+ */
+import type { ComponentType } from "preact";
+import { useEffect, useMemo } from "react";
+import { type ApiClient, createApiClient, type LedgerName } from "../lib/client/api_client.ts";
+import ForkAlert from "../components/ForkAlert.tsx";
+import HeadAlerts from "../components/HeadAlerts.tsx";
+import { createBulletinState } from "./board/state.ts";
+import AnonymitySection from "./board/AnonymitySection.tsx";
+import AuditSection from "./board/AuditSection.tsx";
+import { pageApiClient, useHeadWatch } from "./hooks/watch_heads.ts";
+import BlockSection from "./board/BlockSection.tsx";
+import ChainSection from "./board/ChainSection.tsx";
+import EvidenceSection from "./board/EvidenceSection.tsx";
+import LiveStatus from "./board/LiveStatus.tsx";
+import ProofSection from "./board/ProofSection.tsx";
+import type { SectionProps } from "./board/section.ts";
+import TallySection from "./board/TallySection.tsx";
+import WalkthroughSection from "./board/WalkthroughSection.tsx";
+
+/**
+ * Props the server renders the board with: the polling interval, the shared vote, if any, and the
+ * ledger shown (the election's by default).
+ */
+export type BoardProps = { pollMs: number; vote?: string | null; ledger?: LedgerName };
+
+/** The board's sections, top to bottom. */
+const SECTIONS: ComponentType<SectionProps>[] = [
+  LiveStatus,
+  AuditSection,
+  EvidenceSection,
+  ChainSection,
+  TallySection,
+  BlockSection,
+  WalkthroughSection,
+  ProofSection,
+  AnonymitySection,
+];
+
+/**
+ * The practice ledger's sections: those that check only what this ledger serves (the ring
+ * walkthrough is left out too: it rewrites the address into the election board's vote link).
+ */
+const PRACTICE_SECTIONS: ComponentType<SectionProps>[] = [
+  LiveStatus,
+  ChainSection,
+  TallySection,
+  BlockSection,
+  ProofSection,
+];
+
+/** The board of the election's ledger, or of the lab's practice ledger. */
+export default function Board(
+  { pollMs, vote = null, ledger = "election" }: BoardProps,
+) {
+  return ledger === "lab"
+    ? <PracticeBoard pollMs={pollMs} vote={vote} />
+    : <ElectionBoard pollMs={pollMs} vote={vote} />;
+}
+
+type LedgerBoardProps = { pollMs: number; vote: string | null };
+
+/** The election's board: every section over one state, which follows the chain. */
+function ElectionBoard({ pollMs, vote }: LedgerBoardProps) {
+  const bulletin = useBulletin(pageApiClient, { pollMs, vote });
+  // The chain shown must extend every signed head this browser saw, here or on the voting page.
+  const { fork, alerts } = useHeadWatch(pollMs);
+  return (
+    <div class="bulletin" data-ready={bulletin.ready.value ? "true" : "false"}>
+      {fork && <ForkAlert evidence={fork} />}
+      <HeadAlerts alerts={alerts} />
+      {SECTIONS.map((Section, i) => <Section key={i} bulletin={bulletin} />)}
+    </div>
+  );
+}
+
+/** The practice ledger's board: its sections over a state reading `/api/lab/…`. */
+function PracticeBoard({ pollMs, vote }: LedgerBoardProps) {
+  const bulletin = useBulletin(() => createApiClient({ fetch, ledger: "lab" }), { pollMs, vote });
+  return (
+    <div class="bulletin" data-ledger="lab" data-ready={bulletin.ready.value ? "true" : "false"}>
+      {PRACTICE_SECTIONS.map((Section, i) => <Section key={i} bulletin={bulletin} />)}
+    </div>
+  );
+}
+
+/** The board state over the client `makeApi` makes, following the chain while the island lives. */
+function useBulletin(makeApi: () => ApiClient, { pollMs, vote }: LedgerBoardProps) {
+  const bulletin = useMemo(() => createBulletinState(makeApi(), { pollMs }), []);
+  useEffect(() =>
+    bulletin.follow(() => {
+      performance.mark("ringvote:board-ready");
+      // A shared link opens straight to its vote.
+      if (vote !== null) bulletin.openShared(vote);
+    }), []);
+  return bulletin;
+}

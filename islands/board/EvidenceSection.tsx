@@ -1,0 +1,115 @@
+/**
+ * The board's check of a fork-evidence file (protocol §4.5), with the command line's own check
+ * (lib/client/audit/evidence.ts `checkEvidence`) and its key compared with the trusted server key.
+ * @module
+ */
+import { useState } from "react";
+import { checkEvidence, type EvidenceVerdict } from "../../lib/client/audit/evidence.ts";
+import type { ApiClient } from "../../lib/client/api_client.ts";
+import { parseSeenHeads, SEEN_HEADS_KEY } from "../../lib/client/heads.ts";
+import type { SectionProps } from "./section.ts";
+
+/** The server key this browser trusts, and where it comes from; null when none could be had. */
+type Trusted = { key: string; source: "remembered" | "served" } | null;
+
+type Checked = { file: string; verdict: EvidenceVerdict; trusted: Trusted };
+
+/** The remembered server key, else the one the server answers now. */
+async function trustedKey(api: ApiClient): Promise<Trusted> {
+  const remembered = parseSeenHeads(localStorage.getItem(SEEN_HEADS_KEY)).key;
+  if (remembered !== null) return { key: remembered, source: "remembered" };
+  try {
+    return { key: (await api.serverKey()).key, source: "served" };
+  } catch {
+    return null;
+  }
+}
+
+/** The verdict on the text of an evidence file, against `trusted`. */
+function verdictOf(text: string, trusted: Trusted): EvidenceVerdict {
+  let evidence: unknown;
+  try {
+    evidence = JSON.parse(text);
+  } catch {
+    return { kind: "no-fork", reason: "The file is not JSON" };
+  }
+  return checkEvidence(evidence, trusted?.key ?? null);
+}
+
+/** The evidence control and its verdict. */
+export default function EvidenceSection({ bulletin }: SectionProps) {
+  const [checked, setChecked] = useState<Checked | null>(null);
+
+  async function check(input: HTMLInputElement) {
+    const file = input.files?.[0];
+    if (!file) return;
+    const trusted = await trustedKey(bulletin.api);
+    setChecked({ file: file.name, verdict: verdictOf(await file.text(), trusted), trusted });
+  }
+
+  return (
+    <section class="bulletin-section evidence" aria-labelledby="evidence-title">
+      <h2 id="evidence-title">Check fork evidence</h2>
+      <p class="evidence-intro">
+        When a server shows two different versions of its history, the pages offer a small file as
+        proof; choose such a file here and this browser checks it itself, without trusting the
+        server or whoever gave you the file.
+      </p>
+      <label class="evidence-pick">
+        Evidence file (JSON){" "}
+        <input
+          type="file"
+          accept=".json,application/json"
+          data-action="check-evidence"
+          onChange={(event) => check(event.currentTarget)}
+        />
+      </label>
+      {checked !== null && <EvidenceResult {...checked} />}
+    </section>
+  );
+}
+
+function EvidenceResult({ file, verdict, trusted }: Checked) {
+  if (verdict.kind === "no-fork") {
+    return (
+      <div class="evidence-result evidence-no-fork" data-evidence-verdict="no-fork">
+        <p class="evidence-verdict">✗ {file} proves no fork.</p>
+        <p>{verdict.reason}.</p>
+      </div>
+    );
+  }
+  const against = verdict.keyMatches === null
+    ? "unknown"
+    : verdict.keyMatches
+    ? "this-server"
+    : "other-key";
+  return (
+    <div
+      class="evidence-result evidence-fork"
+      data-evidence-verdict="fork"
+      data-evidence-against={against}
+    >
+      <p class="evidence-verdict">
+        ✓ {file} proves a fork: block {verdict.height}{" "}
+        was signed twice by the same key, with two different contents.
+      </p>
+      <p>
+        {against === "this-server"
+          ? `It is proof against this server: it is signed with the key this browser trusts for it (${
+            trusted?.source === "remembered" ? "the key it remembers" : "the key the server answers"
+          }).`
+          : against === "other-key"
+          ? "It is not proof against this server: it is signed with another key than the one " +
+            "this browser trusts for this server."
+          : "This browser could not read this server's key, so it cannot say whether the proof " +
+            "is against this server."}
+      </p>
+      <dl class="evidence-keys">
+        <dt>Key that signed both blocks</dt>
+        <dd class="hex">{verdict.key}</dd>
+        <dt>Key this browser trusts for this server</dt>
+        <dd class="hex">{trusted?.key ?? "(none)"}</dd>
+      </dl>
+    </div>
+  );
+}

@@ -1,0 +1,63 @@
+/**
+ * The board's tally as bars, recounted in the browser from every sealed vote, and the votes behind
+ * one count with their signature status.
+ * @module
+ */
+import SignatureBadge from "./SignatureBadge.tsx";
+import TallyBars from "./TallyBars.tsx";
+import type { SectionProps } from "./section.ts";
+import { useSignatureStatus } from "./signature_status.ts";
+
+const VOTES_LIST_ID = "payload-votes";
+
+/** Heading, the recount's verdict, the bars, and the list of votes for the chosen payload. */
+export default function TallySection({ bulletin }: SectionProps) {
+  const tally = bulletin.tally.value;
+  const recounted = bulletin.recounted.value;
+  const rows = bulletin.rows.value;
+  const filter = bulletin.filter.value;
+  const choose = (payload: string | null) => (bulletin.filter.value = payload);
+  return (
+    <section class="bulletin-section" aria-labelledby="tally-title">
+      <h2 id="tally-title">Tally</h2>
+      {tally === null ? <p>Reading the tally…</p> : (
+        <>
+          <p>
+            {tally.total} sealed {tally.total === 1 ? "vote" : "votes"}. {recounted === null
+              ? "Counts as served; recounting every sealed vote in this browser…"
+              : rows.every((r) => r.ok)
+              ? "Recounted in this browser from every sealed vote: the counts agree."
+              : "Recounted in this browser: red rows differ from the served counts."}
+          </p>
+          <TallyBars rows={rows} selected={filter} listId={VOTES_LIST_ID} onSelect={choose} />
+        </>
+      )}
+      {filter !== null && <PayloadVotes bulletin={bulletin} payload={filter} />}
+    </section>
+  );
+}
+
+/** Every loaded vote carrying `payload` with its signature status, each opening its proof. */
+function PayloadVotes({ bulletin, payload }: SectionProps & { payload: string }) {
+  const listed = [...bulletin.votes.value].flatMap(([height, loaded]) =>
+    loaded.entries.filter((e) => e.vote.payload === payload).map((e) => ({ height, ...e }))
+  );
+  const signatureOf = useSignatureStatus(listed);
+  return (
+    <div id={VOTES_LIST_ID} class="payload-votes">
+      <h3>Votes for “{payload}”</h3>
+      {listed.length === 0 ? <p>None of the loaded votes carries this payload.</p> : (
+        <ul>
+          {listed.map((e) => (
+            <li key={e.voteId}>
+              <button type="button" onClick={() => bulletin.openProof(e.height, e.voteId)}>
+                Block {e.height}, leaf {e.index}: {e.voteId}
+              </button>{" "}
+              <SignatureBadge finding={signatureOf(e)} />
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,239 @@
+/**
+ * The bulletin board's one state, as signals, with the loaders that fill it through the API client
+ * (chain, tally and recount, a block's votes, a proof, a shared vote). It keeps state and a timer,
+ * so it lives with the island; its pure parts are in lib/client/board/.
+ * @module
+ */
+import { computed, signal } from "@preact/signals";
+import { type BlockRecord, MAX_PAGE_LIMIT, type Tally } from "../../lib/protocol/schemas.ts";
+import { type ApiClient, readPages } from "../../lib/client/api_client.ts";
+import {
+  checkBlocks,
+  type ProofStep,
+  proofSteps,
+  tallyRows,
+} from "../../lib/client/board/record_checks.ts";
+import { type LoadedVotes, recount } from "../../lib/client/board/recount.ts";
+import { messageOf } from "../../lib/client/text.ts";
+
+/** The vote whose proof is shown: its steps once computed, or why they could not be. */
+export type OpenVote = {
+  height: number;
+  voteId: string;
+  steps: ProofStep[] | null;
+  problem: string | null;
+};
+
+/** The bulletin board's state and loaders; see {@link createBulletinState}. */
+export type BulletinState = ReturnType<typeof createBulletinState>;
+
+/**
+ * The board's state, empty until {@link BulletinState.follow} reads the chain through `api`, then
+ * again every `pollMs`.
+ */
+export function createBulletinState(api: ApiClient, { pollMs }: { pollMs: number }) {
+  const blocks = signal<BlockRecord[]>([]);
+  const height = signal<number | null>(null);
+  const tally = signal<Tally | null>(null);
+  const votes = signal<ReadonlyMap<number, LoadedVotes>>(new Map());
+  const selected = signal<number | null>(null);
+  const openVote = signal<OpenVote | null>(null);
+  const filter = signal<string | null>(null);
+  const problem = signal<string | null>(null);
+  const ready = signal(false);
+
+  const checks = computed(() => new Map(checkBlocks(blocks.value).map((c) => [c.height, c])));
+  const recounted = computed(() => recount(height.value, tally.value, votes.value));
+  const rows = computed(() =>
+    tally.value === null ? [] : tallyRows(tally.value.results, recounted.value)
+  );
+
+  async function fetchBlocks(from: number, to: number): Promise<BlockRecord[]> {
+    return (await readPages(api.blocks, { offset: from, count: to - from + 1 })).items;
+  }
+
+  /** The votes of block `h` after `known`: its next page, or all of them. */
+  async function fetchVotes(h: number, all: boolean): Promise<LoadedVotes> {
+    const known = votes.value.get(h)?.entries ?? [];
+    const range = { offset: known.length, count: all ? Infinity : MAX_PAGE_LIMIT };
+    const page = await readPages(api.blockVotes(h), range);
+    const loaded = { entries: [...known, ...page.items], total: page.total };
+    votes.value = new Map(votes.value).set(h, loaded);
+    return loaded;
+  }
+
+  /** Every vote of block `h`, read only when some are missing. */
+  async function allVotes(h: number): Promise<LoadedVotes> {
+    const known = votes.value.get(h);
+    return known && known.entries.length >= known.total ? known : await fetchVotes(h, true);
+  }
+
+  /** Brings the board up to the chain's head: new blocks, the tally, the votes to recount. */
+  async function refresh(head: number) {
+    const have = blocks.value;
+    const last = have.length > 0 ? have[have.length - 1].height : -1;
+    const first = Math.max(0, head - MAX_PAGE_LIMIT + 1);
+    const fresh = await fetchBlocks(Math.max(first, last + 1), head);
+    blocks.value = [...(last >= first ? have : []), ...fresh];
+    height.value = head;
+    const served = await api.tally();
+    tally.value = served;
+    for (let h = 1; h <= head; h++) await allVotes(h);
+  }
+
+  /** Runs `load`, showing its failure as the board's problem. */
+  async function reporting(load: () => Promise<unknown>) {
+    try {
+      await load();
+    } catch (error) {
+      problem.value = messageOf(error);
+    }
+  }
+
+  /**
+   * Reads the chain now and then every `pollMs`, refreshing when the height changes; answers the
+   * function that stops. `onReady` runs once the first read has ended, well or not.
+   */
+  function follow(onReady: () => void = () => {}): () => void {
+    let live = true;
+    let busy = false;
+    async function poll(initial: boolean) {
+      if (busy) return;
+      busy = true;
+      try {
+        const status = await api.blockStatus();
+        if (live && (initial || status.height !== height.value)) await refresh(status.height);
+        if (live) problem.value = null;
+      } catch (error) {
+        if (live) problem.value = messageOf(error);
+      } finally {
+        busy = false;
+        if (initial && live) {
+          ready.value = true;
+          onReady();
+        }
+      }
+    }
+    poll(true);
+    const timer = setInterval(() => poll(false), pollMs);
+    return () => {
+      live = false;
+      clearInterval(timer);
+    };
+  }
+
+  /** Loads up to a page of blocks before the first one shown. */
+  function loadEarlier() {
+    const first = blocks.value[0]?.height ?? 0;
+    if (first === 0) return Promise.resolve();
+    return reporting(async () => {
+      const earlier = await fetchBlocks(Math.max(0, first - MAX_PAGE_LIMIT), first - 1);
+      blocks.value = [...earlier, ...blocks.value];
+    });
+  }
+
+  /** Selects block `h` and reads its first page of votes. */
+  function selectBlock(h: number) {
+    selected.value = h;
+    openVote.value = null;
+    if (h === 0 || votes.value.has(h)) return Promise.resolve();
+    return reporting(() => fetchVotes(h, false));
+  }
+
+  /** Reads the next page of block `h`'s votes. */
+  function moreVotes(h: number) {
+    return reporting(() => fetchVotes(h, false));
+  }
+
+  /**
+   * Opens vote `voteId` of block `h` and computes its proof steps from every vote of the block,
+   * the block, the block before it and the server's own proof answer. The steps are shown only
+   * while this vote is still the one asked for in the selected block: a slow answer never
+   * overwrites a later vote's proof, nor reopens one after another block was selected.
+   */
+  async function openProof(h: number, voteId: string) {
+    selected.value = h;
+    const asked: OpenVote = { height: h, voteId, steps: null, problem: null };
+    openVote.value = asked;
+    const show = (steps: ProofStep[] | null, problem: string | null) => {
+      if (openVote.value === asked && selected.value === h) {
+        openVote.value = { height: h, voteId, steps, problem };
+      }
+    };
+    try {
+      const loaded = await allVotes(h);
+      const index = loaded.entries.findIndex((e) => e.voteId === voteId);
+      if (index < 0) throw new Error(`Vote ${voteId} is not listed in block ${h}`);
+      const block = await blockAt(h);
+      if (!block) throw new Error(`Block ${h} could not be read`);
+      const previous = (await blockAt(h - 1)) ?? null;
+      const served = await api.voteProof(h, voteId).then(
+        (proof) => ({ proof, problem: null }),
+        (error) => ({
+          proof: null,
+          problem: `The server's proof could not be read: ${messageOf(error)}`,
+        }),
+      );
+      const steps = proofSteps({
+        block,
+        previous,
+        votes: loaded.entries.map((e) => e.vote),
+        index,
+        served: served.proof,
+      });
+      show(steps, served.problem);
+    } catch (error) {
+      show(null, messageOf(error));
+    }
+  }
+
+  /**
+   * Opens vote `voteId` wherever it is: the block holding it is searched from the head down, a
+   * few blocks at a time, by asking each for the vote's proof (a 404 means "not here").
+   */
+  async function openShared(voteId: string) {
+    const head = height.value ?? 0;
+    openVote.value = { height: 0, voteId, steps: null, problem: null };
+    for (let top = head; top >= 1; top -= LOCATE_WIDTH) {
+      const heights = Array.from({ length: Math.min(LOCATE_WIDTH, top) }, (_, k) => top - k);
+      const found = await Promise.all(
+        heights.map((h) => api.voteProof(h, voteId).then(() => h, () => null)),
+      );
+      const hit = found.find((h) => h !== null);
+      if (hit != null) return await openProof(hit, voteId);
+    }
+    const problem = `Vote ${voteId} is in none of the ${head} sealed blocks`;
+    openVote.value = { height: 0, voteId, steps: null, problem };
+  }
+
+  /** Block `h`, from those shown or else read. */
+  async function blockAt(h: number): Promise<BlockRecord | undefined> {
+    return blocks.value.find((b) => b.height === h) ?? (await fetchBlocks(h, h))[0];
+  }
+
+  return {
+    api,
+    pollMs,
+    blocks,
+    height,
+    tally,
+    votes,
+    selected,
+    openVote,
+    filter,
+    problem,
+    ready,
+    checks,
+    recounted,
+    rows,
+    follow,
+    loadEarlier,
+    selectBlock,
+    moreVotes,
+    openProof,
+    openShared,
+  };
+}
+
+/** Blocks asked at once when searching for a shared vote. */
+const LOCATE_WIDTH = 4;

@@ -1,5 +1,0 @@
-// Browser-safe. What every section of the bulletin board receives: the board's one state.
-import type { BulletinState } from "./state.ts";
-
-/** Props of a bulletin board section. */
-export type SectionProps = { bulletin: BulletinState };

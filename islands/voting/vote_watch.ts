@@ -1,0 +1,67 @@
+/**
+ * What a voter's panel keeps doing once it has a vote (page §4, §11): a pending vote asks until its
+ * block is sealed, then is verified again; a verified vote checks its own tag on the board.
+ * @module
+ */
+import { useEffect, useState } from "react";
+import * as actions from "../../lib/client/voter/panel_actions.ts";
+import {
+  type ColouredLine,
+  type TagCheck,
+  type VoteLine,
+  voteStage,
+} from "../../lib/client/voter/status.ts";
+
+/** How often a pending vote asks whether its block is sealed. */
+const PENDING_POLL_MS = 1500;
+
+/** While `voteLine` is pending, reads the chain height and runs `refresh` once it is sealed. */
+export function usePendingPoll(
+  io: actions.ClientIO,
+  namespace: string,
+  voteLine: VoteLine,
+  refresh: () => Promise<void>,
+): void {
+  useEffect(() => {
+    if (voteLine.status !== "pending") return;
+    let busy = false;
+    const timer = setInterval(async () => {
+      if (busy) return;
+      busy = true;
+      try {
+        const height = await actions.chainHeight(io);
+        const stored = actions.readStoredVote(io.storage, namespace);
+        if (height !== null && voteStage(stored, height) !== "pending") await refresh();
+      } finally {
+        busy = false;
+      }
+    }, PENDING_POLL_MS);
+    return () => clearInterval(timer);
+  }, [voteLine]);
+}
+
+/**
+ * The tag check line of a verified vote: the bulletin board is asked which vote holds its tag, and
+ * another one means its key signed a vote it did not cast. Null until then, or when not verified.
+ */
+export function useOwnTagCheck(
+  io: actions.ClientIO,
+  namespace: string,
+  voteLine: VoteLine,
+): ColouredLine<TagCheck> | null {
+  const [tagLine, setTagLine] = useState<ColouredLine<TagCheck> | null>(null);
+  useEffect(() => {
+    if (voteLine.status !== "voted") {
+      setTagLine(null);
+      return;
+    }
+    let live = true;
+    actions.checkOwnTag(io, namespace).then((line) => {
+      if (live) setTagLine(line);
+    });
+    return () => {
+      live = false;
+    };
+  }, [voteLine]);
+  return tagLine;
+}

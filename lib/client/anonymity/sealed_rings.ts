@@ -1,0 +1,76 @@
+/**
+ * Browser-safe. The sealed ballots' rings, block by block, for the anonymity lens: blocks already
+ * read are kept, only new heights are fetched; the reader of a block is injected.
+ * @module
+ */
+import type { RingBallot } from "./anonymity.ts";
+import { type ApiClient, readPages } from "../api_client.ts";
+import type { BlockVotes } from "../../protocol/schemas.ts";
+
+/** Where the anonymity lens reads the public record. */
+export type LensSource = {
+  /** The ballots of one sealed block, every page of its votes. */
+  readBlock(height: number): Promise<RingBallot[]>;
+  /**
+   * The registered keys from id `offset` + 1 on, in id order (the directory only grows, so a page
+   * reads only keys it has not seen). Throws when the ids answered are not consecutive.
+   */
+  readKeys(offset: number): Promise<string[]>;
+};
+
+/** The lens's reads through `api`: a block's votes page by page, the directory from an id on. */
+export function lensSource(api: ApiClient): LensSource {
+  return {
+    readBlock: async (height) => blockRings((await readPages(api.blockVotes(height))).items),
+    readKeys: async (offset) => {
+      const { items } = await readPages(api.keys, { offset });
+      const gap = items.findIndex((entry, i) => entry.id !== offset + 1 + i);
+      if (gap >= 0) {
+        throw new Error(
+          `The key directory answered id ${items[gap].id} where id ${offset + 1 + gap} belongs`,
+        );
+      }
+      return items.map((entry) => entry.key);
+    },
+  };
+}
+
+/** Each sealed block's ballots (vote id and ring), by height. */
+export type SealedRings = ReadonlyMap<number, RingBallot[]>;
+
+/** A block's listed votes as ballots of the lens: the vote id and its ring, in leaf order. */
+export function blockRings(votes: BlockVotes["votes"]): RingBallot[] {
+  return votes.map((entry) => ({ id: entry.voteId, ring: entry.vote.publicKeys }));
+}
+
+/**
+ * The rings of blocks 1..`height`: those of `known` kept, the others read with `readBlock` in
+ * height order; `onProgress(done, total)` follows the blocks still to read.
+ */
+export async function readSealedRings(
+  readBlock: (height: number) => Promise<RingBallot[]>,
+  { height, known = new Map(), onProgress }: {
+    height: number;
+    known?: SealedRings;
+    onProgress?: (done: number, total: number) => void;
+  },
+): Promise<SealedRings> {
+  const rings = new Map<number, RingBallot[]>();
+  const missing: number[] = [];
+  for (let h = 1; h <= height; h++) {
+    const have = known.get(h);
+    if (have) rings.set(h, have);
+    else missing.push(h);
+  }
+  for (const [done, h] of missing.entries()) {
+    onProgress?.(done, missing.length);
+    rings.set(h, await readBlock(h));
+  }
+  onProgress?.(missing.length, missing.length);
+  return rings;
+}
+
+/** Every ballot of `rings`, in height then leaf order. */
+export function allBallots(rings: SealedRings): RingBallot[] {
+  return [...rings.keys()].sort((a, b) => a - b).flatMap((h) => rings.get(h)!);
+}

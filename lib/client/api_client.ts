@@ -1,0 +1,262 @@
+/**
+ * Browser-safe. The one client of the HTTP API (protocol §4): each call's path, answer schema,
+ * paging and one error policy, over an injected transport; no other module writes an API path.
+ * @module
+ */
+import * as z from "zod/mini";
+import {
+  BlockHash,
+  BlockList,
+  type BlockRecord,
+  BlockStatus,
+  BlockVotes,
+  describeIssues,
+  ErrorBody,
+  KeyPage,
+  KeyRecord,
+  type KeyRegistration,
+  MAX_PAGE_LIMIT,
+  ServerKey,
+  TagRecord,
+  Tally,
+  VoteAccepted,
+  VoteProof,
+  type VoteSubmission,
+} from "../protocol/schemas.ts";
+import { messageOf } from "./text.ts";
+
+/** A fetch-compatible function: `fetch` itself, or a Hono app's `request` in tests. */
+export type Transport = (url: string, init: RequestInit) => Response | Promise<Response>;
+
+/** Which ledger a client calls: the election's, or the attack lab's practice ledger. */
+export type LedgerName = "election" | "lab";
+
+/**
+ * Where the API is: the transport and the base URL paths are appended to ("" = same origin).
+ * `ledger` names the ledger every call goes to: the election's (`/api/…`, the default) or the
+ * attack lab's practice ledger (`/api/lab/…`, protocol §4.7), served by the same code.
+ * `lens` names a lie of the lying-server lens over that ledger: every read goes to
+ * `/api/lab/lens/{lens}/…` instead of `/api/lab/…` (or `/api/lens/{lens}/…` instead of
+ * `/api/…`; read-only, writes are refused there). `onBlocks`
+ * hears every signed block record an answer carries (the status head, the blocks listed, a vote
+ * proof's block), so a page's fork watch checks everything the page is shown.
+ */
+export type ApiClientOptions = {
+  fetch: Transport;
+  baseUrl?: string;
+  ledger?: LedgerName;
+  lens?: string;
+  onBlocks?: (records: readonly (BlockRecord | BlockStatus)[]) => void;
+};
+
+/** Codes the client gives failures that carry no error body of the server's. */
+export type ClientErrorCode = "network_error" | "malformed_answer" | "http_error";
+
+/** What went wrong with one call; see {@link ApiCallError}. */
+export type Failure = {
+  /** The HTTP status; 0 when no answer arrived. */
+  status: number;
+  /** The server's error code, or a {@link ClientErrorCode}. */
+  code: string;
+  /** The server's message, or what the client found. */
+  reason: string;
+  /** The error body's other fields (`duplicate_key` carries `id`). */
+  details?: Record<string, unknown>;
+  /** For a 503: the seconds the server asked to wait (`Retry-After`), null when absent. */
+  retryAfterSeconds?: number | null;
+};
+
+/** The one failure of every call: `call` ("GET /api/tally") and its {@link Failure}. */
+export class ApiCallError extends Error {
+  declare readonly status: number;
+  declare readonly code: string;
+  declare readonly reason: string;
+  declare readonly details: Record<string, unknown>;
+  declare readonly retryAfterSeconds: number | null;
+
+  constructor(readonly call: string, failure: Failure) {
+    const { status, reason } = failure;
+    super(status === 0 ? `${call} failed: ${reason}` : `${call} answered ${status}: ${reason}`);
+    Object.assign(this, { name: "ApiCallError", details: {}, retryAfterSeconds: null, ...failure });
+  }
+}
+
+/** One page of a paged call: items from some offset on, and the size of the whole collection. */
+export type Page<T> = { items: T[]; total: number };
+/** A paged call: at most `limit` (≤ MAX_PAGE_LIMIT) items of the collection from `offset`. */
+export type PagedCall<T> = (offset: number, limit: number) => Promise<Page<T>>;
+
+/** A key of the directory as listed: its id and hex key. */
+export type DirectoryEntry = KeyPage["keys"][number];
+/** A vote as listed in its block: its id, leaf index and the vote. */
+export type BlockVoteEntry = BlockVotes["votes"][number];
+
+/** Every call of protocol §4, typed; each one throws {@link ApiCallError} and nothing else. */
+export type ApiClient = ReturnType<typeof createApiClient>;
+
+/** The client over `fetch` at `baseUrl`. */
+export function createApiClient(
+  { fetch, baseUrl = "", ledger = "election", lens, onBlocks }: ApiClientOptions,
+) {
+  const root = baseUrl.replace(/\/+$/, "");
+  const base = ledger === "lab" ? "/api/lab/" : "/api/";
+  const prefix = lens === undefined ? base : `${base}lens/${encodeURIComponent(lens)}/`;
+  const at = (path: string) => prefix + path.slice("/api/".length);
+  const get = <T>(path: string, schema: z.ZodMiniType<T>) =>
+    send({ fetch, root }, { method: "GET", path: at(path), schema });
+  const post = <T>(path: string, body: unknown, schema: z.ZodMiniType<T>) =>
+    send({ fetch, root }, { method: "POST", path: at(path), body, schema });
+  const id = (value: string | number) => encodeURIComponent(String(value));
+  const heard = <T>(answer: T, records: (a: T) => (BlockRecord | BlockStatus)[]) => {
+    onBlocks?.(records(answer));
+    return answer;
+  };
+
+  return {
+    /** GET /api/block/status: the chain's head and the open block. */
+    blockStatus: async () => heard(await get("/api/block/status", BlockStatus), (s) => [s]),
+    /** GET /api/block/hash/id/{height}: a sealed block's hash. */
+    blockHash: (height: number) => get(`/api/block/hash/id/${id(height)}`, BlockHash),
+    /** GET /api/block/id/{blockId}/vote/{voteId}: a vote, its inclusion path and its block. */
+    voteProof: async (blockId: number, voteId: string) =>
+      heard(
+        await get(`/api/block/id/${id(blockId)}/vote/${id(voteId)}`, VoteProof),
+        (proof) => [proof.block],
+      ),
+    /** GET /api/pki/key/id/{id}: one registered key and the directory's size. */
+    keyById: (keyId: string | number) => get(`/api/pki/key/id/${id(keyId)}`, KeyRecord),
+    /** POST /api/pki/key: registers a key (201). */
+    registerKey: (body: KeyRegistration) => post("/api/pki/key", body, KeyRecord),
+    /**
+     * POST /api/lab/reset (with `ledger: "lab"`): starts a fresh practice ledger and answers its
+     * status; the election's ledger has no such call.
+     */
+    resetLedger: async () => heard(await post("/api/reset", undefined, BlockStatus), (s) => [s]),
+    /** POST /api/vote: submits a signed vote (202). */
+    submitVote: (body: VoteSubmission) => post("/api/vote", body, VoteAccepted),
+    /** GET /api/tally: the tally of sealed votes. */
+    tally: () => get("/api/tally", Tally),
+    /** GET /api/server-key: the hex Ed25519 key that signs block heads. */
+    serverKey: () => get("/api/server-key", ServerKey),
+    /** GET /api/tag/{tag}: the vote cast with a tag; 404 `unknown_tag` when none. */
+    voteOfTag: (tag: string) => get(`/api/tag/${id(tag)}`, TagRecord),
+    /** GET /api/pki/key/offset/{o}/limit/{l}: the key directory, ids ascending from o + 1. */
+    keys: (async (offset: number, limit: number) => {
+      const page = await get(`/api/pki/key/offset/${id(offset)}/limit/${id(limit)}`, KeyPage);
+      return { items: page.keys, total: page.total };
+    }) satisfies PagedCall<DirectoryEntry>,
+    /** GET /api/blocks?from=&limit=: block records ascending from height `offset`. */
+    blocks: (async (offset: number, limit: number) => {
+      const page = heard(
+        await get(`/api/blocks?from=${id(offset)}&limit=${id(limit)}`, BlockList),
+        (list) => list.blocks,
+      );
+      return { items: page.blocks, total: page.height + 1 };
+    }) satisfies PagedCall<BlockRecord>,
+    /** GET /api/block/id/{height}/votes?offset=&limit=: a block's votes in leaf order. */
+    blockVotes: (height: number): PagedCall<BlockVoteEntry> => async (offset, limit) => {
+      const path = `/api/block/id/${id(height)}/votes?offset=${id(offset)}&limit=${id(limit)}`;
+      const page = await get(path, BlockVotes);
+      return { items: page.votes, total: page.total };
+    },
+  };
+}
+
+/**
+ * The pages of `call` from `offset` on, at most `count` items in all, each as large as the API
+ * allows; ends at the collection's end or at an empty page (a shrinking collection).
+ */
+export async function* pagesOf<T>(
+  call: PagedCall<T>,
+  { offset = 0, count = Infinity }: { offset?: number; count?: number } = {},
+): AsyncGenerator<Page<T> & { offset: number }> {
+  const end = offset + count;
+  for (let at = offset; at < end;) {
+    const page = await call(at, Math.min(MAX_PAGE_LIMIT, end - at));
+    yield { ...page, offset: at };
+    at += page.items.length;
+    if (page.items.length === 0 || at >= page.total) return;
+  }
+}
+
+/** Every item of `call` from `offset` on (at most `count`), and the collection's size. */
+export async function readPages<T>(
+  call: PagedCall<T>,
+  range: { offset?: number; count?: number } = {},
+): Promise<Page<T>> {
+  const items: T[] = [];
+  let total = 0;
+  for await (const page of pagesOf(call, range)) {
+    items.push(...page.items);
+    total = page.total;
+  }
+  return { items, total };
+}
+
+/** Sends one call; a failed request, a non-2xx or a body unlike `schema` is an ApiCallError. */
+async function send<T>(
+  { fetch, root }: { fetch: Transport; root: string },
+  { method, path, body, schema }: {
+    method: "GET" | "POST";
+    path: string;
+    body?: unknown;
+    schema: z.ZodMiniType<T>;
+  },
+): Promise<T> {
+  const call = `${method} ${path}`;
+  const init: RequestInit = body === undefined
+    ? { method, headers: { accept: "application/json" } }
+    : {
+      method,
+      headers: { accept: "application/json", "content-type": "application/json" },
+      body: JSON.stringify(body),
+    };
+  let response: Response;
+  let json: unknown;
+  try {
+    response = await fetch(root + path, init);
+    const text = await response.text();
+    json = parseJson(text);
+  } catch (error) {
+    const reason = messageOf(error);
+    throw new ApiCallError(call, { status: 0, code: "network_error", reason });
+  }
+  const { status } = response;
+  if (!response.ok) {
+    const retryAfterSeconds = status === 503
+      ? retryAfter(response.headers.get("retry-after"))
+      : null;
+    const refusal = ErrorBody.safeParse(json);
+    if (!refusal.success) {
+      throw new ApiCallError(call, {
+        status,
+        code: "http_error",
+        reason: `status ${status}`,
+        retryAfterSeconds,
+      });
+    }
+    const { code, message, ...details } = refusal.data.error;
+    throw new ApiCallError(call, { status, code, reason: message, details, retryAfterSeconds });
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    const reason = json === undefined
+      ? "the answer is not JSON"
+      : `unexpected answer: ${describeIssues(parsed.error)}`;
+    throw new ApiCallError(call, { status, code: "malformed_answer", reason });
+  }
+  return parsed.data;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Seconds of a `Retry-After` header in its delta-seconds form, the form the server sends. */
+function retryAfter(header: string | null): number | null {
+  return header !== null && /^\s*\d+\s*$/.test(header) ? Number(header) : null;
+}

@@ -1,0 +1,48 @@
+// Election record files (protocol §4.8) on disk, for `deno task audit`: read as a stream, so the
+// audit holds the line being read and not the file, and written as the audit reads, in buffered
+// writes, emptied when the audit starts a new run. The format itself is lib/client/audit/election_record.ts.
+import type { RecordSink } from "./lib/client/audit/election_record.ts";
+
+/** Bytes gathered before one write to disk. */
+const FLUSH_BYTES = 256 * 1024;
+
+/** The bytes of the record file at `path`, as a stream (the file closes when it ends). */
+export async function readRecordFile(path: string): Promise<ReadableStream<Uint8Array>> {
+  const file = await Deno.open(path, { read: true });
+  return file.readable;
+}
+
+/** A sink writing a record to `path` (created or emptied now); `close` flushes and closes it. */
+export async function recordFileSink(
+  path: string,
+): Promise<RecordSink & { close(): Promise<void> }> {
+  const file = await Deno.open(path, { write: true, create: true, truncate: true });
+  const encoder = new TextEncoder();
+  let pending: string[] = [];
+  let size = 0;
+  const flush = async () => {
+    if (pending.length === 0) return;
+    const bytes = encoder.encode(pending.join(""));
+    [pending, size] = [[], 0];
+    for (let at = 0; at < bytes.length;) at += await file.write(bytes.subarray(at));
+  };
+  return {
+    async write(text) {
+      pending.push(text);
+      size += text.length;
+      if (size >= FLUSH_BYTES) await flush();
+    },
+    async restart() {
+      [pending, size] = [[], 0];
+      await file.truncate(0);
+      await file.seek(0, Deno.SeekMode.Start);
+    },
+    async close() {
+      try {
+        await flush();
+      } finally {
+        file.close();
+      }
+    },
+  };
+}

@@ -1,0 +1,172 @@
+// `deno task audit URL --save FILE` and `deno task audit FILE` as a user runs them: the real server
+// in its own process is audited and its record saved; the server is stopped and the record audited
+// again by a process allowed to read files and nothing else (no network); changed copies fail,
+// naming the vote or block; a malformed file fails with its line, never a stack trace.
+import assert from "node:assert/strict";
+import { serverPublicKey } from "../lib/protocol/head.ts";
+import { call, makeVoters, signedVote } from "./helpers/ledger_fixtures.ts";
+import { startServer } from "./helpers/server_process.ts";
+
+const AUDIT = new URL("../audit.ts", import.meta.url).pathname;
+
+/** Runs `deno run {permissions} audit.ts ...args`: exit status, stdout and stderr. */
+async function audit(permissions: string[], ...args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", ...permissions, AUDIT, ...args],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  return { code: out.code, stdout: text(out.stdout), stderr: text(out.stderr) };
+}
+
+/** `deno task audit`'s permissions. */
+const TASK = ["--allow-net", "--allow-read", "--allow-write"];
+/** Offline: read files, nothing else. */
+const OFFLINE = ["--allow-read"];
+
+/** The failure lines of a printed report. */
+const failureLines = (stdout: string) =>
+  stdout.split("\n").filter((l) => l.startsWith("  - ")).map((l) => l.slice(4));
+
+/** A copy of the record at `path`, its parsed lines changed by `edit`, written to `to`. */
+// deno-lint-ignore no-explicit-any
+async function tampered(path: string, to: string, edit: (lines: any[]) => any[] | void) {
+  const lines = (await Deno.readTextFile(path)).trimEnd().split("\n").map((l) => JSON.parse(l));
+  const out = edit(lines) ?? lines;
+  await Deno.writeTextFile(to, out.map((l: unknown) => JSON.stringify(l) + "\n").join(""));
+  return to;
+}
+
+Deno.test({
+  name: "deno task audit URL --save FILE, then FILE offline: the same verdict, tampering caught",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    const dir = await Deno.makeTempDir({ prefix: "ringvote-record-cli-" });
+    const record = `${dir}/record.ndjson`;
+    const server = await startServer();
+    let key = "";
+    try {
+      const voters = makeVoters(4);
+      for (const v of voters) await call(server.url, "POST", "/api/pki/key", { key: v.key });
+      for (const [i, payload] of ["Yes", "No", "Yes"].entries()) {
+        const res = await call(
+          server.url,
+          "POST",
+          "/api/vote",
+          signedVote(voters[i], voters, payload),
+        );
+        assert.equal(res.status, 202);
+      }
+      while ((await call(server.url, "GET", "/api/tally")).body.total < 3) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      key = (await call(server.url, "GET", "/api/server-key")).body.key;
+
+      await t.step("audit URL --save FILE: exit 0, the record written", async () => {
+        const run = await audit(TASK, server.url, "--save", record);
+        assert.equal(run.code, 0, run.stdout + run.stderr);
+        assert.match(run.stdout, /VERDICT: the record is consistent/);
+        assert.match(run.stdout, /saved to .*record\.ndjson: 4 keys, \d+ blocks, 3 votes$/m);
+        const first = JSON.parse((await Deno.readTextFile(record)).split("\n")[0]);
+        assert.equal(first.kind, "ringvote/v1/election-record");
+        assert.equal(first.key, key);
+      });
+    } finally {
+      await server.stop();
+    }
+
+    try {
+      await t.step("audit FILE with no network: exit 0, the same report", async () => {
+        const run = await audit(OFFLINE, record);
+        assert.equal(run.code, 0, run.stdout + run.stderr);
+        assert.match(
+          run.stdout,
+          /^Ringvote audit of .*record\.ndjson \(election record, offline\)$/m,
+        );
+        assert.match(run.stdout, /votes verified {4}3\n/);
+        assert.match(run.stdout, /VERDICT: the record is consistent: every check holds/);
+        assert.match(run.stdout, /\(not pinned: compare it out of band\)/);
+      });
+      await t.step("audit FILE --key: its key passes pinned, another fails", async () => {
+        const pinned = await audit(OFFLINE, record, "--key", key);
+        assert.equal(pinned.code, 0, pinned.stdout);
+        assert.match(pinned.stdout, new RegExp(`server key        ${key} \\(pinned\\)`));
+        const other = serverPublicKey(crypto.getRandomValues(new Uint8Array(32)));
+        const refused = await audit(OFFLINE, record, `--key=${other}`);
+        assert.equal(refused.code, 1);
+        assert.deepEqual(failureLines(refused.stdout), [
+          `server key: the server answers ${key}, but the trusted key is ${other}`,
+        ]);
+      });
+      await t.step("a changed payload: exit 1, the vote named", async () => {
+        let voteId = "";
+        const copy = await tampered(record, `${dir}/payload.ndjson`, (lines) => {
+          const vote = lines.find((l) => l.kind === "vote");
+          vote.payload = "No";
+          voteId = vote.voteId;
+        });
+        const run = await audit(OFFLINE, copy);
+        assert.equal(run.code, 1);
+        assert.ok(
+          failureLines(run.stdout).some((l) =>
+            new RegExp(`^block \\d+ vote 0 \\(${voteId}\\): invalid signature`).test(l)
+          ),
+          run.stdout,
+        );
+      });
+      await t.step("a vote removed: exit 1, its block named", async () => {
+        let height = 0;
+        const copy = await tampered(record, `${dir}/removed.ndjson`, (lines) => {
+          const i = lines.findIndex((l) => l.kind === "vote");
+          height = lines[i].height;
+          lines.splice(i, 1);
+        });
+        const run = await audit(OFFLINE, copy);
+        assert.equal(run.code, 1);
+        assert.match(
+          run.stdout,
+          new RegExp(`^  - block ${height}: size \\d+, but \\d+ votes read$`, "m"),
+        );
+      });
+      await t.step("a head signature changed: exit 1, its block named", async () => {
+        const copy = await tampered(record, `${dir}/signature.ndjson`, (lines) => {
+          const block = lines.find((l) => l.kind === "block" && l.height === 1);
+          block.head_signature = "00".repeat(64);
+        });
+        const run = await audit(OFFLINE, copy);
+        assert.equal(run.code, 1);
+        assert.match(run.stdout, /^ {2}- block 1: head signature is not the server key's/m);
+      });
+      await t.step(
+        "a truncated or foreign file: exit 1 with its line, no stack trace",
+        async () => {
+          const text = await Deno.readTextFile(record);
+          await Deno.writeTextFile(
+            `${dir}/cut.ndjson`,
+            text.slice(0, text.indexOf('"kind":"vote"') + 40),
+          );
+          const cut = await audit(OFFLINE, `${dir}/cut.ndjson`);
+          assert.equal(cut.code, 1);
+          assert.match(cut.stdout, /^ {2}- .*record line \d+: /m);
+          await Deno.writeTextFile(`${dir}/junk.ndjson`, "PK\u0003\u0004 not a record\n");
+          const junk = await audit(OFFLINE, `${dir}/junk.ndjson`);
+          assert.equal(junk.code, 1);
+          assert.match(junk.stdout, /^ {2}- audit stopped: record line 1: not JSON/m);
+          for (const run of [cut, junk]) assert.doesNotMatch(run.stderr, /\bat .*\.ts:\d+|error:/);
+        },
+      );
+      await t.step("usage errors: exit 2", async () => {
+        const missing = await audit(OFFLINE, `${dir}/absent.ndjson`);
+        assert.equal(missing.code, 2);
+        assert.match(missing.stderr, /cannot read ".*absent\.ndjson"/);
+        const saveFile = await audit(TASK, record, "--save", `${dir}/copy.ndjson`);
+        assert.equal(saveFile.code, 2);
+        assert.match(saveFile.stderr, /--save writes the record of a URL: give a URL/);
+      });
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});

@@ -1,0 +1,173 @@
+/**
+ * A page's fork watch against a server that keeps its own signing key and lies (protocol §4.5, page
+ * §12), each lie told by a proxy holding the real key: a new head is accepted only when its links
+ * lead back to every remembered head; anything else is an alert, and the memory is kept.
+ * @module
+ */
+import assert from "node:assert/strict";
+import { createApiClient, type Transport } from "../../lib/client/api_client.ts";
+import {
+  checkShownChain,
+  headAlerts,
+  parseSeenHeads,
+  SEEN_HEADS_KEY,
+} from "../../lib/client/heads.ts";
+import { checkForkEvidence, serverPublicKey } from "../../lib/protocol/head.ts";
+import type { BlockRecord } from "../../lib/protocol/schemas.ts";
+import { createApp } from "../../server/app.ts";
+import { sealNextBlock } from "../../server/sealer.ts";
+import { createStore } from "../../server/store/mod.ts";
+import { call, makeVoters, signedVote } from "../helpers/ledger_fixtures.ts";
+import { forkedChain, serverSeedOf, showChain, torsionedHeads } from "../helpers/lying_server.ts";
+import { MapStorage } from "../helpers/map_storage.ts";
+import { type Rewrite, tamperingTransport } from "../helpers/tampering_proxy.ts";
+
+/** A server over in-memory KV with `blocks` sealed blocks of one vote each, and its real seed. */
+async function ledger(blocks: number) {
+  const kv = await Deno.openKv(":memory:");
+  const store = await createStore(kv);
+  const app = createApp({ store });
+  const voters = makeVoters(12);
+  for (const v of voters) await store.registerKey(v.key);
+  let sealed = 0;
+  const seal = async () => {
+    await call(
+      app,
+      "POST",
+      "/api/vote",
+      signedVote(voters[sealed], [voters[sealed], voters[11]], `V${sealed}`),
+    );
+    await sealNextBlock(store, Date.now() + sealed);
+    sealed++;
+  };
+  for (let i = 0; i < blocks; i++) await seal();
+  const chain = async (): Promise<BlockRecord[]> =>
+    (await call(app, "GET", `/api/blocks?from=0&limit=100`)).body.blocks;
+  return { kv, app, seal, chain, seed: await serverSeedOf(kv) };
+}
+
+type Ledger = Awaited<ReturnType<typeof ledger>>;
+
+function client(l: Ledger, lie?: Rewrite) {
+  const transport: Transport = lie ? tamperingTransport(l.app.request, lie) : l.app.request;
+  return createApiClient({ fetch: transport });
+}
+
+/** A storage remembering what an honest view of `l` shows now. */
+async function rememberHonest(l: Ledger): Promise<MapStorage> {
+  const storage = new MapStorage();
+  const first = await checkShownChain(client(l), { storage, shown: await l.chain() });
+  assert.deepEqual(headAlerts(first), []);
+  return storage;
+}
+
+const kinds = (observed: Parameters<typeof headAlerts>[0]) =>
+  headAlerts(observed).map((a) => a.kind);
+
+Deno.test("an honest chain that grows is accepted and remembered, with no alert", async () => {
+  const l = await ledger(2);
+  const storage = await rememberHonest(l);
+  await l.seal();
+  await l.seal();
+  const observed = await checkShownChain(client(l), { storage });
+  assert.deepEqual(kinds(observed), []);
+  const heights = parseSeenHeads(storage.getItem(SEEN_HEADS_KEY)).heads.map((h) => h.height);
+  assert.deepEqual(heights, [0, 1, 2, 3, 4], "the blocks read to link the new head are remembered");
+  l.kv.close();
+});
+
+Deno.test("a fork above the remembered head, with the remembered block withheld, is an alert", async (t) => {
+  const l = await ledger(2);
+  const storage = await rememberHonest(l);
+  const before = storage.getItem(SEEN_HEADS_KEY);
+  await l.seal();
+  // The liar rewrites history from the remembered height 2 on and shows the forked head 3.
+  const forked = forkedChain(await l.chain(), { from: 2, seed: l.seed });
+  for (
+    const [how, expected] of [
+      ["omit", "withheld"],
+      ["empty", "withheld"],
+      ["other", "withheld"],
+    ] as const
+  ) {
+    await t.step(`the block is ${how === "other" ? "served at another height" : how}`, async () => {
+      const lie = showChain(() => forked, { withhold: [2], withholdAs: how });
+      const observed = await checkShownChain(client(l, lie), { storage });
+      assert.ok(kinds(observed).includes(expected), kinds(observed).join(", "));
+      assert.equal(observed.fork, null);
+      assert.equal(storage.getItem(SEEN_HEADS_KEY), before, "the forked head is not remembered");
+    });
+  }
+  await t.step("the blocks read fail: withheld, never a pass", async () => {
+    const failing: Transport = (url, init) =>
+      url.includes("/api/blocks")
+        ? Promise.reject(new TypeError("connection reset"))
+        : l.app.request(url, init);
+    const lie = tamperingTransport(failing, showChain(() => forked));
+    const observed = await checkShownChain(createApiClient({ fetch: lie }), { storage });
+    assert.deepEqual(kinds(observed), ["withheld"]);
+    assert.equal(storage.getItem(SEEN_HEADS_KEY), before);
+  });
+  await t.step("the forked block served: fork evidence under the real key", async () => {
+    const observed = await checkShownChain(client(l, showChain(() => forked)), { storage });
+    assert.ok(observed.fork);
+    assert.equal(observed.fork.key, serverPublicKey(l.seed));
+    assert.deepEqual(checkForkEvidence(observed.fork), { ok: true, height: 2 });
+    assert.ok(kinds(observed).includes("not-extended"));
+    assert.equal(storage.getItem(SEEN_HEADS_KEY), before);
+  });
+  l.kv.close();
+});
+
+Deno.test("links that do not lead back to the remembered hash are an alert", async () => {
+  const l = await ledger(2);
+  const storage = await rememberHonest(l);
+  await l.seal();
+  const honest = await l.chain();
+  // Block 3 re-linked to a made-up block 2, everything signed with the real key; block 2 itself
+  // is served honestly, so only the link from 3 down to 2 gives the lie away.
+  const forked = forkedChain(honest, { from: 2, seed: l.seed });
+  const lie = showChain(() => [...honest.slice(0, 3), forked[3]]);
+  const observed = await checkShownChain(client(l, lie), { storage });
+  assert.deepEqual(kinds(observed), ["not-extended"]);
+  assert.equal(observed.fork, null);
+  l.kv.close();
+});
+
+Deno.test("an old block shown again is linked up to the remembered head above it", async () => {
+  const l = await ledger(3);
+  const storage = new MapStorage();
+  // Remember only the head, as a page that was shown nothing else.
+  assert.deepEqual(kinds(await checkShownChain(client(l), { storage })), []);
+  const forked = forkedChain(await l.chain(), { from: 1, seed: l.seed });
+  // A vote proof's block 1 from the forked history, validly signed, the rest honest.
+  const observed = await checkShownChain(client(l), { storage, shown: [forked[1]] });
+  assert.ok(kinds(observed).includes("not-extended"), kinds(observed).join(", "));
+  assert.equal(storage.getItem(SEEN_HEADS_KEY) !== null, true);
+  assert.ok(!parseSeenHeads(storage.getItem(SEEN_HEADS_KEY)).heads.some((h) => h.height === 1));
+  l.kv.close();
+});
+
+Deno.test("a block whose hash is not its fields' hash is an alert, though signed", async () => {
+  const l = await ledger(2);
+  const storage = await rememberHonest(l);
+  await l.seal();
+  const honest = await l.chain();
+  const lie = showChain(() =>
+    honest.map((b) => b.height === 3 ? { ...b, timestamp: b.timestamp + 1 } : b)
+  );
+  const observed = await checkShownChain(client(l, lie), { storage });
+  assert.ok(kinds(observed).includes("inconsistent"), kinds(observed).join(", "));
+  l.kv.close();
+});
+
+Deno.test("head signatures with a torsioned R are not signatures: an alert, nothing remembered", async () => {
+  const l = await ledger(2);
+  const storage = await rememberHonest(l);
+  const before = storage.getItem(SEEN_HEADS_KEY);
+  await l.seal();
+  const observed = await checkShownChain(client(l, torsionedHeads(l.seed)), { storage });
+  assert.ok(kinds(observed).includes("unsigned"), kinds(observed).join(", "));
+  assert.equal(storage.getItem(SEEN_HEADS_KEY), before);
+  l.kv.close();
+});

@@ -1,0 +1,179 @@
+/**
+ * The bulletin board's state and loaders (islands/board/state.ts) against the real application over
+ * in-memory KV: the chain read and checked, the tally recounted, a block's votes and a vote's
+ * proof, a new block followed, and a failing server shown as the board's problem.
+ * @module
+ */
+import assert from "node:assert/strict";
+import { createApiClient } from "../../../lib/client/api_client.ts";
+import { type BulletinState, createBulletinState } from "../../../islands/board/state.ts";
+import { sealNextBlock } from "../../../server/sealer.ts";
+import { inMemoryApp } from "../../helpers/in_memory_app.ts";
+import { makeVoters, ringFor, signedVote } from "../../helpers/ledger_fixtures.ts";
+
+/** Resolves once `done()` holds, checking every few milliseconds. */
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+/** Follows `bulletin` until its first read has ended; answers the function that stops it. */
+async function followed(bulletin: BulletinState): Promise<() => void> {
+  let stop = () => {};
+  await new Promise<void>((resolve) => (stop = bulletin.follow(resolve)));
+  return stop;
+}
+
+Deno.test("the bulletin board's state follows the real chain", async (t) => {
+  const { kv, store, api } = await inMemoryApp();
+  const voters = makeVoters(5);
+  for (const v of voters) await api.registerKey({ key: v.key });
+  const cast = (i: number, payload: string) =>
+    api.submitVote(signedVote(voters[i], ringFor(voters[i], voters, 3), payload));
+  const first = [await cast(0, "yes"), await cast(1, "no"), await cast(2, "yes")];
+  await sealNextBlock(store, 1_700_000_000_000);
+  await cast(3, "yes");
+  await sealNextBlock(store, 1_700_000_060_000);
+
+  const bulletin = createBulletinState(api, { pollMs: 20 });
+  const stop = await followed(bulletin);
+  try {
+    await t.step("the first read: every block checked, the tally recounted", () => {
+      assert.equal(bulletin.ready.value, true);
+      assert.equal(bulletin.problem.value, null);
+      assert.equal(bulletin.height.value, 2);
+      assert.deepEqual(bulletin.blocks.value.map((b) => b.height), [0, 1, 2]);
+      for (const check of bulletin.checks.value.values()) {
+        assert.deepEqual([check.height, check.hashOk, check.link], [check.height, true, "ok"]);
+      }
+      assert.deepEqual(bulletin.recounted.value, [
+        { payload: "yes", count: 3 },
+        { payload: "no", count: 1 },
+      ]);
+      assert.ok(bulletin.rows.value.every((row) => row.ok));
+    });
+
+    await t.step("a block's votes and a vote's proof, every step green", async () => {
+      await bulletin.selectBlock(1);
+      assert.equal(bulletin.selected.value, 1);
+      assert.deepEqual(
+        bulletin.votes.value.get(1)?.entries.map((e) => e.voteId).sort(),
+        first.map((a) => a.voteId).sort(),
+      );
+      await bulletin.openProof(1, first[1].voteId);
+      const open = bulletin.openVote.value!;
+      assert.equal(open.problem, null);
+      assert.deepEqual(open.steps?.filter((s) => !s.ok), []);
+      assert.deepEqual(open.steps?.map((s) => s.kind).slice(-3), ["root", "block", "previous"]);
+    });
+
+    await t.step("a vote the block does not list: the proof names the problem", async () => {
+      await bulletin.openProof(2, "A".repeat(22));
+      assert.equal(bulletin.openVote.value?.steps, null);
+      assert.equal(
+        bulletin.openVote.value?.problem,
+        `Vote ${"A".repeat(22)} is not listed in block 2`,
+      );
+    });
+
+    await t.step("a new block appears by itself, and the recount follows", async () => {
+      await cast(4, "no");
+      await sealNextBlock(store, 1_700_000_120_000);
+      await until(() => bulletin.recounted.value?.[1]?.count === 2);
+      assert.equal(bulletin.height.value, 3);
+      assert.deepEqual(bulletin.blocks.value.map((b) => b.height), [0, 1, 2, 3]);
+    });
+  } finally {
+    stop();
+    kv.close();
+  }
+});
+
+Deno.test("a server that cannot be read is the bulletin board's problem", async () => {
+  const down = createApiClient({ fetch: () => Promise.reject(new TypeError("network down")) });
+  const bulletin = createBulletinState(down, { pollMs: 60_000 });
+  const stop = await followed(bulletin);
+  stop();
+  assert.equal(bulletin.ready.value, true);
+  assert.equal(bulletin.problem.value, "GET /api/block/status failed: network down");
+  assert.equal(bulletin.height.value, null);
+});
+
+/**
+ * A client of `app` whose answers to paths containing `held` wait until `release()`: a slow
+ * server for one call, the others answered at once.
+ */
+function slowFor(app: { request: typeof fetch }) {
+  let held: string | null = null;
+  const waiting: (() => void)[] = [];
+  const fetch = async (url: string, init?: RequestInit) => {
+    if (held !== null && url.includes(held)) {
+      await new Promise<void>((resolve) => waiting.push(resolve));
+    }
+    return app.request(url, init);
+  };
+  return {
+    api: createApiClient({ fetch }),
+    hold(path: string) {
+      held = path;
+    },
+    /** Lets every held call go on and waits a moment for its answer to be handled. */
+    async release() {
+      held = null;
+      for (const go of waiting.splice(0)) go();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    },
+  };
+}
+
+Deno.test("a slow proof answer never overwrites a later choice on the board", async (t) => {
+  const { kv, store, app, api } = await inMemoryApp();
+  const voters = makeVoters(4);
+  for (const v of voters) await api.registerKey({ key: v.key });
+  const cast = (i: number, payload: string) =>
+    api.submitVote(signedVote(voters[i], ringFor(voters[i], voters, 3), payload));
+  const [a, b] = [await cast(0, "yes"), await cast(1, "no")];
+  await sealNextBlock(store, 1_700_000_000_000);
+  await cast(2, "yes");
+  await sealNextBlock(store, 1_700_000_060_000);
+
+  const slow = slowFor(app as unknown as { request: typeof fetch });
+  const bulletin = createBulletinState(slow.api, { pollMs: 60_000 });
+  const stop = await followed(bulletin);
+  try {
+    await t.step("a later vote's proof stays when the earlier one answers last", async () => {
+      slow.hold(`/vote/${a.voteId}`);
+      const earlier = bulletin.openProof(1, a.voteId);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await bulletin.openProof(1, b.voteId);
+      assert.equal(bulletin.openVote.value?.voteId, b.voteId);
+      assert.notEqual(bulletin.openVote.value?.steps, null);
+      await slow.release();
+      await earlier;
+      assert.equal(bulletin.openVote.value?.voteId, b.voteId);
+      assert.deepEqual(bulletin.openVote.value?.steps?.filter((s) => !s.ok), []);
+    });
+
+    await t.step("a proof answering after another block was selected is not reopened", async () => {
+      slow.hold(`/vote/${a.voteId}`);
+      const earlier = bulletin.openProof(1, a.voteId);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await bulletin.selectBlock(2);
+      await slow.release();
+      await earlier;
+      assert.equal(bulletin.selected.value, 2);
+      assert.equal(bulletin.openVote.value, null);
+    });
+
+    await t.step("the same proof asked once and answered slowly is shown", async () => {
+      slow.hold(`/vote/${a.voteId}`);
+      const only = bulletin.openProof(1, a.voteId);
+      await slow.release();
+      await only;
+      assert.equal(bulletin.openVote.value?.voteId, a.voteId);
+      assert.deepEqual(bulletin.openVote.value?.steps?.filter((s) => !s.ok), []);
+    });
+  } finally {
+    stop();
+    kv.close();
+  }
+});

@@ -1,0 +1,80 @@
+/**
+ * The board's pool of audit workers (islands/board/vote_check_pool.ts) over stand-in workers that
+ * answer, fail or fall silent on command: a failed or silent worker is stopped and never sent to
+ * again, and a pool with none left rejects instead of waiting forever.
+ * @module
+ */
+import assert from "node:assert/strict";
+import {
+  createVoteCheckPool,
+  type PoolWorker,
+  type VoteCheckRequest,
+} from "../../../islands/board/vote_check_pool.ts";
+import type { VoteFinding } from "../../../lib/client/audit/vote_checks.ts";
+import type { VoteRecord } from "../../../lib/protocol/schemas.ts";
+
+/** A stand-in worker: `answers` says whether it replies to what it is sent. */
+function fakeWorker(answers: () => boolean) {
+  const received: VoteCheckRequest[] = [];
+  let terminated = false;
+  const worker: PoolWorker = {
+    onmessage: null,
+    onerror: null,
+    postMessage(message: VoteCheckRequest) {
+      received.push(message);
+      if (!answers()) return;
+      const findings = message.votes.map(() => ({ problems: [] }) as unknown as VoteFinding);
+      queueMicrotask(() =>
+        worker.onmessage?.call(
+          worker as Worker,
+          { data: { id: message.id, findings } } as MessageEvent,
+        )
+      );
+    },
+    terminate() {
+      terminated = true;
+    },
+  };
+  const fail = (message: string) =>
+    worker.onerror?.call(
+      worker as Worker,
+      { message, preventDefault() {} } as ErrorEvent,
+    );
+  return { worker, received, fail, terminated: () => terminated };
+}
+
+const votes = (n: number) => Array.from({ length: n }, () => ({}) as VoteRecord);
+
+Deno.test("a worker that failed is stopped and later slices go to the others", async () => {
+  let broken = true;
+  const a = fakeWorker(() => !broken);
+  const b = fakeWorker(() => true);
+  const fakes = [a, b];
+  const pool = createVoteCheckPool(2, () => fakes.shift()!.worker);
+  const first = pool.check(votes(50)); // one slice to each worker; a stays silent
+  a.fail("out of memory");
+  await assert.rejects(first, /Audit worker failed: out of memory/);
+  assert.equal(a.terminated(), true);
+  assert.equal(pool.size, 1);
+  broken = false;
+  const sentToA = a.received.length;
+  assert.equal((await pool.check(votes(100))).length, 100);
+  assert.equal(a.received.length, sentToA);
+  pool.close();
+});
+
+Deno.test("a pool whose every worker failed rejects with the reason", async () => {
+  const a = fakeWorker(() => true);
+  const pool = createVoteCheckPool(1, () => a.worker);
+  a.fail("script error");
+  assert.equal(pool.size, 0);
+  await assert.rejects(pool.check(votes(3)), /Every audit worker has failed/);
+});
+
+Deno.test("a worker that falls silent with slices queued is given up on", async () => {
+  const a = fakeWorker(() => false);
+  const pool = createVoteCheckPool(1, () => a.worker, { silenceMs: 10 });
+  await assert.rejects(pool.check(votes(30)), /did not answer within/);
+  assert.equal(a.terminated(), true);
+  assert.equal(pool.size, 0);
+});
