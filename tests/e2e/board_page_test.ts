@@ -19,7 +19,7 @@ import { startTamperingProxy } from "../helpers/tampering_proxy.ts";
 import { COLOURS, launchChromium, skipWithoutChromium, storedVoter } from "./browser.ts";
 
 const ARTIFACTS = new URL("../artifacts/", import.meta.url);
-/** The board's check colours (static/app.css `--check-ok`, `--check-bad`). */
+/** The board's check colours (static/1_pages.css `--check-ok`, `--check-bad`). */
 const CHECK = { ok: "rgb(46, 125, 50)", bad: "rgb(198, 40, 40)" } as const;
 const TAMPERED_PREV_HASH = "ab".repeat(32);
 const TAMPERED_PAYLOAD = "Choice Z";
