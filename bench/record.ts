@@ -8,10 +8,11 @@
 //   deno task audit FILE                offline, with --allow-read only
 //
 // is run as the task runs it (wall time, process start included; peak resident memory from
-// /usr/bin/time when it is there). The signature checks dominate those times, so the reading is
-// also timed alone, in this process: the same audit with a stand-in checker (each vote's leaf and
-// tag, no ring signature), through the API client and from the file. Prints the medians, the
-// ratios to the live audit and the record's size.
+// /usr/bin/time when it is there, with the CPU time it used, less sensitive than the wall time to
+// whatever else the machine runs). The ratios are medians of each round's ratio to the live audit.
+// The signature checks dominate those times, so the reading is also timed alone, in this process:
+// the same audit with a stand-in checker (each vote's leaf and tag, no ring signature), through the
+// API client and from the file. Prints the medians, the ratios and the record's size.
 //
 //   deno run -A bench/record.ts [votes]      default: 10000
 import { createApiClient } from "../lib/client/api_client.ts";
@@ -37,18 +38,22 @@ const hasTime = (() => {
   }
 })();
 
-/** One run of audit.ts with `permissions` and `args`, which must pass: wall ms and peak RSS. */
+/** One run of audit.ts with `permissions` and `args`, which must pass: wall ms, peak RSS, CPU s. */
 async function run(permissions: string[], args: string[]) {
   const deno = [Deno.execPath(), "run", ...permissions, AUDIT, ...args];
-  const [cmd, ...rest] = hasTime ? [TIME, "-f", "maxrss %M", ...deno] : deno;
+  const [cmd, ...rest] = hasTime ? [TIME, "-f", "maxrss %M cpu %U %S", ...deno] : deno;
   const started = performance.now();
   const out = await new Deno.Command(cmd, { args: rest, stdout: "piped", stderr: "piped" })
     .output();
   const ms = performance.now() - started;
   const text = new TextDecoder().decode(out.stdout);
   if (out.code !== 0) throw new Error(`audit ${args.join(" ")} failed:\n${text}`);
-  const rss = /maxrss (\d+)/.exec(new TextDecoder().decode(out.stderr))?.[1];
-  return { ms, rssMb: rss === undefined ? null : Number(rss) / 1024 };
+  const usage = /maxrss (\d+) cpu ([\d.]+) ([\d.]+)/.exec(new TextDecoder().decode(out.stderr));
+  return {
+    ms,
+    rssMb: usage === null ? null : Number(usage[1]) / 1024,
+    cpuS: usage === null ? null : Number(usage[2]) + Number(usage[3]),
+  };
 }
 
 /** Each vote's leaf and tag, without its ring signature: the audit's reading, timed alone. */
@@ -88,6 +93,7 @@ const NET = ["--allow-net", "--allow-read", "--allow-write"];
 const kinds = ["live", "save", "offline"] as const;
 const times: Record<(typeof kinds)[number], number[]> = { live: [], save: [], offline: [] };
 const rss: Record<(typeof kinds)[number], number[]> = { live: [], save: [], offline: [] };
+const cpu: Record<(typeof kinds)[number], number[]> = { live: [], save: [], offline: [] };
 const reading = { live: [] as number[], offline: [] as number[] };
 const server = await startServer({ env: { KV_PATH: kvPath, BLOCK_INTERVAL_MS: "60000" } });
 try {
@@ -103,6 +109,7 @@ try {
         : await run(["--allow-read"], [record]);
       times[kind].push(r.ms);
       if (r.rssMb !== null) rss[kind].push(r.rssMb);
+      if (r.cpuS !== null) cpu[kind].push(r.cpuS);
       line.push(`${kind} ${r.ms.toFixed(0)} ms`);
     }
     console.log(`  round ${round}: ${line.join(", ")}`);
@@ -123,28 +130,35 @@ const voteLines = text.split("\n").filter((l) => l.startsWith('{"kind":"vote"'))
 const voteBytes = voteLines.reduce((sum, l) => sum + new TextEncoder().encode(l).length + 1, 0);
 await Deno.remove(dir, { recursive: true });
 
-const live = median(times.live);
+const perRound = (kind: (typeof kinds)[number], of: Record<string, number[]>) =>
+  median(of[kind].map((value, round) => value / of.live[round]));
 console.log(
-  `\nElection record of ${VOTES} votes (rings of 8, blocks of 100), medians of ${ROUNDS}`,
+  `\nElection record of ${VOTES} votes (rings of 8, blocks of 100), medians of ${ROUNDS} rounds`,
 );
 console.log(
   `record: ${bytes} bytes, ${(bytes / VOTES).toFixed(0)} bytes/vote in all, ` +
     `${(voteBytes / voteLines.length).toFixed(0)} bytes per vote line`,
 );
-console.log("| run | command | wall time | ÷ live | peak RSS |");
-console.log("| --- | --- | ---: | ---: | ---: |");
+console.log("| run | command | wall time | ÷ live | CPU time | ÷ live | peak RSS |");
+console.log("| --- | --- | ---: | ---: | ---: | ---: | ---: |");
 const commands = {
   live: "deno task audit URL",
   save: "deno task audit URL --save FILE",
   offline: "deno task audit FILE",
 };
 for (const kind of kinds) {
-  const t = median(times[kind]);
+  const wall = `${(median(times[kind]) / 1000).toFixed(2)} s | ${
+    perRound(kind, times).toFixed(2)
+  }×`;
+  const cpuTime = cpu[kind].length > 0
+    ? `${median(cpu[kind]).toFixed(2)} s | ${perRound(kind, cpu).toFixed(2)}×`
+    : "— | —";
   const memory = rss[kind].length > 0 ? `${median(rss[kind]).toFixed(0)} MB` : "—";
-  console.log(
-    `| ${kind} | \`${commands[kind]}\` | ${(t / 1000).toFixed(2)} s | ${
-      (t / live).toFixed(2)
-    }× | ` +
-      `${memory} |`,
-  );
+  console.log(`| ${kind} | \`${commands[kind]}\` | ${wall} | ${cpuTime} | ${memory} |`);
 }
+const [readLive, readOffline] = [median(reading.live), median(reading.offline)];
+console.log(
+  `\nReading alone (stand-in checker, in process): live ${(readLive / 1000).toFixed(2)} s, ` +
+    `offline ${(readOffline / 1000).toFixed(2)} s, offline ÷ live ` +
+    `${(readOffline / readLive).toFixed(2)}×`,
+);
