@@ -98,7 +98,8 @@ export function createLedgerApi(
 /**
  * Serves the practice ledger under {@link LAB_API}: each request goes to the API of the current
  * generation (built again only when a reset moved it), and `POST /api/lab/reset` starts a fresh
- * one and answers its block status.
+ * one and answers its block status. A request that failed, or wrote, on a generation a reset
+ * moved away from while it ran is answered 409 `lab_reset`, never 500 nor a lost 2xx.
  */
 function mountLab(app: Hono, { lab, verifier }: { lab: LabLedger; verifier: Verifier }): void {
   let served: { store: Store; api: Hono } | null = null;
@@ -113,7 +114,24 @@ function mountLab(app: Hono, { lab, verifier }: { lab: LabLedger; verifier: Veri
     await lab.reset();
     return await (await currentApi()).request(`${LAB_API}/block/status`);
   });
-  app.all(`${LAB_API}/*`, async (c) => await (await currentApi()).fetch(c.req.raw));
+  app.all(`${LAB_API}/*`, async (c) => {
+    const api = await currentApi();
+    const answer = await api.fetch(c.req.raw);
+    // A reset moved on while this request ran on the generation it deletes: what failed there,
+    // and what was written there, is gone with it.
+    const lost = answer.status >= 500 || (answer.ok && c.req.method !== "GET");
+    if (lost && await currentApi() !== api) throw labReset();
+    return answer;
+  });
+}
+
+/** A lab request that failed because the practice ledger was reset under it: 409 `lab_reset`. */
+function labReset(): Error {
+  return refusal(
+    "lab_reset",
+    "The practice ledger was started afresh while this request ran, and what it held is gone. " +
+      "Send the request again: it goes to the fresh practice ledger",
+  );
 }
 
 /** The one place an error becomes an answer: JSON, or plain text for a browser asking a page. */

@@ -64,6 +64,7 @@ export const ERROR_STATUS = {
   duplicate_key: 409,
   duplicate_tag: 409,
   lab_full: 409,
+  lab_reset: 409,
   payload_too_large: 413,
   body_too_large: 413,
   internal_error: 500,

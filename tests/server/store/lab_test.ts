@@ -16,6 +16,7 @@ import { sealNextBlock } from "../../../server/sealer.ts";
 import { createStore, RECORD_BYTES } from "../../../server/store/mod.ts";
 import { call, makeVoters, ringFor, signedVote } from "../../helpers/ledger_fixtures.ts";
 import { testVerifier } from "../../helpers/test_verifier.ts";
+import type { Verifier } from "../../../server/verifier/types.ts";
 
 async function setup(limits: { maxKeys: number; maxVotes: number }) {
   const kv = await Deno.openKv(":memory:");
@@ -210,5 +211,67 @@ Deno.test("the practice ledger's store keeps its key records within the lab's sm
   const { capacity } = (await lab.current()).recordStats();
   assert.equal(capacity, Math.floor(LAB_RECORD_BUDGET / RECORD_BYTES));
   assert.ok(capacity * RECORD_BYTES <= 1024 * 1024);
+  kv.close();
+});
+
+Deno.test("a request on the practice ledger that a reset overtakes is answered 409 lab_reset, never 500 or a lost 2xx", async (t) => {
+  const kv = await Deno.openKv(":memory:");
+  const store = await createStore(kv);
+  const lab = await createLabLedger(kv, { maxKeys: 50, maxVotes: 50 });
+  // The real verifier; when `overtake` is set, a reset runs to its end (old generation deleted)
+  // while the request waits for its verdict, as a button press on another screen would.
+  let overtake = false;
+  const resetFirst = async () => {
+    if (overtake) await lab.reset();
+  };
+  const verifier: Verifier = {
+    ...testVerifier,
+    verify: async (...args) => {
+      await resetFirst();
+      return await testVerifier.verify(...args);
+    },
+    precompute: async (key) => {
+      await resetFirst();
+      return await testVerifier.precompute(key);
+    },
+  };
+  const app = createApp({ store, lab, verifier });
+  const voters = makeVoters(4);
+  for (const v of voters) {
+    assert.equal((await call(app, "POST", "/api/lab/pki/key", v)).status, 201);
+  }
+
+  const refusedAsReset = (answer: Awaited<ReturnType<typeof call>>) => {
+    assert.equal(answer.status, 409, JSON.stringify(answer.body));
+    assert.equal(answer.body.error.code, "lab_reset");
+    assert.match(answer.body.error.message, /started afresh while this request ran/);
+  };
+  await t.step("a vote whose generation is deleted while it is checked", async () => {
+    overtake = true;
+    const vote = signedVote(voters[0], ringFor(voters[0], voters, 3), "Lab: overtaken");
+    refusedAsReset(await call(app, "POST", "/api/lab/vote", vote));
+    overtake = false;
+    assert.deepEqual((await call(app, "GET", "/api/lab/tally")).body, { total: 0, results: [] });
+  });
+  await t.step("a registration whose generation is deleted while its key is checked", async () => {
+    overtake = true;
+    refusedAsReset(await call(app, "POST", "/api/lab/pki/key", makeVoters(1)[0]));
+    overtake = false;
+    assert.equal((await call(app, "GET", "/api/lab/pki/key/offset/0/limit/1")).body.total, 0);
+  });
+  await t.step("sent again, both are taken by the fresh ledger", async () => {
+    for (const v of voters) {
+      assert.equal((await call(app, "POST", "/api/lab/pki/key", v)).status, 201);
+    }
+    const vote = signedVote(voters[1], ringFor(voters[1], voters, 3), "Lab: again");
+    assert.equal((await call(app, "POST", "/api/lab/vote", vote)).status, 202);
+  });
+  await t.step("reads across a reset answer the generation they read, never 500", async () => {
+    const answers = await Promise.all([
+      call(app, "POST", "/api/lab/reset"),
+      ...Array.from({ length: 20 }, () => call(app, "GET", "/api/lab/blocks")),
+    ]);
+    for (const answer of answers) assert.ok(answer.status < 500, JSON.stringify(answer.body));
+  });
   kv.close();
 });
