@@ -4,6 +4,7 @@
 // key the auditor trusts: a server answering another key is refused before anything else is read.
 // `--save FILE` writes the election record (protocol §4.8) of exactly what was audited.
 // `deno task audit FILE [--key HEX]`: the same audit, offline, of an election record file.
+// Signatures are checked on one audit worker per core, the board's (lib/client/audit/check_pool.ts).
 // `deno task audit --evidence FILE [--key HEX]`: checks a fork-evidence file (protocol §4.5) alone;
 // exits 0 when it proves a fork (by the pinned key, when one is given), 1 when not. Exit 2: usage.
 import { createApiClient } from "./lib/client/api_client.ts";
@@ -12,6 +13,8 @@ import { auditRecord } from "./lib/client/audit/election_record_source.ts";
 import { readRecordFile, recordFileSink } from "./record_file.ts";
 import { auditLedger, type AuditProgress, formatReport } from "./lib/client/audit/audit.ts";
 import { checkEvidence, type EvidenceVerdict } from "./lib/client/audit/evidence.ts";
+import { createVoteCheckPool } from "./lib/client/audit/check_pool.ts";
+import type { VoteChecker } from "./lib/client/audit/vote_checks.ts";
 
 const BAR_WIDTH = 30;
 
@@ -82,21 +85,45 @@ function progressLine({ phase, done, total }: AuditProgress): string {
   return `\r${phase.padEnd(10)} [${bar}] ${done}/${total}`;
 }
 
+/** The audit worker the board runs too; the command line starts it from its module. */
+const CHECK_WORKER = new URL("./lib/client/audit/check_worker.ts", import.meta.url);
+
+/**
+ * The checker of the votes' signatures: one audit worker per core, as on the board, where this
+ * runtime has workers and may read their module; this thread's checker otherwise. `close` stops
+ * the workers.
+ */
+function voteChecker(): { checker?: VoteChecker; close(): void } {
+  const readable = CHECK_WORKER.protocol !== "file:" ||
+    Deno.permissions.querySync({ name: "read", path: CHECK_WORKER }).state === "granted";
+  if (typeof globalThis.Worker !== "function" || !readable) return { close() {} };
+  const pool = createVoteCheckPool(
+    navigator.hardwareConcurrency || 2,
+    () => new Worker(CHECK_WORKER, { type: "module" }),
+  );
+  return { checker: pool.check, close: () => pool.close() };
+}
+
 /** The audit's options for the pinned `key`, with its progress printed on stderr. */
 function auditOptions(key: string | null) {
   const encoder = new TextEncoder();
   const tty = Deno.stderr.isTerminal();
+  const workers = voteChecker();
   let last = 0;
   return {
     trusted: key === null ? {} : { key },
+    ...(workers.checker ? { checker: workers.checker } : {}),
     onProgress: (p: AuditProgress) => {
       const now = Date.now();
       if (!tty && now - last < 1000 && p.done !== p.total) return;
       last = now;
       Deno.stderr.writeSync(encoder.encode(progressLine(p) + (tty ? "" : "\n")));
     },
-    /** Ends the progress line on a terminal. */
-    done: () => tty && Deno.stderr.writeSync(encoder.encode("\n")),
+    /** Ends the progress line on a terminal, and stops the workers. */
+    done: () => {
+      workers.close();
+      if (tty) Deno.stderr.writeSync(encoder.encode("\n"));
+    },
   };
 }
 

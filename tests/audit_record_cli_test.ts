@@ -89,6 +89,24 @@ Deno.test({
         assert.match(run.stdout, /VERDICT: the record is consistent: every check holds/);
         assert.match(run.stdout, /\(not pinned: compare it out of band\)/);
       });
+      await t.step(
+        "allowed to read the record alone, it checks in its own thread: the same report",
+        async () => {
+          const run = await audit([`--allow-read=${record}`], record);
+          assert.equal(run.code, 0, run.stdout + run.stderr);
+          assert.match(run.stdout, /votes verified {4}3\n/);
+          assert.match(run.stdout, /VERDICT: the record is consistent: every check holds/);
+          const tampered = (await Deno.readTextFile(record)).replace(
+            '"payload":"Yes"',
+            '"payload":"No"',
+          );
+          const copy = `${dir}/readable-only.ndjson`;
+          await Deno.writeTextFile(copy, tampered);
+          const refused = await audit([`--allow-read=${copy}`], copy);
+          assert.equal(refused.code, 1);
+          assert.match(refused.stdout, /invalid signature/);
+        },
+      );
       await t.step("audit FILE --key: its key passes pinned, another fails", async () => {
         const pinned = await audit(OFFLINE, record, "--key", key);
         assert.equal(pinned.code, 0, pinned.stdout);

@@ -1,7 +1,8 @@
 /**
- * The board's pool of audit workers (islands/board/vote_check_pool.ts) over stand-in workers that
+ * The pool of audit workers (lib/client/audit/check_pool.ts) over stand-in workers that
  * answer, fail or fall silent on command: a failed or silent worker is stopped and never sent to
- * again, and a pool with none left rejects instead of waiting forever.
+ * again, and a pool with none left rejects instead of waiting forever; and over real workers of
+ * lib/client/audit/check_worker.ts, the findings of this thread's checker, in order.
  * @module
  */
 import assert from "node:assert/strict";
@@ -9,8 +10,9 @@ import {
   createVoteCheckPool,
   type PoolWorker,
   type VoteCheckRequest,
-} from "../../../islands/board/vote_check_pool.ts";
-import type { VoteFinding } from "../../../lib/client/audit/vote_checks.ts";
+} from "../../../lib/client/audit/check_pool.ts";
+import { inThreadChecker, type VoteFinding } from "../../../lib/client/audit/vote_checks.ts";
+import { makeVoters, ringFor, signedVote } from "../../helpers/ledger_fixtures.ts";
 import type { VoteRecord } from "../../../lib/protocol/schemas.ts";
 
 /** A stand-in worker: `answers` says whether it replies to what it is sent. */
@@ -77,4 +79,34 @@ Deno.test("a worker that falls silent with slices queued is given up on", async 
   await assert.rejects(pool.check(votes(30)), /did not answer within/);
   assert.equal(a.terminated(), true);
   assert.equal(pool.size, 0);
+});
+
+Deno.test("real audit workers, as the command line starts them, find what this thread finds", async () => {
+  const voters = makeVoters(6);
+  const honest = voters.map((v, i) => signedVote(v, ringFor(v, voters, 4), `Choice ${i % 2}`));
+  const record = ({ payload, signature, publicKeys }: (typeof honest)[number]): VoteRecord => ({
+    payload,
+    signature,
+    publicKeys,
+  });
+  const batch = [
+    ...honest.map(record),
+    { ...record(honest[0]), payload: "Choice 1 (changed)" },
+    { ...record(honest[1]), publicKeys: [...honest[1].publicKeys].reverse() },
+    { ...record(honest[2]), signature: "not a signature" },
+  ];
+  const url = new URL("../../../lib/client/audit/check_worker.ts", import.meta.url);
+  const pool = createVoteCheckPool(2, () => new Worker(url, { type: "module" }));
+  try {
+    const found = await pool.check(Array.from({ length: 10 }, () => batch).flat());
+    const expected = await inThreadChecker()(batch);
+    assert.equal(found.length, 10 * batch.length);
+    for (let i = 0; i < found.length; i++) assert.deepEqual(found[i], expected[i % batch.length]);
+    assert.deepEqual(expected.slice(0, 6).map((f) => f.problems), [[], [], [], [], [], []]);
+    assert.match(expected[6].problems.join(), /invalid signature/);
+    assert.match(expected[7].problems.join(), /publicKeys differ from the signature.s ring/);
+    assert.match(expected[8].problems.join(), /malformed signature/);
+  } finally {
+    pool.close();
+  }
 });
