@@ -94,7 +94,8 @@ export async function readKeys(api: AuditSource, ctx: PhaseContext): Promise<Set
 
 /**
  * Blocks phase: every header in height order, genesis, each hash from its fields, each link, and
- * every head signature (the status's and each block's) against the server key.
+ * every head signature (the status's and each block's) against the server key; the status is the
+ * head block's: its hash, timestamp and signature.
  */
 export async function readBlocks(
   api: AuditSource,
@@ -135,6 +136,11 @@ export async function readBlocks(
   });
   const head = blocks[blocks.length - 1];
   if (head.hash !== status.hash) ctx.fail(`status: head hash differs from block ${head.height}`);
+  else if (head.timestamp !== status.timestamp) {
+    ctx.fail(`status: head timestamp ${status.timestamp} differs from block ${head.height}'s`);
+  } else if (head.head_signature !== status.head_signature) {
+    ctx.fail(`status: head signature differs from block ${head.height}'s`);
+  }
   return blocks;
 }
 

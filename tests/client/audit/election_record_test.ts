@@ -194,6 +194,21 @@ Deno.test("every change to a record fails its audit, naming what failed", async 
       expect: /^block 2: head signature is not the server key's/,
     },
     {
+      desc: "the header's timestamp changed",
+      record: edited(text, (ls) => void (ls[0].timestamp += 1)),
+      expect: /^status: head timestamp \d+ differs from block 3's$/,
+    },
+    {
+      desc: "the header's head signature changed",
+      record: edited(text, (ls) => {
+        ls[0].head_signature = ls[0].head_signature.replace(
+          /.$/,
+          (c: string) => c === "0" ? "1" : "0",
+        );
+      }),
+      expect: /^status: head signature differs from block 3's$/,
+    },
+    {
       desc: "the key swapped",
       record: edited(text, (ls) => void (ls[0].key = other)),
       expect: new RegExp(`^block 0: head signature is not the server key's \\(${other}\\)`),
