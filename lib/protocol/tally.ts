@@ -3,12 +3,14 @@
 
 import type { TallyEntry } from "./schemas.ts";
 
+/** Tally order: negative when row `a` comes before row `b` (more votes, or as many and a lower payload). */
+export function compareTallyRows(a: TallyEntry, b: TallyEntry): number {
+  return b.count - a.count || (a.payload < b.payload ? -1 : a.payload > b.payload ? 1 : 0);
+}
+
 /** The rows of `counts` (payload → votes) in tally order. */
 export function rankTally(counts: Map<string, number>): TallyEntry[] {
-  return [...counts].map(([payload, count]) => ({ payload, count }))
-    .sort((a, b) =>
-      b.count - a.count || (a.payload < b.payload ? -1 : a.payload > b.payload ? 1 : 0)
-    );
+  return [...counts].map(([payload, count]) => ({ payload, count })).sort(compareTallyRows);
 }
 
 /** The tally of `payloads`, one vote each, in tally order. */

@@ -10,7 +10,7 @@ import {
   MAX_PAYLOAD_CODE_POINTS,
   type TallyEntry,
 } from "../../protocol/schemas.ts";
-import { tallyOf } from "../../protocol/tally.ts";
+import { compareTallyRows, tallyOf } from "../../protocol/tally.ts";
 import type { AuditedVote, AuditSource, Ledger, PhaseContext } from "./reads.ts";
 
 /** Runs of the whole audit when the chain keeps growing under it. */
@@ -150,11 +150,22 @@ export async function checkTally(
   for (const payload of theirs.keys()) {
     if (!counted.has(payload)) ctx.fail(`tally: "${payload}" is served but no vote carries it`);
   }
-  served.results.forEach((t, i) => {
-    if (i > 0 && t.count > served.results[i - 1].count) {
-      ctx.fail("tally: not in count-descending order");
-    }
-  });
+  // The order of §4.4, ties included, so the served tally has one form (and a record one byte form).
+  const rows = served.results;
+  if (rows.some((t, i) => i > 0 && t.count > rows[i - 1].count)) {
+    ctx.fail("tally: not in count-descending order");
+  }
+  const tie = rows.findIndex((t, i) =>
+    i > 0 && t.count === rows[i - 1].count && compareTallyRows(rows[i - 1], t) > 0
+  );
+  if (tie > 0) {
+    ctx.fail(
+      `tally: "${rows[tie - 1].payload}" and "${rows[tie].payload}" have ${
+        rows[tie].count
+      } votes ` +
+        "each but are not in payload order (UTF-16 code units, ascending)",
+    );
+  }
   ctx.progress(1, 1);
   return mine;
 }

@@ -224,6 +224,20 @@ Deno.test("every change to a record fails its audit, naming what failed", async 
       expect: /^tally: the served counts add up to 8, but the served total is 7$/,
     },
     {
+      desc: "the tally's rows out of count order",
+      record: edited(text, (ls) => void ls.at(-2).results.reverse()),
+      expect: /^tally: not in count-descending order$/,
+    },
+    {
+      desc: "the tally's tied rows out of payload order",
+      record: edited(text, (ls) => {
+        const rows = ls.at(-2).results;
+        assert.deepEqual(rows.map((r: Line) => r.count), [3, 2, 2]);
+        [rows[1], rows[2]] = [rows[2], rows[1]];
+      }),
+      expect: /^tally: "«ja» ✓" and "no" have 2 votes each but are not in payload order/,
+    },
+    {
       desc: "a vote line truncated",
       record: (() => {
         const n = lineOf(text, (l) => l.voteId === v2[0].voteId);
