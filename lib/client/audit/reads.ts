@@ -32,7 +32,8 @@ export type AuditedVote = {
   /** Position in the block's listing: the leaf index it must have. */
   position: number;
   voteId: string;
-  vote: VoteRecord;
+  /** What the cross checks read of the vote: its signature, checked already, is not kept. */
+  vote: Pick<VoteRecord, "payload" | "publicKeys">;
   finding: VoteFinding;
 };
 
@@ -200,7 +201,15 @@ export async function readVotes(
       listing.read += page.items.length;
       if (page.items.length < due) ended.add(height);
       page.items.forEach(({ voteId, index, vote }, k) => {
-        const audited = { height, index, position: offset + k, voteId, vote, finding: findings[k] };
+        const { payload, publicKeys } = vote;
+        const audited = {
+          height,
+          index,
+          position: offset + k,
+          voteId,
+          vote: { payload, publicKeys },
+          finding: findings[k],
+        };
         ledger.votes.push(audited);
         for (const problem of audited.finding.problems) ctx.failVote(audited, problem);
       });
