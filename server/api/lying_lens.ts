@@ -135,8 +135,9 @@ async function forkAnswer(path: string, body: Json, fork: Fork): Promise<Json> {
     return { ...body, blocks };
   }
   if (path === "/api/block/status" || HASH.test(path)) {
-    const { hash, head_signature } = await fork(body);
-    return "head_signature" in body ? { ...body, hash, head_signature } : { ...body, hash };
+    const { hash, timestamp, head_signature } = await fork(body);
+    const forked = "timestamp" in body ? { ...body, hash, timestamp } : { ...body, hash };
+    return "head_signature" in body ? { ...forked, head_signature } : forked;
   }
   return body;
 }

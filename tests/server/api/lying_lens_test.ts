@@ -4,6 +4,7 @@
 // voter's own checks (lib/client/lab/lens_checks.ts) catch every one, naming the check that failed.
 import assert from "node:assert/strict";
 import { createApiClient } from "../../../lib/client/api_client.ts";
+import { auditLedger } from "../../../lib/client/audit/audit.ts";
 import { checkVoteView } from "../../../lib/client/lab/lens_checks.ts";
 import { HONEST_VIEW, LIES } from "../../../lib/client/lab/lies.ts";
 import { type SeenHeads } from "../../../lib/client/heads.ts";
@@ -173,6 +174,20 @@ Deno.test("a voter's own checks catch every lie and name the check that failed",
     assert.notEqual(items[1].hash, honestBlocks[1].hash);
     assert.equal(items[0].hash, honestBlocks[0].hash, "genesis is shared");
   });
+  await t.step(
+    "the forked chain passes the whole audit; only remembered heads fail it",
+    async () => {
+      const lens = createApiClient({ fetch: app.request, ledger: "lab", lens: "fork-chain" });
+      const fresh = await auditLedger(lens);
+      assert.deepEqual(fresh.failures, []);
+      const witnessed = await auditLedger(lens, { trusted: { key, heads: first.seen.heads } });
+      assert.equal(witnessed.ok, false);
+      assert.ok(
+        witnessed.failures.every((line) => /remembered|trusted/.test(line)),
+        witnessed.failures.join("\n"),
+      );
+    },
+  );
   await t.step("the fork's evidence checks out with the lens key alone", async () => {
     const lens = createApiClient({ fetch: app.request, ledger: "lab", lens: "fork-chain" });
     const seen: SeenHeads = first.seen;
