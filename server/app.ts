@@ -98,29 +98,28 @@ export function createLedgerApi(
 /**
  * Serves the practice ledger under {@link LAB_API}: each request goes to the API of the current
  * generation (built again only when a reset moved it), and `POST /api/lab/reset` starts a fresh
- * one and answers its block status. A request that failed, or wrote, on a generation a reset
- * moved away from while it ran is answered 409 `lab_reset`, never 500 nor a lost 2xx.
+ * one and answers its block status. A request during which a reset moved the practice ledger to a
+ * new generation is answered 409 `lab_reset`: never a 500, a stale answer or a lost write.
  */
 function mountLab(app: Hono, { lab, verifier }: { lab: LabLedger; verifier: Verifier }): void {
   let served: { store: Store; api: Hono } | null = null;
   const currentApi = async () => {
-    const store = await lab.current();
+    const { generation, store } = await lab.open();
     if (served?.store !== store) {
       served = { store, api: createLedgerApi(store, { base: LAB_API, verifier }) };
     }
-    return served.api;
+    return { generation, api: served.api };
   };
   app.post(`${LAB_API}/reset`, async () => {
     await lab.reset();
-    return await (await currentApi()).request(`${LAB_API}/block/status`);
+    return await (await currentApi()).api.request(`${LAB_API}/block/status`);
   });
   app.all(`${LAB_API}/*`, async (c) => {
-    const api = await currentApi();
+    const { generation, api } = await currentApi();
     const answer = await api.fetch(c.req.raw);
-    // A reset moved on while this request ran on the generation it deletes: what failed there,
-    // and what was written there, is gone with it.
-    const lost = answer.status >= 500 || (answer.ok && c.req.method !== "GET");
-    if (lost && await currentApi() !== api) throw labReset();
+    // A reset moved on while this request ran on the generation it deletes: whatever it read or
+    // wrote there (a refusal, a partial listing, a vote) belongs to a ledger that is gone.
+    if (await lab.generation() !== generation) throw labReset();
     return answer;
   });
 }

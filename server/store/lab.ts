@@ -48,6 +48,10 @@ export type LabLedger = {
    * process is followed by the next request; the store of one generation is held at a time.
    */
   current(): Promise<Store>;
+  /** The current generation's number and its store, read together. */
+  open(): Promise<{ generation: number; store: Store }>;
+  /** The current generation's number, read from KV. */
+  generation(): Promise<number>;
   /** Starts a fresh practice ledger (new genesis, new key) and answers its store. */
   reset(): Promise<Store>;
 };
@@ -80,8 +84,8 @@ export async function createLabLedger(kv: Deno.Kv, options: LabOptions): Promise
     });
   let held: { generation: number; store: Promise<Store> } | null = null;
 
-  /** The store of `generation`, or of the newer one held already. */
-  function storeOf(generation: number): Promise<Store> {
+  /** The store of `generation`, or of the newer one held already, with its number. */
+  function storeOf(generation: number): { generation: number; store: Promise<Store> } {
     if (held === null || held.generation < generation) {
       const store = open(generation);
       const entry = { generation, store };
@@ -90,15 +94,20 @@ export async function createLabLedger(kv: Deno.Kv, options: LabOptions): Promise
         if (held === entry) held = null;
       });
     }
-    return held.store;
+    return held;
   }
 
   const lab: LabLedger = {
     maxKeys,
     maxVotes,
     async current() {
-      return await storeOf(await currentGeneration(kv));
+      return (await lab.open()).store;
     },
+    async open() {
+      const entry = storeOf(await currentGeneration(kv));
+      return { generation: entry.generation, store: await entry.store };
+    },
+    generation: () => currentGeneration(kv),
     async reset() {
       for (let attempt = 0;; attempt++) {
         const entry = await readRetrying(() => kv.get<GenerationRecord>(LAB_GENERATION_KEY));
