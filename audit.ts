@@ -14,7 +14,7 @@ import { readRecordFile, recordFileSink } from "./record_file.ts";
 import { auditLedger, type AuditProgress, formatReport } from "./lib/client/audit/audit.ts";
 import { checkEvidence, type EvidenceVerdict } from "./lib/client/audit/evidence.ts";
 import { createVoteCheckPool } from "./lib/client/audit/check_pool.ts";
-import type { VoteChecker } from "./lib/client/audit/vote_checks.ts";
+import { inThreadChecker, type VoteChecker } from "./lib/client/audit/vote_checks.ts";
 
 const BAR_WIDTH = 30;
 
@@ -90,18 +90,41 @@ const CHECK_WORKER = new URL("./lib/client/audit/check_worker.ts", import.meta.u
 
 /**
  * The checker of the votes' signatures: one audit worker per core, as on the board, where this
- * runtime has workers and may read their module; this thread's checker otherwise. `close` stops
- * the workers.
+ * runtime has workers and may read the modules they load (this checkout); this thread's checker
+ * otherwise, and for any chunk the workers could not check (a worker that failed to start or
+ * stopped): the same checks, only slower. `close` stops the workers.
  */
-function voteChecker(): { checker?: VoteChecker; close(): void } {
-  const readable = CHECK_WORKER.protocol !== "file:" ||
-    Deno.permissions.querySync({ name: "read", path: CHECK_WORKER }).state === "granted";
+function voteChecker(): { checker?: VoteChecker; parallel?: number; close(): void } {
+  const root = new URL("./", import.meta.url);
+  const readable = root.protocol !== "file:" ||
+    Deno.permissions.querySync({ name: "read", path: root }).state === "granted";
   if (typeof globalThis.Worker !== "function" || !readable) return { close() {} };
   const pool = createVoteCheckPool(
     navigator.hardwareConcurrency || 2,
     () => new Worker(CHECK_WORKER, { type: "module" }),
   );
-  return { checker: pool.check, close: () => pool.close() };
+  const here = inThreadChecker();
+  let warned = false;
+  const warn = (reason: string) => {
+    if (warned) return;
+    warned = true;
+    console.error(
+      `audit: ${reason.replace(/\x1b\[[0-9;]*m/g, "")}; checking in this thread instead`,
+    );
+  };
+  const checker: VoteChecker = async (votes) => {
+    if (pool.size === 0) warn("the audit workers could not start");
+    else {
+      try {
+        return await pool.check(votes);
+      } catch (error) {
+        warn((error as Error).message);
+      }
+    }
+    return await here(votes);
+  };
+  // Pages in flight: enough to keep every worker busy, as on the board.
+  return { checker, parallel: pool.size * 2, close: () => pool.close() };
 }
 
 /** The audit's options for the pinned `key`, with its progress printed on stderr. */
@@ -112,7 +135,7 @@ function auditOptions(key: string | null) {
   let last = 0;
   return {
     trusted: key === null ? {} : { key },
-    ...(workers.checker ? { checker: workers.checker } : {}),
+    ...(workers.checker ? { checker: workers.checker, parallel: workers.parallel } : {}),
     onProgress: (p: AuditProgress) => {
       const now = Date.now();
       if (!tty && now - last < 1000 && p.done !== p.total) return;
