@@ -49,6 +49,8 @@ async function run(permissions: string[], args: string[]) {
   const ms = performance.now() - started;
   const text = new TextDecoder().decode(out.stdout);
   if (out.code !== 0) throw new Error(`audit ${args.join(" ")} failed:\n${text}`);
+  const verified = Number(/votes verified\s+(\d+)/.exec(text)?.[1]);
+  if (verified !== VOTES) throw new Error(`audit ${args.join(" ")} verified ${verified} votes`);
   const usage = /maxrss (\d+) cpu ([\d.]+) ([\d.]+)/.exec(new TextDecoder().decode(out.stderr));
   return {
     ms,
@@ -82,7 +84,9 @@ function median(values: number[]): number {
 const dir = await Deno.makeTempDir({ prefix: "ringvote-record-bench-" });
 // BENCH_LEDGER=FILE keeps the signed ledger in FILE and uses it again on the next run (building
 // 10,000 really signed votes takes minutes); it must hold VOTES votes.
-const kvPath = Deno.env.get("BENCH_LEDGER") ?? `${dir}/ledger.sqlite3`;
+const kept = Deno.env.get("BENCH_LEDGER");
+// Absolute: the server process runs in another directory.
+const kvPath = kept ? new URL(kept, `file://${Deno.cwd()}/`).pathname : `${dir}/ledger.sqlite3`;
 const record = `${dir}/record.ndjson`;
 const kv = await Deno.openKv(kvPath);
 const store = await createStore(kv);
