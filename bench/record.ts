@@ -9,7 +9,8 @@
 //
 // is run as the task runs it (wall time, process start included; peak resident memory from
 // /usr/bin/time when it is there, with the CPU time it used, less sensitive than the wall time to
-// whatever else the machine runs). The ratios are medians of each round's ratio to the live audit.
+// whatever else the machine runs; and that CPU time plus the server's while the audit ran, the
+// whole work of one audit). The ratios are medians of each round's ratio to the live audit.
 // The signature checks dominate those times, so the reading is also timed alone, in this process:
 // the same audit with a stand-in checker (each vote's leaf and tag, no ring signature), through the
 // API client and from the file. Prints the medians, the ratios and the record's size.
@@ -57,6 +58,17 @@ async function run(permissions: string[], args: string[]) {
     rssMb: usage === null ? null : Number(usage[1]) / 1024,
     cpuS: usage === null ? null : Number(usage[2]) + Number(usage[3]),
   };
+}
+
+/** CPU seconds process `pid` has used so far (Linux /proc; null elsewhere); 100 ticks a second. */
+function cpuOf(pid: number): number | null {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime
+  } catch {
+    return null;
+  }
 }
 
 /** Each vote's leaf and tag, without its ring signature: the audit's reading, timed alone. */
@@ -107,6 +119,8 @@ const kinds = ["live", "save", "offline"] as const;
 const times: Record<(typeof kinds)[number], number[]> = { live: [], save: [], offline: [] };
 const rss: Record<(typeof kinds)[number], number[]> = { live: [], save: [], offline: [] };
 const cpu: Record<(typeof kinds)[number], number[]> = { live: [], save: [], offline: [] };
+/** The audit's CPU time plus the server's while it ran: all the work one audit takes. */
+const work: Record<(typeof kinds)[number], number[]> = { live: [], save: [], offline: [] };
 const reading = { live: [] as number[], offline: [] as number[] };
 const server = await startServer({ env: { KV_PATH: kvPath, BLOCK_INTERVAL_MS: "60000" } });
 try {
@@ -115,6 +129,7 @@ try {
     const order = [...kinds.slice(round % 3), ...kinds.slice(0, round % 3)];
     const line: string[] = [];
     for (const kind of order) {
+      const serverBefore = cpuOf(server.process.pid);
       const r = kind === "live"
         ? await run(NET, [server.url])
         : kind === "save"
@@ -122,7 +137,11 @@ try {
         : await run(["--allow-read"], [record]);
       times[kind].push(r.ms);
       if (r.rssMb !== null) rss[kind].push(r.rssMb);
+      const serverAfter = cpuOf(server.process.pid);
       if (r.cpuS !== null) cpu[kind].push(r.cpuS);
+      if (r.cpuS !== null && serverBefore !== null && serverAfter !== null) {
+        work[kind].push(r.cpuS + serverAfter - serverBefore);
+      }
       line.push(`${kind} ${r.ms.toFixed(0)} ms`);
     }
     console.log(`  round ${round}: ${line.join(", ")}`);
@@ -152,8 +171,10 @@ console.log(
   `record: ${bytes} bytes, ${(bytes / VOTES).toFixed(0)} bytes/vote in all, ` +
     `${(voteBytes / voteLines.length).toFixed(0)} bytes per vote line`,
 );
-console.log("| run | command | wall time | ÷ live | CPU time | ÷ live | peak RSS |");
-console.log("| --- | --- | ---: | ---: | ---: | ---: | ---: |");
+console.log(
+  "| run | command | wall time | ÷ live | CPU time | ÷ live | CPU, server included | ÷ live | peak RSS |",
+);
+console.log("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
 const commands = {
   live: "deno task audit URL",
   save: "deno task audit URL --save FILE",
@@ -166,8 +187,13 @@ for (const kind of kinds) {
   const cpuTime = cpu[kind].length > 0
     ? `${median(cpu[kind]).toFixed(2)} s | ${perRound(kind, cpu).toFixed(2)}×`
     : "— | —";
+  const allWork = work[kind].length > 0
+    ? `${median(work[kind]).toFixed(2)} s | ${perRound(kind, work).toFixed(2)}×`
+    : "— | —";
   const memory = rss[kind].length > 0 ? `${median(rss[kind]).toFixed(0)} MB` : "—";
-  console.log(`| ${kind} | \`${commands[kind]}\` | ${wall} | ${cpuTime} | ${memory} |`);
+  console.log(
+    `| ${kind} | \`${commands[kind]}\` | ${wall} | ${cpuTime} | ${allWork} | ${memory} |`,
+  );
 }
 const [readLive, readOffline] = [median(reading.live), median(reading.offline)];
 console.log(
