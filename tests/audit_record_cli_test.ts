@@ -122,7 +122,7 @@ Deno.test({
         let voteId = "";
         const copy = await tampered(record, `${dir}/payload.ndjson`, (lines) => {
           const vote = lines.find((l) => l.kind === "vote");
-          vote.payload = "No";
+          vote.payload = vote.payload === "No" ? "Yes" : "No"; // another of the two choices
           voteId = vote.voteId;
         });
         const run = await audit(OFFLINE, copy);
