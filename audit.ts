@@ -7,6 +7,7 @@
 // Signatures are checked on one audit worker per core, the board's (lib/client/audit/check_pool.ts).
 // `deno task audit --evidence FILE [--key HEX]`: checks a fork-evidence file (protocol §4.5) alone;
 // exits 0 when it proves a fork (by the pinned key, when one is given), 1 when not. Exit 2: usage.
+import { stripVTControlCharacters } from "node:util";
 import { createApiClient } from "./lib/client/api_client.ts";
 import { recordWriter } from "./lib/client/audit/election_record.ts";
 import { auditRecord } from "./lib/client/audit/election_record_source.ts";
@@ -109,7 +110,7 @@ function voteChecker(): { checker?: VoteChecker; parallel?: number; close(): voi
     if (warned) return;
     warned = true;
     console.error(
-      `audit: ${reason.replace(/\x1b\[[0-9;]*m/g, "")}; checking in this thread instead`,
+      `audit: ${stripVTControlCharacters(reason)}; checking in this thread instead`,
     );
   };
   const checker: VoteChecker = async (votes) => {
