@@ -16,7 +16,7 @@ import {
   VoteId,
   VoteRecord,
 } from "../../protocol/schemas.ts";
-import type { AuditSource } from "./reads.ts";
+import { type AuditSource, pageRequests } from "./reads.ts";
 import { type BlockVoteEntry, type DirectoryEntry, pagesOf } from "../api_client.ts";
 
 /** The `kind` of a record's first line, naming the format and its version. */
@@ -329,12 +329,12 @@ export async function writeRecord(
     for await (const page of pagesOf(source.blocks, { count: height + 1 })) {
       blocks.push(...page.items);
     }
-    for (const block of blocks.slice(1)) {
-      onProgress?.({ height: block.height, of: height });
-      for (let offset = 0; offset === 0 || offset < block.size; offset += MAX_PAGE_LIMIT) {
-        const page = await source.blockVotes(block.height)(offset, MAX_PAGE_LIMIT);
-        if (page.items.length < Math.min(MAX_PAGE_LIMIT, block.size - offset)) break;
-      }
+    // The audit's pages, bounded by each block's size and ended by a short page.
+    const ended = new Set<number>();
+    for (const { height: h, offset, due } of pageRequests(blocks, ended)) {
+      if (offset === 0) onProgress?.({ height: h, of: height });
+      const page = await source.blockVotes(h)(offset, MAX_PAGE_LIMIT);
+      if (page.items.length < due) ended.add(h);
     }
     await source.tally();
     const now = (await source.blockStatus()).height;

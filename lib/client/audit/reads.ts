@@ -148,7 +148,7 @@ export async function readBlocks(
 }
 
 /** One page of a block's votes listing: where it starts and how many votes it must hold. */
-type PageRequest = { height: number; size: number; offset: number; due: number };
+export type PageRequest = { height: number; size: number; offset: number; due: number };
 
 /**
  * The pages of every sealed block's listing, in chain order: from offset 0 in steps of the page
@@ -156,7 +156,7 @@ type PageRequest = { height: number; size: number; offset: number; due: number }
  * controls) and ending at the first short page, whose block is in `ended` by then. Lazy, so a
  * block claiming a huge size costs the pages it really serves.
  */
-function* pageRequests(blocks: BlockRecord[], ended: Set<number>): Generator<PageRequest> {
+export function* pageRequests(blocks: BlockRecord[], ended: Set<number>): Generator<PageRequest> {
   for (const { height, size } of blocks.slice(1)) {
     for (let offset = 0; offset === 0 || offset < size; offset += MAX_PAGE_LIMIT) {
       if (ended.has(height)) break;
