@@ -104,11 +104,15 @@ export async function readBlocks(
 ): Promise<BlockRecord[]> {
   /** Whether `head` is signed by the server key; a failure line for `where` when not. */
   const checkHead = (where: string, head: SignedHeadFields) => {
-    if (head.head_signature === undefined) ctx.fail(`${where}: no head signature`);
-    else if (!signedBy(serverKey, head)) {
+    if (head.head_signature === undefined) {
+      ctx.fail(`${where}: no head signature`);
+      return false;
+    }
+    if (!signedBy(serverKey, head)) {
       ctx.fail(`${where}: head signature is not the server key's (${serverKey})`);
-    } else return true;
-    return false;
+      return false;
+    }
+    return true;
   };
   const statusSigned = checkHead("status", status);
   const blocks: BlockRecord[] = [];
