@@ -116,11 +116,12 @@ kv.close();
 
 const NET = ["--allow-net", "--allow-read", "--allow-write"];
 const kinds = ["live", "save", "offline"] as const;
-const times: Record<(typeof kinds)[number], number[]> = { live: [], save: [], offline: [] };
-const rss: Record<(typeof kinds)[number], number[]> = { live: [], save: [], offline: [] };
-const cpu: Record<(typeof kinds)[number], number[]> = { live: [], save: [], offline: [] };
+type Kind = (typeof kinds)[number];
+/** One list of measurements per kind of run. */
+const perKind = (): Record<Kind, number[]> => ({ live: [], save: [], offline: [] });
+const [times, rss, cpu] = [perKind(), perKind(), perKind()];
 /** The audit's CPU time plus the server's while it ran: all the work one audit takes. */
-const work: Record<(typeof kinds)[number], number[]> = { live: [], save: [], offline: [] };
+const work = perKind();
 const reading = { live: [] as number[], offline: [] as number[] };
 const server = await startServer({ env: { KV_PATH: kvPath, BLOCK_INTERVAL_MS: "60000" } });
 try {
@@ -162,7 +163,7 @@ const voteLines = text.split("\n").filter((l) => l.startsWith('{"kind":"vote"'))
 const voteBytes = voteLines.reduce((sum, l) => sum + new TextEncoder().encode(l).length + 1, 0);
 await Deno.remove(dir, { recursive: true });
 
-const perRound = (kind: (typeof kinds)[number], of: Record<string, number[]>) =>
+const perRound = (kind: Kind, of: Record<Kind, number[]>) =>
   median(of[kind].map((value, round) => value / of.live[round]));
 console.log(
   `\nElection record of ${VOTES} votes (rings of 8, blocks of 100), medians of ${ROUNDS} rounds`,
