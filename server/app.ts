@@ -32,7 +32,9 @@ export const LAB_API = "/api/lab";
 export type AppOptions = {
   store: Store;
   lab?: LabLedger;
-  config?: Pick<Config, "ringSize">;
+  config?: Partial<Pick<Config, "ringSize" | "publicUrl" | "trustProxy">>;
+  /** The machine's network interfaces, for the page's LAN address; `Deno.networkInterfaces`. */
+  interfaces?: () => Deno.NetworkInterfaceInfo[];
   buildDir?: URL;
   verifier?: Verifier;
 };
@@ -66,7 +68,16 @@ export function createApp(options: AppOptions): Hono {
   });
   app.onError(answerError);
 
-  app.route("/", createPageApp({ ringSize, buildDir: options.buildDir }));
+  app.route(
+    "/",
+    createPageApp({
+      ringSize,
+      buildDir: options.buildDir,
+      publicUrl: options.config?.publicUrl ?? null,
+      trustProxy: options.config?.trustProxy ?? false,
+      interfaces: options.interfaces,
+    }),
+  );
   return app;
 }
 

@@ -15,7 +15,16 @@ export type Config = {
   labMaxKeys: number;
   /** Most votes the attack lab's practice ledger accepts (protocol §4.7). */
   labMaxVotes: number;
+  /** The address phones must use (`PUBLIC_URL`), or null to work it out per request. */
+  publicUrl: string | null;
+  /** True when `X-Forwarded-Host`/`X-Forwarded-Proto` come from a proxy we trust (`TRUST_PROXY`). */
+  trustProxy: boolean;
+  /** The presenter's token (`ADMIN_TOKEN`), or null to make one and keep it in KV. */
+  adminToken: string | null;
 };
+
+/** Sealing interval of a round when its presenter names none (protocol §4.9). */
+export const DEFAULT_ROUND_INTERVAL_MS = 5_000;
 
 /** Ring size the page uses when `RING_SIZE` is unset (protocol §6). */
 export const DEFAULT_RING_SIZE = 8;
@@ -52,7 +61,49 @@ export function readConfig(env: (name: string) => string | undefined): Config {
       min: 1,
       max: 10_000,
     }),
+    publicUrl: publicUrl(env("PUBLIC_URL")),
+    trustProxy: flag(env, "TRUST_PROXY"),
+    adminToken: adminToken(env("ADMIN_TOKEN")),
   };
+}
+
+/** Shortest and longest `ADMIN_TOKEN` accepted: long enough not to be guessed, short enough to type. */
+export const ADMIN_TOKEN_LENGTH = { min: 16, max: 128 };
+
+/** `PUBLIC_URL` as an absolute http(s) URL ending in "/", query and fragment dropped; or null. */
+function publicUrl(value: string | undefined): string | null {
+  if (value === undefined || value === "") return null;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(`PUBLIC_URL must be an absolute http or https URL, got "${value}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new Error(`PUBLIC_URL must be an absolute http or https URL, got "${value}"`);
+  }
+  const path = url.pathname.endsWith("/") ? url.pathname : `${url.pathname}/`;
+  return `${url.protocol}//${url.host}${path}`;
+}
+
+/** `ADMIN_TOKEN`: URL-safe characters only (it travels in `/?admin=`), of a sensible length. */
+function adminToken(value: string | undefined): string | null {
+  if (value === undefined || value === "") return null;
+  const { min, max } = ADMIN_TOKEN_LENGTH;
+  if (!/^[A-Za-z0-9_.~-]+$/.test(value) || value.length < min || value.length > max) {
+    throw new Error(
+      `ADMIN_TOKEN must be ${min} to ${max} characters of A-Z, a-z, 0-9, "-", "_", "." or "~"`,
+    );
+  }
+  return value;
+}
+
+/** A yes/no setting: "1"/"true"/"yes" or "0"/"false"/"no", unset is no. */
+function flag(env: (name: string) => string | undefined, name: string): boolean {
+  const value = (env(name) ?? "").toLowerCase();
+  if (value === "" || value === "0" || value === "false" || value === "no") return false;
+  if (value === "1" || value === "true" || value === "yes") return true;
+  throw new Error(`${name} must be 1, true, yes, 0, false or no, got "${env(name)}"`);
 }
 
 /** True when `kvPath` names a local file (not `:memory:`, not a URL, not the platform's). */

@@ -5,7 +5,7 @@
  * @module
  */
 import { useEffect, useState } from "react";
-import { type ApiClient, createApiClient } from "../../lib/client/api_client.ts";
+import { type ApiClient, createApiClient, type LedgerName } from "../../lib/client/api_client.ts";
 import {
   checkShownChain,
   type HeadAlert,
@@ -29,9 +29,12 @@ export function feedHeads(records: readonly ShownHead[]): void {
   if (records.length > 0) wake?.();
 }
 
-/** The page's API client: same origin, every block record it receives fed to the fork watch. */
-export function pageApiClient(): ApiClient {
-  return createApiClient({ fetch, onBlocks: feedHeads });
+/**
+ * The page's API client of `ledger` (the election's by default, or a round's): same origin, every
+ * block record it receives fed to the fork watch.
+ */
+export function pageApiClient(ledger: LedgerName = "election"): ApiClient {
+  return createApiClient({ fetch, ledger, onBlocks: feedHeads });
 }
 
 /**
@@ -107,16 +110,25 @@ export type HeadWatch = { fork: ForkEvidence | null; alerts: HeadAlert[] };
  * {@link pageApiClient} checked against the signed heads this browser has seen, now, every
  * `everyMs` and whenever a record is fed, for as long as the calling island lives.
  */
-export function useHeadWatch(everyMs: number): HeadWatch {
+export function useHeadWatch(
+  everyMs: number,
+  { ledger = "election", storage }: { ledger?: LedgerName; storage?: HeadStorage } = {},
+): HeadWatch {
   const [fork, setFork] = useState<ForkEvidence | null>(null);
   const [alerts, setAlerts] = useState<HeadAlert[]>([]);
-  useEffect(() =>
-    watchHeads(createApiClient({ fetch }), {
-      storage: localStorage,
+  const round = typeof ledger === "object" ? ledger.round : ledger;
+  useEffect(() => {
+    // A page that moved to another ledger (a new round) starts its watch afresh.
+    fed.clear();
+    setFork(null);
+    setAlerts([]);
+    return watchHeads(createApiClient({ fetch, ledger }), {
+      storage: storage ?? localStorage,
       everyMs,
       onFork: setFork,
       onAlerts: setAlerts,
       onError: console.error,
-    }), []);
+    });
+  }, [round]);
   return { fork, alerts };
 }

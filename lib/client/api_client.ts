@@ -16,6 +16,10 @@ import {
   KeyRecord,
   type KeyRegistration,
   MAX_PAGE_LIMIT,
+  OpenBlock,
+  RoundCreated,
+  RoundList,
+  type RoundStart,
   ServerKey,
   TagRecord,
   Tally,
@@ -28,8 +32,18 @@ import { messageOf } from "./text.ts";
 /** A fetch-compatible function: `fetch` itself, or a Hono app's `request` in tests. */
 export type Transport = (url: string, init: RequestInit) => Response | Promise<Response>;
 
-/** Which ledger a client calls: the election's, or the attack lab's practice ledger. */
-export type LedgerName = "election" | "lab";
+/**
+ * Which ledger a client calls: the election's (round 1), the attack lab's practice ledger, or a
+ * round of protocol §4.9 by id.
+ */
+export type LedgerName = "election" | "lab" | { round: number };
+
+/** The API prefix of `ledger`: `/api/`, `/api/lab/` or `/api/rounds/{id}/` (round 1 is `/api/`). */
+export function ledgerBase(ledger: LedgerName): string {
+  if (ledger === "election") return "/api/";
+  if (ledger === "lab") return "/api/lab/";
+  return ledger.round === 1 ? "/api/" : `/api/rounds/${ledger.round}/`;
+}
 
 /**
  * Where the API is: the transport and the base URL paths are appended to ("" = same origin).
@@ -99,13 +113,14 @@ export function createApiClient(
   { fetch, baseUrl = "", ledger = "election", lens, onBlocks }: ApiClientOptions,
 ) {
   const root = baseUrl.replace(/\/+$/, "");
-  const base = ledger === "lab" ? "/api/lab/" : "/api/";
+  const base = ledgerBase(ledger);
   const prefix = lens === undefined ? base : `${base}lens/${encodeURIComponent(lens)}/`;
   const at = (path: string) => prefix + path.slice("/api/".length);
   const get = <T>(path: string, schema: z.ZodMiniType<T>) =>
     send({ fetch, root }, { method: "GET", path: at(path), schema });
   const post = <T>(path: string, body: unknown, schema: z.ZodMiniType<T>) =>
     send({ fetch, root }, { method: "POST", path: at(path), body, schema });
+  const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
   const id = (value: string | number) => encodeURIComponent(String(value));
   const heard = <T>(answer: T, records: (a: T) => (BlockRecord | BlockStatus)[]) => {
     onBlocks?.(records(answer));
@@ -115,6 +130,32 @@ export function createApiClient(
   return {
     /** GET /api/block/status: the chain's head and the open block. */
     blockStatus: async () => heard(await get("/api/block/status", BlockStatus), (s) => [s]),
+    /** GET /api/rounds/{id}/block/open: the open block, its waiting votes, the next seal tick. */
+    openBlock: () =>
+      send({ fetch, root }, {
+        method: "GET",
+        path: `/api/rounds/${typeof ledger === "object" ? ledger.round : 1}/block/open`,
+        schema: OpenBlock,
+      }),
+    /** GET /api/rounds: every round and the current one (protocol §4.9). */
+    rounds: () => send({ fetch, root }, { method: "GET", path: "/api/rounds", schema: RoundList }),
+    /** POST /api/rounds: starts a round and makes it current (the presenter's `token`). */
+    startRound: (body: RoundStart, token: string) =>
+      send({ fetch, root }, {
+        method: "POST",
+        path: "/api/rounds",
+        body,
+        headers: bearer(token),
+        schema: RoundCreated,
+      }),
+    /** GET /api/presenter: resolves when `token` is the presenter's, throws 401 otherwise. */
+    checkPresenter: (token: string) =>
+      send({ fetch, root }, {
+        method: "GET",
+        path: "/api/presenter",
+        headers: bearer(token),
+        schema: z.unknown(),
+      }),
     /** GET /api/block/hash/id/{height}: a sealed block's hash. */
     blockHash: (height: number) => get(`/api/block/hash/id/${id(height)}`, BlockHash),
     /** GET /api/block/id/{blockId}/vote/{voteId}: a vote, its inclusion path and its block. */
@@ -196,19 +237,20 @@ export async function readPages<T>(
 /** Sends one call; a failed request, a non-2xx or a body unlike `schema` is an ApiCallError. */
 async function send<T>(
   { fetch, root }: { fetch: Transport; root: string },
-  { method, path, body, schema }: {
+  { method, path, body, headers = {}, schema }: {
     method: "GET" | "POST";
     path: string;
     body?: unknown;
+    headers?: Record<string, string>;
     schema: z.ZodMiniType<T>;
   },
 ): Promise<T> {
   const call = `${method} ${path}`;
   const init: RequestInit = body === undefined
-    ? { method, headers: { accept: "application/json" } }
+    ? { method, headers: { accept: "application/json", ...headers } }
     : {
       method,
-      headers: { accept: "application/json", "content-type": "application/json" },
+      headers: { accept: "application/json", "content-type": "application/json", ...headers },
       body: JSON.stringify(body),
     };
   let response: Response;
@@ -216,7 +258,8 @@ async function send<T>(
   try {
     response = await fetch(root + path, init);
     const text = await response.text();
-    json = parseJson(text);
+    // 204 (the presenter check) has no body: nothing to parse.
+    json = response.status === 204 ? null : parseJson(text);
   } catch (error) {
     const reason = messageOf(error);
     throw new ApiCallError(call, { status: 0, code: "network_error", reason });

@@ -154,6 +154,68 @@ export type SignedHead = z.infer<typeof SignedHead>;
 export type ForkEvidence = z.infer<typeof ForkEvidence>;
 export type ErrorBody = z.infer<typeof ErrorBody>;
 
+/** Most choices of a round, fewest (protocol §4.9); `[]` is a free-text round. */
+export const ROUND_CHOICES = { min: 2, max: 12 } as const;
+/** A round's sealing interval bounds and default, ms (protocol §4.9). */
+export const ROUND_INTERVAL_MS = { min: 1_000, max: 3_600_000, fallback: 5_000 } as const;
+
+/** Text trimmed of surrounding white space, then of `min` to `max` code points. */
+function trimmedText(min: number, max: number) {
+  return z.pipe(
+    z.string().check(z.trim()),
+    z.string().check(
+      z.refine((text) => text.isWellFormed(), "must be well-formed Unicode (no lone surrogates)"),
+      z.refine((text) => {
+        const n = codePointLength(text);
+        return n >= min && n <= max;
+      }, `must be ${min} to ${max} characters once trimmed`),
+    ),
+  );
+}
+
+/** Body of `POST /api/rounds` (protocol §4.9): a question, its choices (none for free text). */
+export const RoundStart = z.object({
+  question: trimmedText(1, 200),
+  choices: z.array(trimmedText(1, 100)).check(
+    z.refine(
+      (choices) =>
+        choices.length === 0 ||
+        (choices.length >= ROUND_CHOICES.min && choices.length <= ROUND_CHOICES.max),
+      `must be empty (free text) or hold ${ROUND_CHOICES.min} to ${ROUND_CHOICES.max} choices`,
+    ),
+    z.refine((choices) => new Set(choices).size === choices.length, "must be distinct"),
+  ),
+  blockIntervalMs: z.optional(
+    z.int().check(
+      z.gte(ROUND_INTERVAL_MS.min, `must be at least ${ROUND_INTERVAL_MS.min}`),
+      z.lte(ROUND_INTERVAL_MS.max, `must be at most ${ROUND_INTERVAL_MS.max}`),
+    ),
+  ),
+});
+/** One round as listed by `GET /api/rounds`. */
+export const RoundInfo = z.object({
+  id: Id,
+  question: z.string(),
+  choices: z.array(z.string()),
+  createdAt: Count,
+  blockIntervalMs: Id,
+});
+/** Answer of `GET /api/rounds`: every round by ascending id and the current one. */
+export const RoundList = z.object({ current: Id, rounds: z.array(RoundInfo) });
+/** Answer of `POST /api/rounds` (201). */
+export const RoundCreated = z.object({ id: Id });
+/** Answer of `GET /api/rounds/{id}/block/open`: the open block and the next seal tick. */
+export const OpenBlock = z.object({
+  height: Id,
+  votes: Count,
+  intervalMs: Id,
+  nextSealAt: Count,
+});
+export type RoundStart = z.infer<typeof RoundStart>;
+export type RoundInfo = z.infer<typeof RoundInfo>;
+export type RoundList = z.infer<typeof RoundList>;
+export type OpenBlock = z.infer<typeof OpenBlock>;
+
 /** One line per issue, `path: message`, for a 400 answer or a console log. */
 export function describeIssues(error: z.core.$ZodError): string {
   return error.issues.map((issue) => {

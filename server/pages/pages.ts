@@ -19,8 +19,17 @@ export const BUILD_DIR = new URL("../../static/build/", import.meta.url);
 export const BUILD_URL = "/static/build/";
 const ICON_FILE = new URL("../../static/favicon.svg", import.meta.url);
 
-/** Options of {@link createPageApp}: the configured ring size, and where the build wrote. */
-export type PageAppOptions = { ringSize: number; buildDir?: URL };
+/**
+ * Options of {@link createPageApp}: the configured ring size, where the build wrote, and what the
+ * page's address is made from (protocol §6 `PUBLIC_URL`, `TRUST_PROXY`; the machine's interfaces).
+ */
+export type PageAppOptions = {
+  ringSize: number;
+  buildDir?: URL;
+  publicUrl?: string | null;
+  trustProxy?: boolean;
+  interfaces?: () => Deno.NetworkInterfaceInfo[];
+};
 
 const BUILT_FILE = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*\.(js|css)$/;
 const CONTENT_TYPES: Record<string, string> = {
