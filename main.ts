@@ -1,18 +1,22 @@
 // Composition root: configuration, Deno KV, the store, the attack lab's practice ledger (its own
-// KV prefix, protocol §4.7), the sealer schedule of both, the verifier (a pool of worker threads,
-// or this thread where there is no Worker) and the HTTP server.
+// KV prefix, protocol §4.7), the rounds (protocol §4.9), the sealer schedules, the verifier (a pool
+// of worker threads, or this thread where there is no Worker) and the HTTP server.
 import { dirname } from "node:path";
 import { createApp } from "./server/app.ts";
 import { isKvFile, readConfig } from "./server/config.ts";
 import { createLabLedger, type LabLedger } from "./server/store/lab.ts";
 import { sealNextBlock } from "./server/sealer.ts";
 import { createStore, type Store } from "./server/store/mod.ts";
+import { createRounds, type Rounds, sealDue } from "./server/store/rounds.ts";
 import { createVerifier } from "./server/verifier/mod.ts";
 
 const config = readConfig((name) => Deno.env.get(name));
 
-/** The election's store and the lab's practice ledger, over one database. */
-async function openLedgers(): Promise<{ store: Store; lab: LabLedger }> {
+/** Round 1's sealing interval: `BLOCK_INTERVAL_MS`, or the cron's minute. */
+const electionIntervalMs = config.blockIntervalMs ?? 60_000;
+
+/** The election's store, the lab's practice ledger and the rounds, over one database. */
+async function openLedgers(): Promise<{ store: Store; lab: LabLedger; rounds: Rounds }> {
   if (isKvFile(config.kvPath)) await Deno.mkdir(dirname(config.kvPath), { recursive: true });
   const kv = config.kvPath === null ? await Deno.openKv() : await Deno.openKv(config.kvPath);
   const store = await createStore(kv);
@@ -20,7 +24,12 @@ async function openLedgers(): Promise<{ store: Store; lab: LabLedger }> {
     maxKeys: config.labMaxKeys,
     maxVotes: config.labMaxVotes,
   });
-  return { store, lab };
+  const rounds = await createRounds(kv, {
+    election: store,
+    electionIntervalMs,
+    adminToken: config.adminToken,
+  });
+  return { store, lab, rounds };
 }
 
 /** Seals both ledgers; a failure of the practice ledger is logged and never stops the election. */
@@ -36,22 +45,62 @@ async function sealTick(): Promise<void> {
   }
 }
 
+/**
+ * Seals the rounds after the first whose seal tick fell since the last run (protocol §4.9): the
+ * current round and the two before it, where a vote verified as a round ended may still land.
+ */
+async function sealRounds(previous: number, now: number): Promise<void> {
+  const { rounds } = await ledgersReady;
+  const current = await rounds.current();
+  for (let id = Math.max(2, current - 2); id <= current; id++) {
+    const round = await rounds.round(id);
+    if (round === null || !sealDue(previous, now, round.blockIntervalMs)) continue;
+    try {
+      const sealed = await sealNextBlock(await rounds.storeOf(id), now);
+      for (const block of sealed) {
+        console.log(`Sealed block ${block.height} of round ${id}: ${block.size} votes`);
+      }
+    } catch (error) {
+      console.error(`Sealing round ${id} failed, retrying next tick:`, error);
+    }
+  }
+}
+
+/** How often the rounds' sealer looks at the clock: their ticks are whole seconds at the finest. */
+const ROUND_TICK_MS = 250;
+
 const ledgersReady = openLedgers();
 
 // Registered at the top level, before any await, as edge runtimes require.
 if (config.blockIntervalMs === null) {
   Deno.cron("seal next block", "* * * * *", { backoffSchedule: [1_000, 5_000, 15_000] }, sealTick);
 } else {
+  // Ticks aligned to the clock, so that every process and page agrees when the next one is due.
   const interval = config.blockIntervalMs;
+  const untilTick = () => interval - Date.now() % interval;
   const loop = async () => {
     try {
       await sealTick();
     } catch (error) {
       console.error("Sealing failed, retrying next tick:", error);
     }
-    setTimeout(loop, interval);
+    setTimeout(loop, untilTick());
   };
-  setTimeout(loop, interval);
+  setTimeout(loop, untilTick());
+}
+{
+  let previous = Date.now();
+  const loop = async () => {
+    const now = Date.now();
+    try {
+      await sealRounds(previous, now);
+    } catch (error) {
+      console.error("Sealing the rounds failed, retrying next tick:", error);
+    }
+    previous = now;
+    setTimeout(loop, ROUND_TICK_MS);
+  };
+  setTimeout(loop, ROUND_TICK_MS);
 }
 
 // One verification worker per core where the runtime has workers (ingest verifies on every core,
@@ -60,11 +109,14 @@ const verifier = await createVerifier();
 // Workers compile their verification code before the first request (a few tenths of a second);
 // a pool whose workers keep failing before they are ready stops the start with its reason.
 await verifier.ready;
-const app = createApp({ ...await ledgersReady, config, verifier });
+const ledgers = await ledgersReady;
+const app = createApp({ ...ledgers, config, verifier });
 Deno.serve({
   port: config.port,
   onListen: ({ hostname, port }) => {
     const host = hostname === "0.0.0.0" || hostname === "::" ? "localhost" : hostname;
+    const address = config.publicUrl ?? `http://${host}:${port}/`;
     console.log(`Ringvote listening on http://${host}:${port}/`);
+    console.log(`Presenter sign-in: ${address}?admin=${ledgers.rounds.adminToken}`);
   },
 }, app.fetch);

@@ -14,8 +14,10 @@ import { notFound, refusal, toApiError } from "./errors.ts";
 import { createHeadSigner, lensSeed } from "./head_signer.ts";
 import { createLensApp } from "./api/lying_lens.ts";
 import type { LabLedger } from "./store/lab.ts";
+import { electionWrites, mountRounds } from "./api/rounds.ts";
+import type { Rounds } from "./store/rounds.ts";
 import { createPageApp } from "./pages/pages.ts";
-import { securityHeaders } from "./security.ts";
+import { hostGuard, securityHeaders } from "./security.ts";
 import type { Store } from "./store/mod.ts";
 import { createInProcessVerifier } from "./verifier/in_process.ts";
 import type { Verifier } from "./verifier/types.ts";
@@ -32,6 +34,8 @@ export const LAB_API = "/api/lab";
 export type AppOptions = {
   store: Store;
   lab?: LabLedger;
+  /** The rounds of protocol §4.9 (round 1 is `store`); without them `/api/rounds` is 404. */
+  rounds?: Rounds;
   config?: Partial<Pick<Config, "ringSize" | "publicUrl" | "trustProxy">>;
   /** The machine's network interfaces, for the page's LAN address; `Deno.networkInterfaces`. */
   interfaces?: () => Deno.NetworkInterfaceInfo[];
@@ -47,6 +51,7 @@ export function createApp(options: AppOptions): Hono {
   const app = new Hono();
 
   app.use("*", securityHeaders());
+  app.use("*", hostGuard());
   app.use(
     "*",
     bodyLimit({
@@ -61,6 +66,16 @@ export function createApp(options: AppOptions): Hono {
   );
 
   if (options.lab) mountLab(app, { lab: options.lab, verifier });
+  if (options.rounds) {
+    const rounds = options.rounds;
+    mountRounds(app, {
+      rounds,
+      ledgerApi: (roundStore, { base, choices }) =>
+        createLedgerApi(roundStore, { base, verifier, choices }),
+    });
+    app.use("/api/vote", electionWrites(rounds));
+    app.use("/api/pki/key", electionWrites(rounds));
+  }
   app.route("/", createLedgerApi(store, { base: "/api", verifier }));
 
   app.notFound((c) => {
@@ -89,11 +104,11 @@ export function createApp(options: AppOptions): Hono {
  */
 export function createLedgerApi(
   store: Store,
-  { base, verifier }: { base: string; verifier: Verifier },
+  { base, verifier, choices }: { base: string; verifier: Verifier; choices?: readonly string[] },
 ): Hono {
   const api = new Hono().basePath(base);
   api.route("/pki", createPkiApp(store, verifier));
-  api.route("/vote", createVoteApp(store, verifier));
+  api.route("/vote", createVoteApp(store, verifier, { choices }));
   const seed = store.serverSeed();
   const lensSigner = createHeadSigner(lensSeed(seed));
   api.route(

@@ -23,9 +23,6 @@ export type Config = {
   adminToken: string | null;
 };
 
-/** Sealing interval of a round when its presenter names none (protocol §4.9). */
-export const DEFAULT_ROUND_INTERVAL_MS = 5_000;
-
 /** Ring size the page uses when `RING_SIZE` is unset (protocol §6). */
 export const DEFAULT_RING_SIZE = 8;
 

@@ -5,7 +5,7 @@
 import { HTTPException } from "hono/http-exception";
 
 /** Status codes an error answer may have: 4xx the caller's fault, 503 busy, 500 a bug. */
-export type ErrorStatus = 400 | 403 | 404 | 409 | 413 | 500 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 500 | 503;
 
 /** The JSON body of every error answer. */
 export type ErrorAnswer = { error: { code: string; message: string } & Record<string, unknown> };
@@ -53,6 +53,9 @@ export const ERROR_STATUS = {
   invalid_request: 400,
   invalid_key: 400,
   invalid_signature: 400,
+  invalid_host: 400,
+  not_a_choice: 400,
+  unauthorized: 401,
   unregistered_key: 403,
   not_found: 404,
   unknown_key: 404,
@@ -61,10 +64,12 @@ export const ERROR_STATUS = {
   block_not_sealed: 404,
   unknown_tag: 404,
   unknown_lie: 404,
+  unknown_round: 404,
   duplicate_key: 409,
   duplicate_tag: 409,
   lab_full: 409,
   lab_reset: 409,
+  round_closed: 409,
   payload_too_large: 413,
   body_too_large: 413,
   internal_error: 500,

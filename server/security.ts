@@ -4,6 +4,7 @@
 // (bar widths); island props travel in `<script type="application/json">`, which is data, not
 // code, so no script needs 'unsafe-inline'.
 import type { MiddlewareHandler } from "hono";
+import { refusal } from "./errors.ts";
 
 /** The Content-Security-Policy of every answer. */
 export const CONTENT_SECURITY_POLICY = [
@@ -41,3 +42,27 @@ export function securityHeaders(): MiddlewareHandler {
     }
   };
 }
+
+/** Longest `Host` header accepted: a DNS name (253) with a port. */
+export const MAX_HOST_LENGTH = 261;
+
+/**
+ * Middleware answering 400 `invalid_host` to a request whose `Host` header is over
+ * {@link MAX_HOST_LENGTH} characters or not a host: nothing is built from it (the page's address
+ * and QR code are), so a hostile header never reaches a 500.
+ */
+export function hostGuard(): MiddlewareHandler {
+  return async (c, next) => {
+    const host = c.req.header("host");
+    if (host !== undefined && (host.length > MAX_HOST_LENGTH || !HOST_HEADER.test(host))) {
+      throw refusal(
+        "invalid_host",
+        `Host header is not a host name, or over ${MAX_HOST_LENGTH} characters`,
+      );
+    }
+    await next();
+  };
+}
+
+/** A Host header: a name or IPv4 address, or a bracketed IPv6 one, and an optional port. */
+export const HOST_HEADER = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;

@@ -19,8 +19,15 @@ import { duplicateTag, invalidRequest, quote, refusal } from "../errors.ts";
 import type { Store } from "../store/mod.ts";
 import type { Verifier } from "../verifier/types.ts";
 
-/** Routes under `/api/vote`, verifying on `verifier`. */
-export function createVoteApp(store: Store, verifier: Verifier): Hono {
+/**
+ * Routes under `/api/vote`, verifying on `verifier`. With `choices` (a round's, protocol §4.9), a
+ * payload that is not exactly one of them is refused before any verification.
+ */
+export function createVoteApp(
+  store: Store,
+  verifier: Verifier,
+  { choices = [] }: { choices?: readonly string[] } = {},
+): Hono {
   const app = new Hono();
 
   app.post("/", async (c) => {
@@ -33,6 +40,7 @@ export function createVoteApp(store: Store, verifier: Verifier): Hono {
         `Payload has ${length} characters, more than ${MAX_PAYLOAD_CODE_POINTS}`,
       );
     }
+    if (choices.length > 0 && !choices.includes(payload)) throw notAChoice(payload, choices);
     let decoded: RingSignature;
     try {
       decoded = decodeSignature(signature);
@@ -67,4 +75,15 @@ export function createVoteApp(store: Store, verifier: Verifier): Hono {
   });
 
   return app;
+}
+
+/** 400 `not_a_choice`: `payload` is none of the round's `choices`, listed in the body. */
+function notAChoice(payload: string, choices: readonly string[]): Error {
+  return refusal(
+    "not_a_choice",
+    `Payload "${quote(payload)}" is not one of this round's choices: ${
+      choices.map((choice) => `"${quote(choice)}"`).join(", ")
+    }`,
+    { extra: { choices: [...choices] } },
+  );
 }

@@ -44,6 +44,28 @@ export async function blockStatus(ledger: KvLedger): Promise<wire.BlockStatus> {
   };
 }
 
+/** Most votes of the open block that {@link openBlockVotes} counts (protocol §4.9). */
+export const OPEN_VOTES_COUNTED = 1000;
+
+/** The open block's height and how many votes wait in it, counted up to {@link OPEN_VOTES_COUNTED}. */
+export async function openBlockVotes(
+  { kv, keys }: KvLedger,
+): Promise<{ height: number; votes: number }> {
+  const open = await readRetrying(() => kv.get<OpenRecord>(keys.open()));
+  if (!open.value) throw new Error("The ledger has no genesis block");
+  const height = open.value.height;
+  const votes = await readRetrying(async () => {
+    let n = 0;
+    const listing = kv.list({ prefix: keys.votesOf(height) }, {
+      limit: OPEN_VOTES_COUNTED,
+      batchSize: OPEN_VOTES_COUNTED,
+    });
+    for await (const _ of listing) n++;
+    return n;
+  });
+  return { height, votes };
+}
+
 async function headHeight({ kv, keys }: KvLedger): Promise<number> {
   const head = await readRetrying(() => kv.get<HeadRecord>(keys.head()));
   if (!head.value) throw new Error("The ledger has no genesis block");

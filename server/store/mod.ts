@@ -44,6 +44,7 @@ import {
   blockRange,
   blockStatus,
   blockVotes,
+  openBlockVotes,
   tagUse,
   tally,
   type TallyCache,
@@ -87,6 +88,8 @@ export interface Store {
   submitVote(vote: wire.VoteRecord, tag: string): Promise<wire.VoteAccepted>;
   /** The head block and the open block. */
   status(): Promise<wire.BlockStatus>;
+  /** The open block's height and the votes waiting in it (counted up to 1,000). */
+  openBlock(): Promise<{ height: number; votes: number }>;
   /** The sealed block at `height`, or null. */
   block(height: number): Promise<wire.BlockRecord | null>;
   /** Up to `limit` sealed blocks from height `from`, and the head height. */
@@ -191,6 +194,7 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
     submitVote: (vote, tag) =>
       submitVote(ledger, { vote, tag, voteId: newVoteId(), capacity: capacity?.votes }),
     status: () => blockStatus(ledger),
+    openBlock: () => openBlockVotes(ledger),
     block: async (height) => (await kv.get<wire.BlockRecord>(ledger.keys.block(height))).value,
     blocks: (from, limit) => blockRange(ledger, from, limit),
     voteProof: (height, voteId) => voteProof(ledger, height, voteId),

@@ -1,0 +1,131 @@
+/**
+ * The rounds of protocol §4.9: `GET /api/rounds`, the presenter's `POST /api/rounds` and
+ * `GET /api/presenter`, and every round's ledger API under `/api/rounds/{id}/` — the same
+ * `createLedgerApi` as the election's and the practice ledger's, with the round's choices — plus
+ * `GET /api/rounds/{id}/block/open`. Only the current round takes keys and votes.
+ * @module
+ */
+import { type Context, Hono, type MiddlewareHandler } from "hono";
+import { RoundStart } from "../../lib/protocol/schemas.ts";
+import { parseJson } from "./common.ts";
+import { quote, refusal } from "../errors.ts";
+import { nextSealAt, type Rounds } from "../store/rounds.ts";
+import type { Store } from "../store/mod.ts";
+
+/** Builds the ledger API of one round's store under `base`, refusing payloads outside `choices`. */
+export type LedgerApiFactory = (
+  store: Store,
+  options: { base: string; choices: readonly string[] },
+) => Hono;
+
+/** Where every round's API lives: `/api/rounds/{id}/…`. */
+export const ROUNDS_API = "/api/rounds";
+
+/** A round id in a path: a positive decimal integer of at most 9 digits. */
+const ROUND_ID = /^[1-9][0-9]{0,8}$/;
+
+/**
+ * Mounts the rounds' calls on `app`: the list, the presenter's calls, and each round's API (built
+ * once per round by `ledgerApi`). `clock` answers the time for the next seal tick.
+ */
+export function mountRounds(
+  app: Hono,
+  { rounds, ledgerApi, now = Date.now }: {
+    rounds: Rounds;
+    ledgerApi: LedgerApiFactory;
+    now?: () => number;
+  },
+): void {
+  const apis = new Map<number, Promise<Hono>>();
+  const apiOf = (id: number, choices: readonly string[]) => {
+    let api = apis.get(id);
+    if (!api) {
+      api = rounds.storeOf(id).then((store) =>
+        ledgerApi(store, { base: `${ROUNDS_API}/${id}`, choices })
+      );
+      apis.set(id, api);
+      api.catch(() => apis.delete(id));
+    }
+    return api;
+  };
+  const presenter = presenterOnly(rounds.adminToken);
+
+  app.get(ROUNDS_API, async (c) => c.json(await rounds.list()));
+  app.post(ROUNDS_API, presenter, async (c) => {
+    const body = await parseJson(c, RoundStart);
+    return c.json({ id: await rounds.start(body) }, 201);
+  });
+  app.get("/api/presenter", presenter, (c) => c.body(null, 204));
+
+  app.get(`${ROUNDS_API}/:id/block/open`, async (c) => {
+    const record = await roundOf(rounds, c.req.param("id"));
+    const store = await rounds.storeOf(record.id);
+    const { height, votes } = await store.openBlock();
+    const intervalMs = record.blockIntervalMs;
+    return c.json({ height, votes, intervalMs, nextSealAt: nextSealAt(now(), intervalMs) });
+  });
+  app.all(`${ROUNDS_API}/:id/*`, async (c) => {
+    const record = await roundOf(rounds, c.req.param("id"));
+    if (c.req.method === "POST") await refuseUnlessCurrent(rounds, record.id);
+    const api = await apiOf(record.id, record.choices);
+    return await api.fetch(c.req.raw);
+  });
+}
+
+/**
+ * Middleware for the election's own write calls (`POST /api/vote`, `POST /api/pki/key`): once a
+ * later round is current, round 1 takes no more keys or votes (409 `round_closed`).
+ */
+export function electionWrites(rounds: Rounds): MiddlewareHandler {
+  return async (c, next) => {
+    if (c.req.method === "POST") await refuseUnlessCurrent(rounds, 1);
+    await next();
+  };
+}
+
+/** The round a path names; 404 `unknown_round` for a malformed or unknown id. */
+async function roundOf(rounds: Rounds, param: string) {
+  const record = ROUND_ID.test(param) ? await rounds.round(Number(param)) : null;
+  if (!record) throw refusal("unknown_round", `No round "${quote(param)}"`);
+  return record;
+}
+
+/** Throws 409 `round_closed` when round `id` is not the current one. */
+async function refuseUnlessCurrent(rounds: Rounds, id: number): Promise<void> {
+  const current = await rounds.current();
+  if (current === id) return;
+  throw refusal(
+    "round_closed",
+    `Round ${id} is over and takes no more keys or votes: the current round is ${current}`,
+    { extra: { current } },
+  );
+}
+
+/**
+ * Middleware admitting only `Authorization: Bearer <token>` with the presenter's token, compared
+ * in constant time; anything else is 401 `unauthorized`.
+ */
+function presenterOnly(token: string): MiddlewareHandler {
+  const expected = new TextEncoder().encode(token);
+  return async (c: Context, next) => {
+    const header = c.req.header("authorization") ?? "";
+    const given = new TextEncoder().encode(header.startsWith("Bearer ") ? header.slice(7) : "");
+    if (!sameBytes(given, expected)) {
+      throw refusal(
+        "unauthorized",
+        "This call is the presenter's: send Authorization: Bearer <ADMIN_TOKEN>",
+        {
+          headers: { "WWW-Authenticate": 'Bearer realm="ringvote presenter"' },
+        },
+      );
+    }
+    await next();
+  };
+}
+
+/** Byte equality whose time depends on the lengths only, not on where the bytes differ. */
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  let diff = a.length ^ b.length;
+  for (let i = 0; i < b.length; i++) diff |= (a[i] ?? 0) ^ b[i];
+  return diff === 0;
+}
