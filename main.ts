@@ -113,6 +113,7 @@ const ledgers = await ledgersReady;
 const app = createApp({ ...ledgers, config, verifier });
 Deno.serve({
   port: config.port,
+  hostname: config.hostname,
   onListen: ({ hostname, port }) => {
     const host = hostname === "0.0.0.0" || hostname === "::" ? "localhost" : hostname;
     const address = config.publicUrl ?? `http://${host}:${port}/`;

@@ -5,6 +5,8 @@
 export type Config = {
   /** HTTP port. */
   port: number;
+  /** Address the server listens on (`HOSTNAME`): every interface by default, so phones reach it. */
+  hostname: string;
   /** Deno KV location: a file path, `:memory:`, a KV Connect URL, or null for the platform's own. */
   kvPath: string | null;
   /** Seal on a timer of this many ms; null seals every minute with Deno.cron. */
@@ -41,6 +43,7 @@ export function readConfig(env: (name: string) => string | undefined): Config {
   const interval = env("BLOCK_INTERVAL_MS");
   return {
     port: integer(env, { name: "PORT", fallback: 8000, min: 0, max: 65535 }),
+    hostname: listenAddress(env("HOSTNAME")),
     kvPath,
     blockIntervalMs: interval
       ? integer(env, { name: "BLOCK_INTERVAL_MS", fallback: 0, min: 1, max: 86_400_000 })
@@ -91,6 +94,15 @@ function adminToken(value: string | undefined): string | null {
     throw new Error(
       `ADMIN_TOKEN must be ${min} to ${max} characters of A-Z, a-z, 0-9, "-", "_", "." or "~"`,
     );
+  }
+  return value;
+}
+
+/** `HOSTNAME`: an IP address or a host name to listen on; "0.0.0.0" (every interface) when unset. */
+function listenAddress(value: string | undefined): string {
+  if (value === undefined || value === "") return "0.0.0.0";
+  if (!/^(?:[A-Za-z0-9.-]+|[0-9A-Fa-f:.]+)$/.test(value) || value.length > 253) {
+    throw new Error(`HOSTNAME must be an IP address or host name to listen on, got "${value}"`);
   }
   return value;
 }

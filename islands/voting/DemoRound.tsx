@@ -15,6 +15,8 @@ import {
 } from "../../lib/client/voter/demo_round.ts";
 import { registeredKeyCount } from "../../lib/client/voter/panel_actions.ts";
 import { pageApiClient } from "../hooks/watch_heads.ts";
+import type { LedgerName } from "../../lib/client/api_client.ts";
+import type { PageStorage } from "../../lib/client/rounds/round_storage.ts";
 import { messageOf } from "../../lib/client/text.ts";
 
 /** Props of {@link DemoRound}. */
@@ -22,20 +24,30 @@ export type DemoRoundProps = {
   ringSize: number;
   /** False until the voter list is restored. */
   ready: boolean;
+  /** The round's ledger and storage. */
+  ledger: LedgerName;
+  storage: PageStorage;
+  /** The round's choices; a free-text round draws from the demo's own. */
+  choices: readonly string[];
   /** Adds one voter as 'Generate A new Voter' does; answers its namespace. */
   addVoter(): Promise<string>;
   /** The panel of a voter, once it is shown. */
   panelOf(namespace: string): Promise<DemoPanel>;
 };
 
-/** The choices, as a sentence says them: "Yes, No or Abstain". */
-const choices = `${DEMO_CHOICES.slice(0, -1).join(", ")} or ${DEMO_CHOICES.at(-1)}`;
+/** Choices as a sentence says them: "Yes, No or Abstain". */
+function sayChoices(choices: readonly string[]): string {
+  return `${choices.slice(0, -1).join(", ")} or ${choices.at(-1)}`;
+}
 
 /** The round's status line as shown. */
 type Status = { text: string; tone: DemoTone };
 
 /** The demo round's button, its one-sentence explanation and its status line. */
-export default function DemoRound({ ringSize, ready, addVoter, panelOf }: DemoRoundProps) {
+export default function DemoRound(
+  { ringSize, ready, ledger, storage, choices: roundChoices, addVoter, panelOf }: DemoRoundProps,
+) {
+  const drawn = roundChoices.length > 0 ? roundChoices : DEMO_CHOICES;
   const [status, setStatus] = useState<Status | null>(null);
   const [running, setRunning] = useState(false);
   // A second click before the button is re-rendered disabled must not start a second round.
@@ -48,8 +60,8 @@ export default function DemoRound({ ringSize, ready, addVoter, panelOf }: DemoRo
     setStatus({ text: "Starting the demo round…", tone: "running" });
     try {
       const io = {
-        storage: localStorage,
-        api: pageApiClient(),
+        storage,
+        api: pageApiClient(ledger),
         log: (message: string) => console.error(message),
       };
       await runDemoRound({
@@ -59,7 +71,7 @@ export default function DemoRound({ ringSize, ready, addVoter, panelOf }: DemoRo
         sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
         report: (progress) =>
           setStatus({ text: demoStatusText(progress), tone: demoTone(progress) }),
-      }, { ringSize });
+      }, { ringSize, choices: drawn });
     } catch (error) {
       const reason = messageOf(error);
       setStatus({ text: `Stopped: ${reason}`, tone: "failed" });
@@ -73,7 +85,7 @@ export default function DemoRound({ ringSize, ready, addVoter, panelOf }: DemoRo
   return (
     <div class="demo-round" role="group" aria-label="Demo round">
       <p class="demo-round-lead">
-        Adds {DEMO_VOTERS} voters who each make a key, register it and vote {choices}{" "}
+        Adds {DEMO_VOTERS} voters who each make a key, register it and vote {sayChoices(drawn)}{" "}
         at random, one step at a time, exactly as if you clicked their buttons.
       </p>
       <button

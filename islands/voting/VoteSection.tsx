@@ -13,25 +13,71 @@ export type VoteSectionProps = {
   content: string;
   onContent(content: string): void;
   onSubmit(event: Event): void;
+  /** The round's choices: buttons in place of the field; none for free text. */
+  choices: readonly string[];
+  onChoice(choice: string): void;
+  /** Why the vote must wait (too few voters yet), in words; null when it need not. */
+  waiting: string | null;
+  /** The choice waiting to be sent, if any. */
+  queued: string | null;
   /** True while an action runs: submitting waits. */
   working: boolean;
 };
 
 /** The vote form, shown once the voter's key has an id. */
 export default function VoteSection(
-  { voteLine, tagLine, content, onContent, onSubmit, working }: VoteSectionProps,
+  {
+    voteLine,
+    tagLine,
+    content,
+    onContent,
+    onSubmit,
+    choices,
+    onChoice,
+    waiting,
+    queued,
+    working,
+  }: VoteSectionProps,
 ) {
   return (
     <form class="section" data-section="vote" onSubmit={onSubmit}>
       <h3>VOTE MANAGEMENT</h3>
       <StatusLine kind="vote" line={voteLine} />
-      <input
-        type="text"
-        placeholder="Vote Content"
-        value={content}
-        onInput={(event) => onContent((event.target as HTMLInputElement).value)}
-      />
-      <button type="submit" disabled={working}>Submit Vote</button>
+      {waiting !== null && (
+        <p class="waiting-line" data-waiting-for="" role="status" aria-live="polite">
+          {waiting}
+          {queued !== null && ` Your choice "${queued}" is sent by itself then.`}
+        </p>
+      )}
+      {choices.length > 0
+        ? (
+          <div class="choices" role="group" aria-label="Your answer">
+            {choices.map((choice) => (
+              <button
+                key={choice}
+                type="button"
+                class={`choice${queued === choice ? " choice-queued" : ""}`}
+                data-choice={choice}
+                aria-pressed={queued === choice || content === choice}
+                onClick={() => onChoice(choice)}
+                disabled={working}
+              >
+                {choice}
+              </button>
+            ))}
+          </div>
+        )
+        : (
+          <>
+            <input
+              type="text"
+              placeholder="Vote Content"
+              value={content}
+              onInput={(event) => onContent((event.target as HTMLInputElement).value)}
+            />
+            <button type="submit" disabled={working}>Submit Vote</button>
+          </>
+        )}
       {tagLine !== null && (
         <p
           class={`tag-check status-${tagLine.colour}`}

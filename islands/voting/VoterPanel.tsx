@@ -13,21 +13,27 @@ import {
   type KeyLine,
   VOTE_UNLOADED,
   type VoteLine,
+  waitingForVotersText,
 } from "../../lib/client/voter/status.ts";
 import KeySection from "./KeySection.tsx";
 import PanelRing, { type PanelLens } from "./PanelRing.tsx";
 import VoteSection from "./VoteSection.tsx";
-import { useOwnTagCheck, usePendingPoll } from "./vote_watch.ts";
+import { useOwnTagCheck, usePendingPoll, useWaitForVoters } from "./vote_watch.ts";
 import { pageApiClient } from "../hooks/watch_heads.ts";
+import type { PageStorage } from "../../lib/client/rounds/round_storage.ts";
+import type { RoundInfo } from "../../lib/protocol/schemas.ts";
 
 /**
- * The I/O the panel's actions use: this tab's localStorage, the same-origin API, the console;
- * `logged` also hears every line, for the demo round to show why a registration failed.
+ * The I/O the panel's actions use: the round's storage in this tab, the round's same-origin API,
+ * the console; `logged` also hears every line, for the demo round to show why a registration failed.
  */
-function browserIO(logged: (message: string) => void): actions.ClientIO {
+function browserIO(
+  logged: (message: string) => void,
+  { round, storage }: { round: number; storage: PageStorage },
+): actions.ClientIO {
   return {
-    storage: localStorage,
-    api: pageApiClient(),
+    storage,
+    api: pageApiClient({ round }),
     log(message) {
       console.error(message);
       logged(message);
@@ -39,6 +45,10 @@ function browserIO(logged: (message: string) => void): actions.ClientIO {
 type VoterPanelProps = {
   namespace: string;
   ringSize: number;
+  /** The round the voter votes in: its choices, if any. */
+  round: RoundInfo;
+  /** The round's browser storage (page §14). */
+  storage: PageStorage;
   /** The page's one anonymity analysis, read by a verified vote's ring line. */
   lens: PanelLens;
   /** Tells the page whether this panel's vote is verified (and so shows its ring). */
@@ -52,16 +62,21 @@ type VoterPanelProps = {
  * vote also shows its ring and its effective anonymity.
  */
 export default function VoterPanel(
-  { namespace, ringSize, lens, onVerified, onPanel }: VoterPanelProps,
+  { namespace, ringSize, round, storage, lens, onVerified, onPanel }: VoterPanelProps,
 ) {
   const lastLogged = useRef<string | null>(null);
-  const io = useMemo(() => browserIO((message) => lastLogged.current = message), []);
+  const io = useMemo(
+    () => browserIO((message) => lastLogged.current = message, { round: round.id, storage }),
+    [],
+  );
   const [keyLine, setKeyLine] = useState<KeyLine>(KEY_UNLOADED);
   const [voteLine, setVoteLine] = useState<VoteLine>(VOTE_UNLOADED);
   const [keyId, setKeyId] = useState<string | null>(null);
   const [working, setWorking] = useState<string | null>(null);
-  const [problem, setProblem] = useState<string | null>(null);
+  const [problem, setProblem] = useState<{ text: string; detail?: string } | null>(null);
   const [content, setContent] = useState("");
+  // A choice made before enough voters joined: sent by itself once a ring can be filled.
+  const [queued, setQueued] = useState<string | null>(null);
 
   async function refreshVote() {
     const hasVote = actions.readStoredVote(io.storage, namespace).voteId !== null;
@@ -91,6 +106,15 @@ export default function VoterPanel(
 
   // A pending vote keeps its text until its block is sealed, then is verified again.
   usePendingPoll(io, namespace, voteLine, refreshVote);
+  // A registered voter with no vote yet learns how many more must join before a ring fills, and a
+  // choice made meanwhile is sent as soon as they have.
+  const waiting = useWaitForVoters(io, {
+    ringSize,
+    active: keyId !== null && voteLine.status === "unvoted",
+    onEnough: () => {
+      if (queued !== null) handlers.current.vote(queued);
+    },
+  });
   useEffect(() => onVerified(namespace, voteLine.status === "voted"), [voteLine]);
   const tagLine = useOwnTagCheck(io, namespace, voteLine);
 
@@ -123,9 +147,19 @@ export default function VoterPanel(
     try {
       outcome = await actions.submitVote(io, namespace, { content: text, ringSize });
       if (!outcome.ok) {
-        setProblem(outcome.reason);
+        if (outcome.code === "too_few_keys") {
+          setQueued(text);
+          waiting.recheck();
+        } else {
+          setProblem({ text: outcome.reason, detail: outcome.detail });
+          // A vote whose answer was lost, or a second one, may be counted already: ask again.
+          if (outcome.code === "unconfirmed" || outcome.code === "duplicate_tag") {
+            await refreshVote();
+          }
+        }
         return outcome;
       }
+      setQueued(null);
       performance.mark("ringvote:signed", { detail: { signMs: outcome.signMs } });
     } finally {
       setWorking(null);
@@ -137,6 +171,16 @@ export default function VoterPanel(
   async function onSubmit(event: Event) {
     event.preventDefault();
     await vote(content);
+  }
+
+  /** A choice button: that choice is the vote, sent now, or queued while voters are missing. */
+  async function onChoice(choice: string) {
+    setContent(choice);
+    if (waiting.missing !== null && waiting.missing > 0) {
+      setQueued(choice);
+      return;
+    }
+    await vote(choice);
   }
 
   // The demo round's way in: the handlers above, read through a ref so that it always runs the
@@ -176,6 +220,12 @@ export default function VoterPanel(
           content={content}
           onContent={setContent}
           onSubmit={onSubmit}
+          choices={round.choices}
+          onChoice={onChoice}
+          waiting={voteLine.status === "unvoted" && waiting.missing !== null && waiting.missing > 0
+            ? waitingForVotersText(waiting.missing, ringSize)
+            : null}
+          queued={queued}
           working={working !== null}
         />
       )}
@@ -183,7 +233,13 @@ export default function VoterPanel(
         <PanelRing namespace={namespace} storage={io.storage} lens={lens} />
       )}
       {working !== null && <Notice tone="working" text={working} />}
-      {problem !== null && <Notice tone="problem" text={problem} />}
+      {problem !== null && <Notice tone="problem" text={problem.text} />}
+      {problem?.detail !== undefined && (
+        <details class="notice-detail">
+          <summary>What the server said</summary>
+          <p>{problem.detail}</p>
+        </details>
+      )}
     </VoterCard>
   );
 }

@@ -3,7 +3,7 @@
  * block is sealed, then is verified again; a verified vote checks its own tag on the board.
  * @module
  */
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import * as actions from "../../lib/client/voter/panel_actions.ts";
 import {
   type ColouredLine,
@@ -11,6 +11,51 @@ import {
   type VoteLine,
   voteStage,
 } from "../../lib/client/voter/status.ts";
+
+/** How often a voter waiting for others asks how many keys are registered. */
+const WAIT_POLL_MS = 2000;
+
+/**
+ * While `active`, asks every {@link WAIT_POLL_MS} how many more keys must be registered before a
+ * ring of `ringSize` fills; `onEnough` runs once when none is missing any more. `missing` is null
+ * until known; `recheck` asks again now.
+ */
+export function useWaitForVoters(
+  io: actions.ClientIO,
+  { ringSize, active, onEnough }: { ringSize: number; active: boolean; onEnough(): void },
+): { missing: number | null; recheck(): void } {
+  const [missing, setMissing] = useState<number | null>(null);
+  const [asked, setAsked] = useState(0);
+  const enough = useRef(onEnough);
+  enough.current = onEnough;
+  useEffect(() => {
+    if (!active) return;
+    let live = true;
+    let busy = false;
+    const ask = async () => {
+      if (busy) return;
+      busy = true;
+      try {
+        const still = await actions.keysStillNeeded(io, ringSize);
+        if (!live || still === null) return;
+        setMissing(still);
+        if (still === 0) {
+          clearInterval(timer);
+          enough.current();
+        }
+      } finally {
+        busy = false;
+      }
+    };
+    const timer = setInterval(ask, WAIT_POLL_MS);
+    ask();
+    return () => {
+      live = false;
+      clearInterval(timer);
+    };
+  }, [active, asked]);
+  return { missing, recheck: () => setAsked((n) => n + 1) };
+}
 
 /** How often a pending vote asks whether its block is sealed. */
 const PENDING_POLL_MS = 1500;

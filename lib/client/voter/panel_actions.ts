@@ -10,7 +10,7 @@ import { encodeSignature } from "../../protocol/signature_wire.ts";
 import { describeIssues, type VoteAccepted, VoteSubmission } from "../../protocol/schemas.ts";
 import { ApiCallError, type ApiClient } from "../api_client.ts";
 import { messageOf } from "../text.ts";
-import { tagOfSignature } from "../../protocol/signature_fields.ts";
+import { ringOfSignature, tagOfSignature } from "../../protocol/signature_fields.ts";
 import {
   type ColouredLine,
   decideKeyStatus,
@@ -25,6 +25,9 @@ import {
   type TagCheck,
   tagCheckLine,
   type VoteLine,
+  type VoteProblem,
+  type VoteRefusal,
+  voteRefusal,
   voteStage,
 } from "./status.ts";
 import {
@@ -138,10 +141,12 @@ export async function chainHeight(io: ClientIO): Promise<number | null> {
 }
 
 /**
- * Vote status (page §4): the chain height first, then, once the block is sealed, the vote's
- * record and proof and the previous block's hash; integrity mismatches are logged (page §8).
+ * Vote status (page §4): a vote in doubt settled first ({@link recoverVote}), so that a reload
+ * recovers by itself; then the chain height, then, once the block is sealed, the vote's record
+ * and proof and the previous block's hash; integrity mismatches are logged (page §8).
  */
 export async function loadVoteStatus(io: ClientIO, namespace: string): Promise<VoteLine> {
+  await recoverVote(io, namespace);
   const stored = readStoredVote(io.storage, namespace);
   const blockId = storedBlockId(stored);
   const height = stored.voteId !== null && blockId !== null ? await chainHeight(io) : null;
@@ -186,17 +191,20 @@ export async function checkOwnTag(
   }
 }
 
-/** A vote accepted with its ids and signing time, or refused with a reason (page §11). */
+/** A vote accepted with its ids and signing time, or refused, typed, with its words (page §11). */
 export type VoteOutcome =
   | { ok: true; voteId: string; blockId: number; signMs: number }
-  | { ok: false; reason: string };
+  | VoteRefusal;
 
 /**
  * Signs `opts.content` over a ring of registered keys and submits it (protocol §2.8, page §7):
- * reads the total, samples `ringSize` ids with the own id forced in, fetches every member's key
- * the same way, signs in id order and posts the vote; on acceptance stores voteId, blockId,
- * content and signature. Never sends the private key or the signer's position. A vote that cannot
- * be made or is refused answers the reason the panel shows (page §11).
+ * settles an earlier vote still in doubt ({@link recoverVote}), reads the total, samples
+ * `ringSize` ids with the own id forced in, fetches every member's key the same way, signs in id
+ * order, stores content and signature, then posts the vote; on acceptance stores voteId and
+ * blockId (page §11 "Nothing lost on reload"). A refusal that means the vote will never count
+ * removes the two entries again; no answer, a 5xx or a 409 `duplicate_tag` keeps them for
+ * recovery. Never sends the private key or the signer's position. A vote that cannot be made or is refused answers a typed
+ * refusal with the words the panel shows (page §11).
  */
 export async function submitVote(
   io: ClientIO,
@@ -208,29 +216,32 @@ export async function submitVote(
   const stored = readStoredKeys(io.storage, namespace);
   const ownId = Number(stored.keyId);
   if (stored.privateKey === null || stored.keyId === null || !Number.isSafeInteger(ownId)) {
-    return { ok: false, reason: "This voter has no registered key" };
+    return voteRefusal({ code: "no_key" });
+  }
+  // A new vote carries the same tag as one still in doubt: writing its entries over that one's
+  // would lose it, so the earlier one is settled first.
+  if ((await recoverVote(io, namespace)).kind === "unsettled") {
+    return voteRefusal({ code: "unsettled" });
   }
   const page = await orLogged(io, io.api.keys(0, 1));
-  if (page === null) return { ok: false, reason: "The key directory could not be read" };
+  if (page === null) return voteRefusal({ code: "no_directory" });
 
   let ids: number[];
   try {
     ids = sampleRing({ total: page.total, ringSize, ownId }, randomIndex);
   } catch (error) {
     if (error instanceof TooFewKeysError) {
-      return {
-        ok: false,
-        reason:
-          `Not enough registered keys to vote: ${error.registered} registered, ${error.needed} needed`,
-      };
+      return voteRefusal({
+        code: "too_few_keys",
+        registered: error.registered,
+        needed: error.needed,
+      });
     }
-    return { ok: false, reason: messageOf(error) };
+    return voteRefusal({ code: "no_ring", error: messageOf(error) });
   }
   const records = await Promise.all(ids.map((id) => orLogged(io, io.api.keyById(id))));
   const missing = ids.filter((_, i) => records[i] === null);
-  if (missing.length > 0) {
-    return { ok: false, reason: `The keys with ids ${missing.join(", ")} could not be read` };
-  }
+  if (missing.length > 0) return voteRefusal({ code: "unreadable_keys", ids: missing });
   const ring = records.map((record) => record!.key);
 
   let body: VoteSubmission;
@@ -250,30 +261,177 @@ export async function submitVote(
       payload: content,
     };
   } catch (error) {
-    return {
-      ok: false,
-      reason: `The vote could not be signed with key ${stored.keyId}: ${messageOf(error)}`,
-    };
+    return voteRefusal({ code: "not_signed", keyId: stored.keyId, error: messageOf(error) });
   }
   const checked = VoteSubmission.safeParse(body);
-  if (!checked.success) return { ok: false, reason: describeIssues(checked.error) };
+  if (!checked.success) {
+    return voteRefusal({ code: "malformed_vote", issues: describeIssues(checked.error) });
+  }
 
+  // Written ahead only for a first vote: a voter with a vote on record keeps its entries, and the
+  // server refuses the new vote anyway (409 duplicate_tag: one key, one tag).
+  const first = readStoredVote(io.storage, namespace).voteId === null;
+  if (first) writeVotePair(io.storage, namespace, { content, signature: body.signature });
   let accepted: VoteAccepted;
   try {
     accepted = await io.api.submitVote(checked.data);
   } catch (error) {
-    const refused = error instanceof ApiCallError && error.status !== 0;
-    return {
-      ok: false,
-      reason: refused
-        ? `Vote refused: ${error.reason}`
-        : `The vote could not be sent: ${messageOf(error)}`,
-    };
+    const problem = postProblem(error);
+    if (first && problem.code === "refused") dropVotePair(io.storage, namespace, body.signature);
+    return voteRefusal(problem);
   }
   const { voteId, blockId } = accepted;
-  io.storage.setItem(storageKey(namespace, "voteId"), voteId);
-  io.storage.setItem(storageKey(namespace, "blockId"), String(blockId));
-  io.storage.setItem(storageKey(namespace, "voteContent"), content);
-  io.storage.setItem(storageKey(namespace, "voteSignature"), body.signature);
+  // All four again: another tab of this voter may have written its own pair meanwhile.
+  writeVotePair(io.storage, namespace, { content, signature: body.signature });
+  writeVoteIds(io.storage, namespace, accepted);
   return { ok: true, voteId, blockId, signMs };
+}
+
+/**
+ * How {@link recoverVote} settled a vote in doubt: nothing was in doubt; the server holds it
+ * under its tag (ids stored); it never arrived and was sent again (ids stored); it was refused
+ * for good or its entries are malformed (entries removed, the refusal as the panel would show
+ * it); or it cannot be settled now (storage unchanged, the failure logged: try again later).
+ */
+export type VoteRecovery =
+  | { kind: "none" }
+  | { kind: "recovered" | "resent"; voteId: string; blockId: number }
+  | { kind: "dropped"; refusal: VoteRefusal }
+  | { kind: "unsettled" };
+
+/**
+ * Settles a vote in doubt (page §11 "Nothing lost on reload"): stored content and signature but
+ * no vote id, because the page was closed or the answer lost while the vote was on its way. Asks
+ * the board for the vote under its tag (`GET /api/tag/{tag}`) and stores its ids; on 404
+ * `unknown_tag` sends the very same signed vote again (same ring in the signed order, same
+ * signature, tag and payload, so nothing new about the signer is sent) and stores the ids of a
+ * 202; a 409 `duplicate_tag` means another tab sent it meanwhile, so the tag is asked again.
+ */
+export async function recoverVote(io: ClientIO, namespace: string): Promise<VoteRecovery> {
+  const stored = readStoredVote(io.storage, namespace);
+  const { voteContent: payload, voteSignature: signature } = stored;
+  if (stored.voteId !== null || payload === null || signature === null) return { kind: "none" };
+  const resend = storedSubmission(payload, signature);
+  if (!resend.ok) {
+    dropVotePair(io.storage, namespace, signature);
+    const refusal = voteRefusal(resend.problem);
+    io.log(`Stored vote dropped: ${refusal.reason}`);
+    return { kind: "dropped", refusal };
+  }
+  const body = resend.body;
+  // Twice at most: a 409 after a 404 is another tab's copy landing in between; a second 404
+  // after that is a board that does not list a tag its ledger holds.
+  for (let round = 0; round < 2; round++) {
+    try {
+      const found = await io.api.voteOfTag(body.tag);
+      adoptVoteIds(io.storage, namespace, signature, found);
+      return { kind: "recovered", voteId: found.voteId, blockId: found.blockId };
+    } catch (error) {
+      if (!(error instanceof ApiCallError && error.code === "unknown_tag")) {
+        io.log(messageOf(error));
+        return { kind: "unsettled" };
+      }
+    }
+    try {
+      const accepted = await io.api.submitVote(body);
+      adoptVoteIds(io.storage, namespace, signature, accepted);
+      return { kind: "resent", voteId: accepted.voteId, blockId: accepted.blockId };
+    } catch (error) {
+      const problem = postProblem(error);
+      if (problem.code === "duplicate_tag") continue;
+      io.log(messageOf(error));
+      if (problem.code !== "refused") return { kind: "unsettled" };
+      dropVotePair(io.storage, namespace, signature);
+      return { kind: "dropped", refusal: voteRefusal(problem) };
+    }
+  }
+  io.log(`Vote not settled: tag ${body.tag} is refused as used but no vote is listed under it`);
+  return { kind: "unsettled" };
+}
+
+/**
+ * How many more keys must be registered before a ring of `ringSize` can be sampled:
+ * max(0, ringSize − total), or null (logged) when the key directory cannot be read. Throws
+ * RangeError unless `ringSize` is a non-negative integer.
+ */
+export async function keysStillNeeded(io: ClientIO, ringSize: number): Promise<number | null> {
+  if (!Number.isSafeInteger(ringSize) || ringSize < 0) {
+    throw new RangeError(`ring size must be a non-negative integer, got ${ringSize}`);
+  }
+  const total = await registeredKeyCount(io);
+  return total === null ? null : Math.max(0, ringSize - total);
+}
+
+/**
+ * The problem of a failed `POST /api/vote`. A 4xx other than 409 `duplicate_tag` (and the
+ * "try again" 408 and 429) means the vote will never count: "refused". No answer, a 5xx or an
+ * answer the page does not expect leaves it in doubt: "unconfirmed".
+ */
+function postProblem(error: unknown): VoteProblem {
+  if (!(error instanceof ApiCallError) || error.status === 0) {
+    return { code: "unconfirmed", status: 0, message: messageOf(error) };
+  }
+  const { status, code, reason } = error;
+  if (code === "duplicate_tag") return { code: "duplicate_tag", message: reason };
+  const forGood = status >= 400 && status < 500 && status !== 408 && status !== 429;
+  return forGood
+    ? { code: "refused", status, serverCode: code, message: reason }
+    : { code: "unconfirmed", status, message: reason };
+}
+
+/** The submission a stored vote was sent as, rebuilt from its payload and wire signature. */
+function storedSubmission(
+  payload: string,
+  signature: string,
+): { ok: true; body: VoteSubmission } | { ok: false; problem: VoteProblem } {
+  const publicKeys = ringOfSignature(signature);
+  const tag = tagOfSignature(signature);
+  if (publicKeys === null || tag === null) {
+    return {
+      ok: false,
+      problem: { code: "malformed_vote", issues: "signature: not a wire signature (protocol §2)" },
+    };
+  }
+  const checked = VoteSubmission.safeParse({ publicKeys, signature, tag, payload });
+  return checked.success
+    ? { ok: true, body: checked.data }
+    : { ok: false, problem: { code: "malformed_vote", issues: describeIssues(checked.error) } };
+}
+
+/** Stores the content and signature of a vote about to be sent (or accepted). */
+function writeVotePair(
+  storage: VoterStorage,
+  namespace: string,
+  { content, signature }: { content: string; signature: string },
+): void {
+  storage.setItem(storageKey(namespace, "voteContent"), content);
+  storage.setItem(storageKey(namespace, "voteSignature"), signature);
+}
+
+/** Stores an accepted vote's ids, the vote id last: a stored vote id means the server took it. */
+function writeVoteIds(storage: VoterStorage, namespace: string, ids: VoteAccepted): void {
+  storage.setItem(storageKey(namespace, "blockId"), String(ids.blockId));
+  storage.setItem(storageKey(namespace, "voteId"), ids.voteId);
+}
+
+/**
+ * Stores `ids` for the vote signed `signature` if it is still the one in doubt: another tab may
+ * have settled it, or stored another vote, meanwhile.
+ */
+function adoptVoteIds(
+  storage: VoterStorage,
+  namespace: string,
+  signature: string,
+  ids: VoteAccepted,
+): void {
+  const now = readStoredVote(storage, namespace);
+  if (now.voteId === null && now.voteSignature === signature) writeVoteIds(storage, namespace, ids);
+}
+
+/** Removes the content and signature of the vote signed `signature`, if still in doubt. */
+function dropVotePair(storage: VoterStorage, namespace: string, signature: string): void {
+  const now = readStoredVote(storage, namespace);
+  if (now.voteId !== null || now.voteSignature !== signature) return;
+  storage.removeItem(storageKey(namespace, "voteContent"));
+  storage.removeItem(storageKey(namespace, "voteSignature"));
 }

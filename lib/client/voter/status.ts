@@ -1,6 +1,7 @@
 /**
  * Browser-safe. The key and vote statuses of page §4 decided from facts the page gathered, with the
- * integrity checks of page §5 as typed mismatches, and the panel's check of its own tag.
+ * integrity checks of page §5 as typed mismatches, the panel's check of its own tag, and the words
+ * of a vote refused or waiting for voters (page §11).
  * @module
  */
 import { bytesToHex, hexToBytes } from "../../protocol/bytes.ts";
@@ -305,4 +306,92 @@ export function tagCheckLine(
     };
   }
   return { status: "once", text: "Tag checked: this key voted once", colour: "green" };
+}
+
+/**
+ * Why a vote was not made, not sent or not counted (page §11), as a typed result; its words are
+ * made by {@link voteRefusal}. `unconfirmed` (no answer, a 5xx, an answer the page does not
+ * expect) and `unsettled` (an earlier vote not confirmed yet) leave a vote that may still count:
+ * the next vote status load settles it (page §11 "Nothing lost on reload").
+ */
+export type VoteProblem =
+  | { code: "no_key" }
+  | { code: "no_directory" }
+  | { code: "too_few_keys"; registered: number; needed: number }
+  | { code: "no_ring"; error: string }
+  | { code: "unreadable_keys"; ids: number[] }
+  | { code: "not_signed"; keyId: string; error: string }
+  | { code: "malformed_vote"; issues: string }
+  | { code: "unsettled" }
+  | { code: "unconfirmed"; status: number; message: string }
+  | { code: "duplicate_tag"; message: string }
+  | { code: "refused"; status: number; serverCode: string; message: string };
+
+/**
+ * A vote refused as the panel shows it: the problem, its sentence (`reason`), and, where the
+ * server's own words would crowd the line, those words as `detail` (shown folded).
+ */
+export type VoteRefusal = VoteProblem & { ok: false; reason: string; detail?: string };
+
+/**
+ * The refusal of `problem` with its words (page §11): the one place they are made. An
+ * `unconfirmed` problem with status 0 had no answer (`message` is the client's line, page §8);
+ * otherwise `message` is the server's message, or `status {code}` without one.
+ */
+export function voteRefusal(problem: VoteProblem): VoteRefusal {
+  const refused = (reason: string, detail?: string): VoteRefusal =>
+    detail === undefined
+      ? { ...problem, ok: false, reason }
+      : { ...problem, ok: false, reason, detail };
+  switch (problem.code) {
+    case "no_key":
+      return refused("This voter has no registered key");
+    case "no_directory":
+      return refused("The key directory could not be read");
+    case "too_few_keys":
+      return refused(
+        `Not enough registered keys to vote: ${problem.registered} registered, ` +
+          `${problem.needed} needed`,
+      );
+    case "no_ring":
+      return refused(problem.error);
+    case "unreadable_keys":
+      return refused(`The keys with ids ${problem.ids.join(", ")} could not be read`);
+    case "not_signed":
+      return refused(`The vote could not be signed with key ${problem.keyId}: ${problem.error}`);
+    case "malformed_vote":
+      return refused(problem.issues);
+    case "unsettled":
+      return refused(
+        "The vote could not be sent: an earlier vote of this voter is not confirmed yet",
+      );
+    case "unconfirmed":
+      return refused(
+        problem.status === 0
+          ? `The vote could not be sent: ${problem.message}`
+          : `Vote refused: ${problem.message}`,
+      );
+    case "duplicate_tag":
+      // The server's message quotes the 64-digit tag: true, but no words for a person.
+      return refused("Vote refused: this voter has already voted", problem.message);
+    case "refused":
+      return refused(`Vote refused: ${problem.message}`);
+  }
+}
+
+/**
+ * What a voter waits for while fewer keys are registered than a ring holds (page §11), in words
+ * for a participant on a phone: `missing` more people must join a ring of `ringSize`. Throws
+ * RangeError unless `missing` and `ringSize` are non-negative integers.
+ */
+export function waitingForVotersText(missing: number, ringSize: number): string {
+  for (const [name, value] of [["missing", missing], ["ringSize", ringSize]] as const) {
+    if (!Number.isSafeInteger(value) || value < 0) {
+      throw new RangeError(`${name} must be a non-negative integer, got ${value}`);
+    }
+  }
+  const among = `a vote hides among ${ringSize} registered voters`;
+  if (missing === 0) return `Enough people have joined: ${among}, so it can be sent now.`;
+  const people = missing === 1 ? "1 more person" : `${missing} more people`;
+  return `Waiting for ${people} to join: ${among}, so it can be sent once ${ringSize} have joined.`;
 }

@@ -10,6 +10,7 @@ import {
   checkOwnTag,
   type ClientIO,
   generateKeys,
+  keysStillNeeded,
   loadKeyStatus,
   loadVoteStatus,
   readStoredVote,
@@ -110,14 +111,29 @@ Deno.test("a vote through the real API: pending, sealed, verified, tampered", as
     const names = await registered(io, 4);
     const voter = names[2];
 
-    await t.step("fewer registered keys than the ring size: refused with both counts", async () => {
-      const outcome = await submitVote(io, voter, { content: "Yes", ringSize: 8 });
-      assert.deepEqual(outcome, {
-        ok: false,
-        reason: "Not enough registered keys to vote: 4 registered, 8 needed",
-      });
-      assert.equal(readStoredVote(storage, voter).voteId, null);
-    });
+    await t.step(
+      "fewer registered keys than the ring size: refused, typed, both counts",
+      async () => {
+        sent.length = 0;
+        const outcome = await submitVote(io, voter, { content: "Yes", ringSize: 8 });
+        assert.deepEqual(outcome, {
+          ok: false,
+          code: "too_few_keys",
+          registered: 4,
+          needed: 8,
+          reason: "Not enough registered keys to vote: 4 registered, 8 needed",
+        });
+        assert.deepEqual(readStoredVote(storage, voter), {
+          voteId: null,
+          blockId: null,
+          voteContent: null,
+          voteSignature: null,
+        });
+        assert.ok(!sent.some((s) => s.path === "/api/vote"), "nothing posted");
+        assert.equal(await keysStillNeeded(io, 8), 4);
+        assert.equal(await keysStillNeeded(io, 3), 0);
+      },
+    );
 
     await t.step("the ring: every member fetched alike, in id order, no secret sent", async () => {
       sent.length = 0;
@@ -163,12 +179,20 @@ Deno.test("a vote through the real API: pending, sealed, verified, tampered", as
       assert.deepEqual(logs, []);
     });
 
-    await t.step("a second vote by the same key is refused with the server's reason", async () => {
-      const outcome = await submitVote(io, voter, { content: "Again", ringSize: 3 });
-      assert.equal(outcome.ok, false);
-      assert.match((outcome as { reason: string }).reason, /^Vote refused: \S/);
-      assert.equal(readStoredVote(storage, voter).voteContent, "Yes");
-    });
+    await t.step(
+      "a second vote by the same key is refused in words, the tag in detail",
+      async () => {
+        const before = readStoredVote(storage, voter);
+        const outcome = await submitVote(io, voter, { content: "Again", ringSize: 3 });
+        assert.equal(outcome.ok, false);
+        assert.ok(!outcome.ok && outcome.code === "duplicate_tag");
+        assert.equal(outcome.reason, "Vote refused: this voter has already voted");
+        const tag = tagOfSignature(before.voteSignature)!;
+        assert.equal(outcome.detail, `Tag "${tag.slice(0, 80)}" has already voted`);
+        assert.ok(!outcome.reason.includes(tag.slice(0, 16)), "no hex on the line itself");
+        assert.deepEqual(readStoredVote(storage, voter), before);
+      },
+    );
 
     await t.step("changed stored content or signature: invalid, mismatch logged", async () => {
       storage.setItem(storageKey(voter, "voteContent"), "No");
@@ -321,6 +345,36 @@ Deno.test("the key count the demo round checks: the directory's total, null when
     };
     assert.equal(await registeredKeyCount(failing), null);
     assert.match(logs.at(-1)!, /network down/);
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("keysStillNeeded: the keys a ring still lacks, never below 0, null when unreadable", async (t) => {
+  const { kv, io, logs } = await setup();
+  try {
+    await t.step("an empty directory lacks the whole ring", async () => {
+      assert.equal(await keysStillNeeded(io, 8), 8);
+    });
+    await t.step("each registration brings it one closer, down to 0", async () => {
+      await registered(io, 5);
+      assert.equal(await keysStillNeeded(io, 8), 3);
+      assert.equal(await keysStillNeeded(io, 5), 0);
+      assert.equal(await keysStillNeeded(io, 2), 0);
+    });
+    await t.step("an unreadable directory: null, the failure logged", async () => {
+      const failing: ClientIO = {
+        ...io,
+        api: createApiClient({ fetch: () => Promise.reject(new TypeError("network down")) }),
+      };
+      assert.equal(await keysStillNeeded(failing, 8), null);
+      assert.match(logs.at(-1)!, /^GET \/api\/pki\/key\/offset\/0\/limit\/1 failed: network down$/);
+    });
+    await t.step("a ring size that is not a count: RangeError", async () => {
+      for (const size of [-1, 2.5, Number.NaN]) {
+        await assert.rejects(() => keysStillNeeded(io, size), RangeError, String(size));
+      }
+    });
   } finally {
     kv.close();
   }

@@ -21,8 +21,11 @@ import {
   type StoredVote,
   tagCheckLine,
   type VoteMismatch,
+  type VoteProblem,
+  voteRefusal,
   voteStage,
   voteStatusLine,
+  waitingForVotersText,
 } from "../../../lib/client/voter/status.ts";
 
 function seed(n: number): Uint8Array {
@@ -399,5 +402,91 @@ Deno.test("the tag decision", async (t) => {
     const line = tagCheckLine(voteId, null);
     assert.equal(line.status, "missing");
     assert.equal(line.colour, "red");
+  });
+});
+
+Deno.test("each refused vote has its words of page §11, the tag kept out of the line", () => {
+  const tag = "ab".repeat(32);
+  const cases: { problem: VoteProblem; reason: string; detail?: string }[] = [
+    { problem: { code: "no_key" }, reason: "This voter has no registered key" },
+    { problem: { code: "no_directory" }, reason: "The key directory could not be read" },
+    {
+      problem: { code: "too_few_keys", registered: 1, needed: 8 },
+      reason: "Not enough registered keys to vote: 1 registered, 8 needed",
+    },
+    {
+      problem: { code: "no_ring", error: "own key id must be in 1..3, got 5" },
+      reason: "own key id must be in 1..3, got 5",
+    },
+    {
+      problem: { code: "unreadable_keys", ids: [2, 7] },
+      reason: "The keys with ids 2, 7 could not be read",
+    },
+    {
+      problem: { code: "not_signed", keyId: "4", error: "bad seed" },
+      reason: "The vote could not be signed with key 4: bad seed",
+    },
+    { problem: { code: "malformed_vote", issues: "tag: bad" }, reason: "tag: bad" },
+    {
+      problem: { code: "unsettled" },
+      reason: "The vote could not be sent: an earlier vote of this voter is not confirmed yet",
+    },
+    {
+      problem: { code: "unconfirmed", status: 0, message: "POST /api/vote failed: offline" },
+      reason: "The vote could not be sent: POST /api/vote failed: offline",
+    },
+    {
+      problem: { code: "unconfirmed", status: 502, message: "status 502" },
+      reason: "Vote refused: status 502",
+    },
+    {
+      problem: { code: "duplicate_tag", message: `Tag "${tag}" has already voted` },
+      reason: "Vote refused: this voter has already voted",
+      detail: `Tag "${tag}" has already voted`,
+    },
+    {
+      problem: {
+        code: "refused",
+        status: 409,
+        serverCode: "round_closed",
+        message: "Round 3 is current",
+      },
+      reason: "Vote refused: Round 3 is current",
+    },
+  ];
+  for (const { problem, reason, detail } of cases) {
+    const expected = detail === undefined
+      ? { ...problem, ok: false, reason }
+      : { ...problem, ok: false, reason, detail };
+    assert.deepEqual(voteRefusal(problem), expected, problem.code);
+    assert.ok(!reason.includes(tag), problem.code);
+  }
+});
+
+Deno.test("waitingForVotersText says in plain words how many must still join", async (t) => {
+  await t.step("several people", () => {
+    assert.equal(
+      waitingForVotersText(3, 8),
+      "Waiting for 3 more people to join: a vote hides among 8 registered voters, " +
+        "so it can be sent once 8 have joined.",
+    );
+  });
+  await t.step("one person, in the singular", () => {
+    assert.equal(
+      waitingForVotersText(1, 8),
+      "Waiting for 1 more person to join: a vote hides among 8 registered voters, " +
+        "so it can be sent once 8 have joined.",
+    );
+  });
+  await t.step("nobody missing", () => {
+    assert.equal(
+      waitingForVotersText(0, 5),
+      "Enough people have joined: a vote hides among 5 registered voters, so it can be sent now.",
+    );
+  });
+  await t.step("counts that are not counts: RangeError", () => {
+    for (const [missing, size] of [[-1, 8], [1.5, 8], [2, Number.NaN]]) {
+      assert.throws(() => waitingForVotersText(missing, size), RangeError);
+    }
   });
 });

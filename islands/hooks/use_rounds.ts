@@ -1,0 +1,100 @@
+/**
+ * The pages' view of the rounds (protocol §4.9): the list, followed every few seconds so that an
+ * open page moves to a new round by itself; and the presenter's sign-in, kept in this browser.
+ * @module
+ */
+import { useEffect, useState } from "react";
+import { ApiCallError, createApiClient } from "../../lib/client/api_client.ts";
+import type { RoundInfo, RoundList } from "../../lib/protocol/schemas.ts";
+
+/** How often a page asks which round is current. */
+export const ROUNDS_POLL_MS = 3000;
+
+/** Where this browser keeps the presenter's token once signed in with `/?admin=TOKEN`. */
+export const ADMIN_TOKEN_KEY = "ringvote/admin-token";
+
+/** Round 1 as a server without rounds answers it: the election, free text. */
+export const ELECTION_ROUND: RoundInfo = {
+  id: 1,
+  question: "",
+  choices: [],
+  createdAt: 0,
+  blockIntervalMs: 60_000,
+};
+
+/**
+ * The rounds and the current one, read now and every {@link ROUNDS_POLL_MS}; null until the first
+ * answer. A server without rounds (404) has round 1 only; a failed read keeps what was known.
+ */
+export function useRounds(): RoundList | null {
+  const [list, setList] = useState<RoundList | null>(null);
+  useEffect(() => {
+    const api = createApiClient({ fetch });
+    let live = true;
+    const read = async () => {
+      try {
+        const answer = await api.rounds();
+        if (live) setList((old) => sameList(old, answer) ? old : answer);
+      } catch (error) {
+        if (!live) return;
+        if (error instanceof ApiCallError && error.status === 404) {
+          setList((old) => old ?? { current: 1, rounds: [ELECTION_ROUND] });
+        } else {
+          console.error(`The rounds could not be read: ${(error as Error).message}`);
+          setList((old) => old ?? { current: 1, rounds: [ELECTION_ROUND] });
+        }
+      }
+    };
+    read();
+    const timer = setInterval(read, ROUNDS_POLL_MS);
+    return () => {
+      live = false;
+      clearInterval(timer);
+    };
+  }, []);
+  return list;
+}
+
+function sameList(a: RoundList | null, b: RoundList): boolean {
+  return a !== null && a.current === b.current && a.rounds.length === b.rounds.length;
+}
+
+/** The round `id` of `list`, or round 1 when it is not listed. */
+export function roundOf(list: RoundList, id: number): RoundInfo {
+  return list.rounds.find((round) => round.id === id) ?? ELECTION_ROUND;
+}
+
+/**
+ * The presenter's sign-in: a `?admin=TOKEN` in the address is kept in this browser's storage and
+ * removed from the address bar; a kept token is checked with the server once. Answers the token
+ * when the server accepts it, else null.
+ */
+export function usePresenter(): string | null {
+  const [token, setToken] = useState<string | null>(null);
+  useEffect(() => {
+    const url = new URL(location.href);
+    const given = url.searchParams.get("admin");
+    if (given !== null) {
+      localStorage.setItem(ADMIN_TOKEN_KEY, given);
+      url.searchParams.delete("admin");
+      history.replaceState(history.state, "", url.pathname + url.search + url.hash);
+    }
+    const kept = localStorage.getItem(ADMIN_TOKEN_KEY);
+    if (kept === null) return;
+    let live = true;
+    createApiClient({ fetch }).checkPresenter(kept).then(
+      () => live && setToken(kept),
+      (error) => {
+        // Only the server's "no" signs out; a failed request leaves the token for the next visit.
+        if (error instanceof ApiCallError && error.status === 401) {
+          localStorage.removeItem(ADMIN_TOKEN_KEY);
+        }
+        console.error(`Presenter sign-in: ${(error as Error).message}`);
+      },
+    );
+    return () => {
+      live = false;
+    };
+  }, []);
+  return token;
+}

@@ -1,0 +1,182 @@
+/**
+ * The presenter's controls on the voting page (page §14), shown only to the browser signed in with
+ * the admin token: "Show the QR code to the room", which fills the screen with the voting page's
+ * QR code, its address in large text and a live count of voters and votes; and the form that
+ * starts a round with a question and its choices.
+ * @module
+ */
+import { useEffect, useState } from "react";
+import AddressQr from "../../components/AddressQr.tsx";
+import { ApiCallError, createApiClient } from "../../lib/client/api_client.ts";
+import { messageOf } from "../../lib/client/text.ts";
+import { type RoundInfo, RoundStart } from "../../lib/protocol/schemas.ts";
+import { describeIssues } from "../../lib/protocol/schemas.ts";
+
+/** How often the presenter's screen counts voters and votes. */
+const COUNT_POLL_MS = 2000;
+
+/** Props of {@link PresenterControls}. */
+export type PresenterControlsProps = { token: string; address: string; round: RoundInfo };
+
+/** The presenter's bar: the QR code for the room and the round form. */
+export default function PresenterControls({ token, address, round }: PresenterControlsProps) {
+  const [presenting, setPresenting] = useState(false);
+  return (
+    <section class="presenter" data-section="presenter" aria-label="Presenter">
+      <h2 class="presenter-title">Presenter</h2>
+      <button
+        type="button"
+        class="present-button"
+        data-action="present"
+        aria-pressed={presenting}
+        onClick={() => setPresenting(!presenting)}
+      >
+        {presenting ? "Hide the QR code" : "Show the QR code to the room"}
+      </button>
+      {presenting && (
+        <PresentView
+          address={address}
+          round={round}
+          onClose={() => setPresenting(false)}
+        />
+      )}
+      <RoundForm token={token} current={round} />
+    </section>
+  );
+}
+
+/** The whole-screen QR code with the address and the live counts. */
+function PresentView(
+  { address, round, onClose }: { address: string; round: RoundInfo; onClose(): void },
+) {
+  const counts = useRoomCounts(round.id);
+  return (
+    <div class="present-view" data-present="" role="dialog" aria-label="Scan to vote">
+      <AddressQr address={address} size="present" />
+      <div class="present-side">
+        {round.question !== "" && <p class="present-question">{round.question}</p>}
+        <p class="present-counts" data-present-counts="">
+          <span data-joined-count={counts?.joined ?? ""}>
+            {counts === null ? "…" : counts.joined}
+          </span>{" "}
+          joined ·{" "}
+          <span data-vote-count={counts?.votes ?? ""}>{counts === null ? "…" : counts.votes}</span>
+          {" "}
+          voted
+        </p>
+        <button type="button" class="present-close" onClick={onClose}>Close</button>
+      </div>
+    </div>
+  );
+}
+
+/** Keys registered in round `id` and its votes, sealed and waiting; read every two seconds. */
+function useRoomCounts(id: number): { joined: number; votes: number } | null {
+  const [counts, setCounts] = useState<{ joined: number; votes: number } | null>(null);
+  useEffect(() => {
+    const api = createApiClient({ fetch, ledger: { round: id } });
+    let live = true;
+    const read = async () => {
+      try {
+        const [keys, tally, open] = await Promise.all([
+          api.keys(0, 1),
+          api.tally(),
+          api.openBlock(),
+        ]);
+        if (live) setCounts({ joined: keys.total, votes: tally.total + open.votes });
+      } catch (error) {
+        console.error(`The room's counts could not be read: ${messageOf(error)}`);
+      }
+    };
+    read();
+    const timer = setInterval(read, COUNT_POLL_MS);
+    return () => {
+      live = false;
+      clearInterval(timer);
+    };
+  }, [id]);
+  return counts;
+}
+
+/** The form starting a round: a question, one choice per line (none for free text), a pace. */
+function RoundForm({ token, current }: { token: string; current: RoundInfo }) {
+  const [question, setQuestion] = useState("");
+  const [choices, setChoices] = useState("");
+  const [seconds, setSeconds] = useState("5");
+  const [status, setStatus] = useState<{ text: string; failed: boolean } | null>(null);
+  const [sending, setSending] = useState(false);
+
+  async function start(event: Event) {
+    event.preventDefault();
+    const body = {
+      question,
+      choices: choices.split("\n").map((line) => line.trim()).filter((line) => line !== ""),
+      blockIntervalMs: Math.round(Number(seconds) * 1000),
+    };
+    const checked = RoundStart.safeParse(body);
+    if (!checked.success) {
+      setStatus({ text: `Not started: ${describeIssues(checked.error)}`, failed: true });
+      return;
+    }
+    setSending(true);
+    try {
+      const { id } = await createApiClient({ fetch }).startRound(checked.data, token);
+      setStatus({ text: `Round ${id} started: every open page moves to it.`, failed: false });
+      setQuestion("");
+      setChoices("");
+    } catch (error) {
+      const reason = error instanceof ApiCallError ? error.reason : messageOf(error);
+      setStatus({ text: `Not started: ${reason}`, failed: true });
+    } finally {
+      setSending(false);
+    }
+  }
+
+  return (
+    <form class="round-form" data-section="rounds" onSubmit={start}>
+      <h3>
+        Start a new round <span class="round-form-current">(now: round {current.id})</span>
+      </h3>
+      <label>
+        Question
+        <input
+          type="text"
+          name="question"
+          value={question}
+          maxLength={200}
+          onInput={(event) => setQuestion((event.target as HTMLInputElement).value)}
+        />
+      </label>
+      <label>
+        Choices, one per line (leave empty for free text)
+        <textarea
+          name="choices"
+          rows={4}
+          value={choices}
+          onInput={(event) => setChoices((event.target as HTMLTextAreaElement).value)}
+        />
+      </label>
+      <label>
+        Seal a block every (seconds)
+        <input
+          type="number"
+          name="interval"
+          min={1}
+          max={3600}
+          value={seconds}
+          onInput={(event) => setSeconds((event.target as HTMLInputElement).value)}
+        />
+      </label>
+      <button type="submit" data-action="start-round" disabled={sending}>Start the round</button>
+      {status !== null && (
+        <p
+          class={`round-form-status${status.failed ? " status-red" : ""}`}
+          data-round-status={status.failed ? "failed" : "started"}
+          role="status"
+        >
+          {status.text}
+        </p>
+      )}
+    </form>
+  );
+}

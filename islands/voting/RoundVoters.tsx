@@ -1,0 +1,150 @@
+/**
+ * One round's part of the voting page (page §2, §14): its question, "Join as a voter", the
+ * 'Generate A new Voter' button, the demo round for the presenter, and one panel per voter of this
+ * round, restored from the round's browser storage; the fork watch and the anonymity lens over
+ * the round's ledger. The page mounts it afresh when the current round changes.
+ * @module
+ */
+import { useEffect, useMemo, useState } from "react";
+import { useSignal } from "@preact/signals";
+import ForkAlert from "../../components/ForkAlert.tsx";
+import HeadAlerts from "../../components/HeadAlerts.tsx";
+import { anonymityByBallot, shownAnalysis } from "../../lib/client/anonymity/anonymity_view.ts";
+import { lensSource } from "../../lib/client/anonymity/sealed_rings.ts";
+import { roundStorage } from "../../lib/client/rounds/round_storage.ts";
+import {
+  parseVoterList,
+  serializeVoterList,
+  uniqueNamespace,
+  VOTERS_KEY,
+} from "../../lib/client/voter/voters.ts";
+import type { RoundInfo } from "../../lib/protocol/schemas.ts";
+import { useAnonymityLens, useChainHeight } from "../hooks/use_anonymity_lens.ts";
+import { pageApiClient, useHeadWatch } from "../hooks/watch_heads.ts";
+import DemoRound from "./DemoRound.tsx";
+import JoinControl from "./JoinControl.tsx";
+import type { PanelLens } from "./PanelRing.tsx";
+import { createPanelRegistry } from "./panel_registry.ts";
+import RoundCountdown from "./RoundCountdown.tsx";
+import VoterPanel from "./VoterPanel.tsx";
+
+/** How often the page follows the chain while some panel shows its ballot's anonymity. */
+const LENS_POLL_MS = 3000;
+/** How often the page checks that the chain still extends the signed heads it has seen. */
+const HEAD_CHECK_MS = 5000;
+
+/** Props of {@link RoundVoters}. */
+export type RoundVotersProps = { round: RoundInfo; ringSize: number; presenter: boolean };
+
+/** The round's question, its join control, and its voters' panels. */
+export default function RoundVoters({ round, ringSize, presenter }: RoundVotersProps) {
+  const ledger = useMemo(() => ({ round: round.id }), []);
+  const storage = useMemo(() => roundStorage(localStorage, round.id), []);
+  const voters = useSignal<string[]>([]);
+  const [ready, setReady] = useState(false);
+  const [adding, setAdding] = useState(false);
+  // Panels whose vote is verified, by namespace: while there are any, the page follows the chain
+  // and keeps one anonymity analysis per height for all of them.
+  const verified = useSignal<ReadonlySet<string>>(new Set());
+  const { fork, alerts } = useHeadWatch(HEAD_CHECK_MS, { ledger, storage });
+  const api = useMemo(() => pageApiClient(ledger), []);
+  const panels = useMemo(createPanelRegistry, []);
+  const source = useMemo(() => lensSource(api), []);
+  const height = useChainHeight(async () => (await api.blockStatus()).height, {
+    active: verified.value.size > 0,
+    pollMs: LENS_POLL_MS,
+  });
+  const lens = useAnonymityLens(source, { height });
+  const panelLens = useMemo<PanelLens>(() => {
+    const analysis = lens.result && shownAnalysis(lens.result);
+    // A record no assignment fits has no figures: the panels say why instead of waiting.
+    const inconsistent = analysis && !analysis.consistent ? analysis.problem : null;
+    return { anonymity: anonymityByBallot(analysis), problem: lens.problem ?? inconsistent };
+  }, [lens.result, lens.problem]);
+
+  function onVerified(namespace: string, isVerified: boolean) {
+    if (verified.value.has(namespace) === isVerified) return;
+    const next = new Set(verified.value);
+    if (isVerified) next.add(namespace);
+    else next.delete(namespace);
+    verified.value = next;
+  }
+
+  useEffect(() => {
+    voters.value = parseVoterList(storage.getItem(VOTERS_KEY));
+    setReady(true);
+    // Lets a measurement read the time from navigation to a usable page.
+    performance.mark("ringvote:ready");
+  }, []);
+
+  /** Adds a voter with a generated name to the stored list; answers its namespace. */
+  async function addVoter(): Promise<string> {
+    setAdding(true);
+    try {
+      const { fakePersonName } = await import("../../lib/client/voter/voter_names.ts");
+      const current = parseVoterList(storage.getItem(VOTERS_KEY));
+      const namespace = uniqueNamespace([...current, ...voters.value], fakePersonName);
+      const next = [...voters.value, namespace];
+      storage.setItem(VOTERS_KEY, serializeVoterList(next));
+      voters.value = next;
+      return namespace;
+    } finally {
+      setAdding(false);
+    }
+  }
+
+  const joined = voters.value.length > 0;
+  return (
+    <div
+      class="voting-page"
+      data-ready={ready ? "true" : "false"}
+      data-round={round.id}
+      data-joined={joined ? "true" : "false"}
+    >
+      {fork && <ForkAlert evidence={fork} />}
+      <HeadAlerts alerts={alerts} />
+      {round.question !== "" && (
+        <h2 class="round-question" data-round-question="">
+          {round.question}
+        </h2>
+      )}
+      <RoundCountdown ledger={ledger} />
+      <JoinControl
+        ready={ready && !adding}
+        joined={joined}
+        addVoter={addVoter}
+        panelOf={panels.get}
+      />
+      <div class="voting-controls">
+        <button type="button" class="add-voter" onClick={addVoter} disabled={!ready || adding}>
+          Generate A new Voter
+        </button>
+        {presenter && (
+          <DemoRound
+            ringSize={ringSize}
+            ready={ready}
+            ledger={ledger}
+            storage={storage}
+            choices={round.choices}
+            addVoter={addVoter}
+            panelOf={panels.get}
+          />
+        )}
+      </div>
+      <div class="voters">
+        {voters.value.map((namespace) => (
+          <VoterPanel
+            key={namespace}
+            namespace={namespace}
+            ringSize={ringSize}
+            lens={panelLens}
+            round={round}
+            storage={storage}
+            onVerified={onVerified}
+            onPanel={panels.set}
+          />
+        ))}
+      </div>
+    </div>
+  );
+}
