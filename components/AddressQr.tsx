@@ -1,5 +1,6 @@
-// The voting page's QR code of its own address (page §2), so that people in the room can open the
-// page on their phones. uqr encodes; this file only draws its modules as one SVG path.
+// The voting page's QR code of the address phones must use (page §2), so that people in the room
+// can open the page on their phones: beside the heading, or filling the screen for the presenter.
+// uqr encodes; this file only draws its modules as one SVG path. No Deno API: islands render it.
 import { encode } from "uqr";
 
 /** Modules of light margin around the code: the quiet zone ISO/IEC 18004 asks for. */
@@ -20,12 +21,20 @@ export function qrPath(modules: boolean[][]): string {
   return d;
 }
 
+/**
+ * How big the code is drawn: beside the page's heading, or for the presenter, at least 60% of the
+ * screen's smaller side with the address in large text, to be read from the back of the room.
+ */
+export type AddressQrSize = "normal" | "present";
+
 /** A QR code of `address` with a caption for the audience and the address written out. */
-export default function AddressQr({ address }: { address: string }) {
+export default function AddressQr(
+  { address, size: drawn = "normal" }: { address: string; size?: AddressQrSize },
+) {
   const { data, size } = encode(address, { ecc: "M", border: 0 });
   const side = size + 2 * QUIET_ZONE;
   return (
-    <figure class="address-qr">
+    <figure class={drawn === "present" ? "address-qr address-qr-present" : "address-qr"}>
       <figcaption>
         <strong class="address-qr-title">Scan to vote from your phone</strong>
         <span class="address-qr-url">{address}</span>

@@ -1,33 +1,31 @@
-// The voting page at / (page §2): its data is the ring size the server runs with and the page's own
-// address, shown as a QR code; everything else lives in the browser, so the page is a heading, the
-// QR code and the VotingPage island.
+// The voting page at / (page §2): its data is the ring size the server runs with and the address
+// phones must use (server/pages/address.ts), shown as a QR code; everything else lives in the
+// browser, so the page is a heading, the QR code with what the presenter should know about its
+// address, and the VotingPage island.
 import VotingPage from "../islands/VotingPage.tsx";
 import AddressQr from "../components/AddressQr.tsx";
+import type { PageAddresses } from "../server/pages/address.ts";
 import { Island } from "../server/pages/island.ts";
 
-/** What the page is rendered from. */
-export type IndexData = { ringSize: number; address: string };
-
-/** The route's data handler: the configured ring size (protocol §6 `RING_SIZE`), the address. */
-export function handler(req: Request, config: { ringSize: number }): IndexData {
-  return { ringSize: config.ringSize, address: pageAddress(req) };
-}
-
-/** A host as a Host header carries it: a name or IPv4 address, or a bracketed IPv6 one; a port. */
-const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
-
 /**
- * The address the browser asked for, query left out: behind a reverse proxy the host and scheme
- * the browser used arrive in `X-Forwarded-Host` and `X-Forwarded-Proto`, else the Host header
- * holds the host. A value that is not a plain host or scheme is ignored.
+ * What the page is rendered from: the ring size, the address phones must use (the QR code's), every
+ * other address they may try, whether those were worked out from this machine's network, and a
+ * sentence for the presenter when phones cannot reach the address.
  */
-export function pageAddress(req: Request): string {
-  const url = new URL(req.url);
-  const first = (name: string) => req.headers.get(name)?.split(",")[0].trim() ?? "";
-  const host = [first("x-forwarded-host"), first("host")].find((h) => HOST.test(h)) ?? url.host;
-  const proto = first("x-forwarded-proto").toLowerCase();
-  const scheme = proto === "http" || proto === "https" ? `${proto}:` : url.protocol;
-  return `${scheme}//${host}${url.pathname}`;
+export type IndexData = {
+  ringSize: number;
+  address: string;
+  addresses: string[];
+  fromNetwork: boolean;
+  warning: string | null;
+};
+
+/** The route's data handler: the configured ring size (protocol §6 `RING_SIZE`), the addresses. */
+export function handler(
+  _req: Request,
+  { ringSize, addresses }: { ringSize: number; addresses: PageAddresses },
+): IndexData {
+  return { ringSize, ...addresses };
 }
 
 /** The page: heading and QR code, then the VotingPage island, hydrated in the browser. */
@@ -41,8 +39,35 @@ export default function IndexPage({ data }: { data: IndexData }) {
           and signs its vote with a ring signature that hides it among other voters.
         </p>
       </header>
-      <AddressQr address={data.address} />
-      <Island name="VotingPage" component={VotingPage} props={{ ringSize: data.ringSize }} />
+      <PhoneAddress data={data} />
+      <Island
+        name="VotingPage"
+        component={VotingPage}
+        props={{ ringSize: data.ringSize, address: data.address }}
+      />
     </main>
+  );
+}
+
+/**
+ * The QR code of the address phones must use, the other addresses written out, and for the
+ * presenter where the address came from or why phones cannot reach it. The warning is plain text,
+ * not an alert: it is not a voter's error, and the presenter reads it before anyone votes.
+ */
+function PhoneAddress({ data }: { data: IndexData }) {
+  const others = data.addresses.filter((address) => address !== data.address);
+  return (
+    <div class="address-qr-panel">
+      <AddressQr address={data.address} />
+      {others.length > 0 && <p class="address-qr-others">Also: {others.join(", ")}</p>}
+      {data.fromNetwork && (
+        <p class="address-qr-note" data-address-note="">
+          Worked out from this machine's network: phones must be on the same network.
+        </p>
+      )}
+      {data.warning !== null && (
+        <p class="address-qr-warning" data-address-warning="">{data.warning}</p>
+      )}
+    </div>
   );
 }

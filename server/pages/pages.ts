@@ -11,6 +11,7 @@ import BoardPage, { handler as boardHandler } from "../../routes/board.tsx";
 import IndexPage, { handler as indexHandler } from "../../routes/index.tsx";
 import LabPage, { handler as labHandler } from "../../routes/lab.tsx";
 import { notBuilt, notFound } from "../errors.ts";
+import { type AddressOptions, pageAddresses } from "./address.ts";
 import { type AssetManifest, ICON_URL, renderPage } from "./render.tsx";
 
 /** Where the build writes (scripts/build.ts) and the page reads the island bundles. */
@@ -51,6 +52,11 @@ export function readManifest(buildDir: URL = BUILD_DIR): AssetManifest | null {
 export function createPageApp(options: PageAppOptions): Hono {
   const ringSize = options.ringSize;
   const buildDir = options.buildDir ?? BUILD_DIR;
+  const addressOptions: AddressOptions = {
+    publicUrl: options.publicUrl ?? null,
+    trustProxy: options.trustProxy ?? false,
+    interfaces: options.interfaces,
+  };
   let manifest: AssetManifest | null = null;
   const app = new Hono();
   app.use("/", compress());
@@ -68,12 +74,14 @@ export function createPageApp(options: PageAppOptions): Hono {
   }
 
   app.get("/", (c) => {
-    const data = indexHandler(c.req.raw, { ringSize });
+    const addresses = pageAddresses(c.req.raw, addressOptions);
+    const data = indexHandler(c.req.raw, { ringSize, addresses });
     return servePage(c, h(IndexPage, { data }), "Ringvote");
   });
 
   app.get("/board", (c) => {
-    const data = boardHandler(c.req.raw);
+    const addresses = pageAddresses(c.req.raw, addressOptions);
+    const data = boardHandler(c.req.raw, { addresses });
     return servePage(c, h(BoardPage, { data }), "Ringvote: public bulletin board");
   });
 

@@ -34,9 +34,11 @@ Deno.test("the page and its bundles", async (t) => {
       assert.match(html, /<div data-island="VotingPage" data-island-props="island-props-0">/);
       assert.match(
         html,
-        /<script type="application\/json" id="island-props-0">\{"ringSize":5\}<\/script>/,
+        /<script type="application\/json" id="island-props-0">\{"ringSize":5,"address":"http:\/\/[^"]+\/"\}<\/script>/,
       );
-      assert.match(html, /<button[^>]*>Generate A new Voter<\/button>/);
+      // The island finds the current round before it shows the voters (page §14.1).
+      assert.match(html, /data-simulated[ =>]/);
+      assert.match(html, /Finding the current round/);
       assert.ok(html.includes(`<script type="module" src="${manifest.islands.VotingPage}">`));
       for (const href of manifest.styles) assert.ok(html.includes(`href="${href}"`));
       // No inline code: every script either loads a file or carries JSON data.
@@ -154,7 +156,7 @@ Deno.test("the page gets the ring size createApp was configured with, 8 by defau
       const res = await app.request("/");
       assert.equal(res.status, 200);
       const html = await res.text();
-      assert.ok(html.includes(`{"ringSize":${expected}}</script>`), `ring size ${expected}`);
+      assert.ok(html.includes(`{"ringSize":${expected},`), `ring size ${expected}`);
     }
   } finally {
     kv.close();

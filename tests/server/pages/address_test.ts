@@ -1,0 +1,290 @@
+// The address phones must use (page §2, protocol §6 `PUBLIC_URL`, `TRUST_PROXY`): pageAddresses
+// over a fake list of network interfaces, then the voting page's QR code through the whole app.
+// Nothing here sends a request to a network address: addresses are only compared as text.
+import assert from "node:assert/strict";
+import { build } from "../../../scripts/build.ts";
+import { createApp } from "../../../server/app.ts";
+import { type AddressOptions, pageAddresses } from "../../../server/pages/address.ts";
+import { createStore } from "../../../server/store/mod.ts";
+
+/** One interface of the fake machine. */
+function nic(name: string, family: "IPv4" | "IPv6", address: string): Deno.NetworkInterfaceInfo {
+  return { name, family, address, netmask: "", scopeid: null, cidr: `${address}/24`, mac: "" };
+}
+
+/** A laptop on the room's Wi-Fi: loopback, one LAN address, IPv6 link-local only. */
+const LAPTOP = [
+  nic("lo", "IPv4", "127.0.0.1"),
+  nic("eth0", "IPv4", "192.168.1.20"),
+  nic("lo", "IPv6", "::1"),
+  nic("eth0", "IPv6", "fe80::1c2b:3aff:fe4d:5e6f"),
+];
+
+/** A machine on no network: loopback, and a self-assigned link-local address. */
+const OFFLINE = [nic("lo", "IPv4", "127.0.0.1"), nic("eth0", "IPv4", "169.254.7.9")];
+
+const WARNING = "Phones cannot open localhost: this machine has no network address they can " +
+  "reach. Connect it to the room's network, or set PUBLIC_URL to the address phones should use.";
+
+/** pageAddresses of a GET of `url` with `headers`, on a machine with `interfaces`. */
+function addressesOf(
+  url: string,
+  headers: Record<string, string>,
+  options: Partial<AddressOptions> = {},
+) {
+  return pageAddresses(new Request(url, { headers }), {
+    publicUrl: null,
+    trustProxy: false,
+    interfaces: () => LAPTOP,
+    ...options,
+  });
+}
+
+Deno.test("pageAddresses: PUBLIC_URL wins over every header, with no warning", () => {
+  const got = addressesOf("http://localhost:8000/board", {
+    Host: "localhost:8000",
+    "X-Forwarded-Host": "vote.example.org",
+    "X-Forwarded-Proto": "https",
+  }, { publicUrl: "https://vote.example.net/room/", trustProxy: true });
+  assert.deepEqual(got, {
+    address: "https://vote.example.net/room/",
+    addresses: ["https://vote.example.net/room/"],
+    fromNetwork: false,
+    warning: null,
+  });
+});
+
+Deno.test("pageAddresses: a page opened on localhost points phones at the LAN address", () => {
+  const got = addressesOf("http://localhost:8000/?voter=x", { Host: "localhost:8000" });
+  assert.deepEqual(got, {
+    address: "http://192.168.1.20:8000/",
+    addresses: ["http://192.168.1.20:8000/"],
+    fromNetwork: true,
+    warning: null,
+  });
+  // Without a port (the scheme's default) the LAN address has none either.
+  assert.equal(
+    addressesOf("http://localhost/", { Host: "localhost" }).address,
+    "http://192.168.1.20/",
+  );
+});
+
+Deno.test("pageAddresses: every loopback spelling counts as loopback", () => {
+  for (const host of ["127.0.0.1:8000", "127.5.6.7:8000", "0.0.0.0:8000", "app.localhost:8000"]) {
+    assert.equal(
+      addressesOf("http://x/", { Host: host }).address,
+      "http://192.168.1.20:8000/",
+      host,
+    );
+  }
+  // IPv6 loopback, in its short and long spellings.
+  for (const host of ["[::1]:8000", "[0:0:0:0:0:0:0:1]:8000"]) {
+    assert.deepEqual(addressesOf("http://[::1]:8000/", { Host: host }).addresses, [
+      "http://192.168.1.20:8000/",
+    ], host);
+  }
+});
+
+Deno.test("pageAddresses: IPv4 addresses first, then global IPv6, bracketed, each once", () => {
+  const interfaces = () => [
+    nic("docker0", "IPv4", "172.17.0.1"),
+    nic("wlan0", "IPv6", "2001:db8::20"),
+    nic("wlan0", "IPv6", "fd00::2"),
+    nic("wlan0", "IPv4", "10.0.0.5"),
+    nic("wlan1", "IPv4", "10.0.0.5"),
+  ];
+  const got = addressesOf("http://localhost:8000/", { Host: "localhost:8000" }, { interfaces });
+  // A container bridge rarely reaches a phone: its address comes after the room's network.
+  assert.deepEqual(got.addresses, [
+    "http://10.0.0.5:8000/",
+    "http://172.17.0.1:8000/",
+    "http://[2001:db8::20]:8000/",
+  ]);
+  assert.equal(got.address, "http://10.0.0.5:8000/");
+});
+
+Deno.test("pageAddresses: no LAN address keeps the loopback one and warns the presenter", () => {
+  const got = addressesOf("http://localhost:8000/", { Host: "localhost:8000" }, {
+    interfaces: () => OFFLINE,
+  });
+  assert.deepEqual(got, {
+    address: "http://localhost:8000/",
+    addresses: ["http://localhost:8000/"],
+    fromNetwork: false,
+    warning: WARNING,
+  });
+  // Interfaces that cannot be read (no --allow-sys) are no interfaces.
+  const denied = addressesOf("http://127.0.0.1:8000/", { Host: "127.0.0.1:8000" }, {
+    interfaces: () => {
+      throw new Deno.errors.NotCapable('Requires sys access to "networkInterfaces"');
+    },
+  });
+  assert.equal(denied.address, "http://127.0.0.1:8000/");
+  assert.match(denied.warning ?? "", /^Phones cannot open 127\.0\.0\.1: /);
+});
+
+Deno.test("pageAddresses: a Host that is not loopback is used as is, pointing at /", () => {
+  const got = addressesOf("http://192.168.1.20:8000/board?vote=x", { Host: "192.168.1.20:8000" });
+  assert.deepEqual(got, {
+    address: "http://192.168.1.20:8000/",
+    addresses: ["http://192.168.1.20:8000/"],
+    fromNetwork: false,
+    warning: null,
+  });
+  assert.equal(
+    addressesOf("http://x/", { Host: "Vote.Example.org:80" }).address,
+    "http://vote.example.org/",
+  );
+  // No Host header: the URL's host.
+  assert.equal(addressesOf("http://10.1.2.3:9000/lab", {}).address, "http://10.1.2.3:9000/");
+});
+
+Deno.test("pageAddresses: X-Forwarded-Host is ignored unless TRUST_PROXY, then used", () => {
+  const headers = {
+    Host: "192.168.1.20:8000",
+    "X-Forwarded-Host": "evil.example",
+    "X-Forwarded-Proto": "https",
+  };
+  assert.equal(addressesOf("http://x/", headers).address, "http://192.168.1.20:8000/");
+  const trusted = addressesOf("http://x/", headers, { trustProxy: true });
+  assert.equal(trusted.address, "https://evil.example/");
+  assert.equal(trusted.warning, null);
+  // A proxy appends: the first value is the one the browser used.
+  assert.equal(
+    addressesOf("http://x/", {
+      Host: "127.0.0.1:8000",
+      "X-Forwarded-Host": "vote.example.org, proxy.internal",
+      "X-Forwarded-Proto": "https, http",
+    }, { trustProxy: true }).address,
+    "https://vote.example.org/",
+  );
+});
+
+Deno.test("pageAddresses: forwarded values that are not a plain host or scheme are ignored", () => {
+  for (
+    const [forwardedHost, forwardedProto] of [
+      ["evil.example/path", "javascript"],
+      ["evil.example@other", "ftp"],
+      ["evil example", "https:"],
+      ["", ""],
+      ["a".repeat(300), "http2"],
+      ["evil.example:99999", "data"],
+    ]
+  ) {
+    const got = addressesOf("http://x/", {
+      Host: "192.168.1.20:8000",
+      "X-Forwarded-Host": forwardedHost,
+      "X-Forwarded-Proto": forwardedProto,
+    }, { trustProxy: true });
+    assert.equal(got.address, "http://192.168.1.20:8000/", `${forwardedHost} ${forwardedProto}`);
+  }
+});
+
+/** A fresh build in a temporary directory, so tests never race the served static/build/. */
+async function freshBuild() {
+  const dir = await Deno.makeTempDir({ prefix: "ringvote-address-test-" });
+  const outDir = new URL(`file://${dir}/`);
+  await build({ outDir });
+  return { dir, outDir };
+}
+
+/** The address the page's QR code encodes, and the address written under it, from its HTML. */
+function qrTexts(html: string): { label: string; caption: string } {
+  const label = html.match(/aria-label="QR code of ([^"]*)"/);
+  const caption = html.match(/<span class="address-qr-url">([^<]*)<\/span>/);
+  assert.ok(label && caption, "the page has a QR code with its address written out");
+  return { label: label[1], caption: caption[1] };
+}
+
+Deno.test("the voting page's QR code, through the whole app", async (t) => {
+  const { dir, outDir } = await freshBuild();
+  const kv = await Deno.openKv(":memory:");
+  const store = await createStore(kv);
+  const appOn = (interfaces: () => Deno.NetworkInterfaceInfo[]) =>
+    createApp({ store, buildDir: outDir, interfaces });
+  const get = (app: ReturnType<typeof createApp>, headers: Record<string, string>) =>
+    app.request("http://localhost:8000/", { headers });
+  try {
+    await t.step("opened on localhost, it encodes the LAN address, with a note", async () => {
+      const res = await get(appOn(() => LAPTOP), { Host: "localhost:8000" });
+      assert.equal(res.status, 200);
+      assert.match(res.headers.get("content-type") ?? "", /^text\/html/);
+      const html = await res.text();
+      assert.deepEqual(qrTexts(html), {
+        label: "http://192.168.1.20:8000/",
+        caption: "http://192.168.1.20:8000/",
+      });
+      assert.match(
+        html,
+        /<p data-address-note[^>]*>Worked out from this machine(?:'|&#39;)s network/,
+      );
+      assert.doesNotMatch(html, /data-address-warning/);
+    });
+
+    await t.step("on no network, it keeps localhost and shows the warning", async () => {
+      const html = await (await get(appOn(() => OFFLINE), { Host: "localhost:8000" })).text();
+      assert.deepEqual(qrTexts(html), {
+        label: "http://localhost:8000/",
+        caption: "http://localhost:8000/",
+      });
+      const warning = html.match(/<p (data-address-warning[^>]*)>(.*?)<\/p>/);
+      assert.ok(warning, "the warning is shown");
+      assert.equal(warning[2].replaceAll("&#39;", "'"), WARNING);
+      // Plain text for the presenter, not an alert: a voter has done nothing wrong.
+      assert.doesNotMatch(warning[1], /role=/);
+    });
+
+    await t.step("a hostile X-Forwarded-Host without TRUST_PROXY leaves the QR code", async () => {
+      const app = appOn(() => LAPTOP);
+      const plain = qrTexts(await (await get(app, { Host: "localhost:8000" })).text());
+      const hostile = qrTexts(
+        await (await get(app, {
+          Host: "localhost:8000",
+          "X-Forwarded-Host": "evil.example",
+          "X-Forwarded-Proto": "https",
+        })).text(),
+      );
+      assert.deepEqual(hostile, plain);
+      assert.equal(hostile.label, "http://192.168.1.20:8000/");
+    });
+
+    await t.step("PUBLIC_URL and TRUST_PROXY reach the page from createApp's config", async () => {
+      const configured = createApp({
+        store,
+        buildDir: outDir,
+        interfaces: () => LAPTOP,
+        config: { publicUrl: "https://vote.example.net/" },
+      });
+      const html = await (await get(configured, { Host: "localhost:8000" })).text();
+      assert.equal(qrTexts(html).label, "https://vote.example.net/");
+      assert.doesNotMatch(html, /data-address-(?:note|warning)/);
+      const proxied = createApp({
+        store,
+        buildDir: outDir,
+        interfaces: () => LAPTOP,
+        config: { trustProxy: true },
+      });
+      const behind = await get(proxied, {
+        Host: "127.0.0.1:8000",
+        "X-Forwarded-Host": "vote.example.org",
+        "X-Forwarded-Proto": "https",
+      });
+      assert.equal(qrTexts(await behind.text()).label, "https://vote.example.org/");
+    });
+
+    await t.step("a 3,000-character Host is refused 400 invalid_host", async () => {
+      const res = await get(appOn(() => LAPTOP), { Host: `${"a".repeat(2995)}:8000` });
+      assert.equal(res.status, 400);
+      assert.match(res.headers.get("content-type") ?? "", /^application\/json/);
+      const body = await res.json();
+      assert.equal(body.error.code, "invalid_host");
+      // An ordinary Host is answered as ever.
+      const ordinary = await get(appOn(() => LAPTOP), { Host: "192.168.1.20:8000" });
+      assert.equal(ordinary.status, 200);
+      assert.equal(qrTexts(await ordinary.text()).label, "http://192.168.1.20:8000/");
+    });
+  } finally {
+    kv.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
