@@ -1,8 +1,10 @@
-// `deno task audit [URL] [--key HEX] [--save FILE]`: re-verifies the whole public record of a
-// Ringvote server through its read-only API (protocol §4) with the same lib/ the server uses, and
-// exits 0 only when every check holds. Default URL: http://localhost:8000. `--key` pins the server
-// key the auditor trusts: a server answering another key is refused before anything else is read.
-// `--save FILE` writes the election record (protocol §4.8) of exactly what was audited.
+// `deno task audit [URL] [--round ID] [--key HEX] [--save FILE]`: re-verifies the whole public
+// record of a Ringvote server through its read-only API (protocol §4) with the same lib/ the server
+// uses, and exits 0 only when every check holds. Default URL: http://localhost:8000. `--round`
+// audits that round's ledger (protocol §4.9, under /api/rounds/ID/) instead of round 1's. `--key`
+// pins the server key the auditor trusts: a server answering another key is refused before
+// anything else is read. `--save FILE` writes the election record (protocol §4.8) of exactly what
+// was audited.
 // `deno task audit FILE [--key HEX]`: the same audit, offline, of an election record file.
 // Signatures are checked on one audit worker per core, the board's (lib/client/audit/check_pool.ts).
 // `deno task audit --evidence FILE [--key HEX]`: checks a fork-evidence file (protocol §4.5) alone;
@@ -19,14 +21,15 @@ import { inThreadChecker, type VoteChecker } from "./lib/client/audit/vote_check
 
 const BAR_WIDTH = 30;
 
-const USAGE = `usage: deno task audit [URL] [--key HEX] [--save FILE]
+const USAGE = `usage: deno task audit [URL] [--round ID] [--key HEX] [--save FILE]
        deno task audit FILE [--key HEX]
        deno task audit --evidence FILE [--key HEX]
-A URL starts with http:// or https://; anything else is an election record file.`;
+A URL starts with http:// or https://; anything else is an election record file.
+--round ID audits round ID of the server (2, 3, …); without it, round 1, the election.`;
 
 /** What the command line asks for. */
 type Command =
-  | { kind: "audit"; url: string; key: string | null; save: string | null }
+  | { kind: "audit"; url: string; round: number | null; key: string | null; save: string | null }
   | { kind: "record"; file: string; key: string | null }
   | { kind: "evidence"; file: string; key: string | null }
   | { kind: "help" };
@@ -40,6 +43,7 @@ function parseCommand(args: readonly string[]): Command {
   let key: string | null = null;
   let file: string | null = null;
   let save: string | null = null;
+  let round: number | null = null;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     const [flag, inline] = arg.startsWith("--") && arg.includes("=")
@@ -54,6 +58,7 @@ function parseCommand(args: readonly string[]): Command {
     else if (flag === "--key") key = pinnedKey(value());
     else if (flag === "--evidence") file = value();
     else if (flag === "--save") save = value();
+    else if (flag === "--round") round = roundId(value());
     else if (arg.startsWith("-")) throw new UsageError(`unknown option "${arg}"`);
     else if (target === null) target = arg;
     else throw new UsageError(`one URL or FILE at most, got "${target}" and "${arg}"`);
@@ -61,13 +66,25 @@ function parseCommand(args: readonly string[]): Command {
   if (file !== null) {
     if (target !== null) throw new UsageError("--evidence checks a file alone: give no URL");
     if (save !== null) throw new UsageError("--save writes the record of a server, not evidence");
+    if (round !== null) throw new UsageError("--round names a round of a server, not evidence");
     return { kind: "evidence", file, key };
   }
   if (target !== null && !/^https?:\/\//i.test(target)) {
     if (save !== null) throw new UsageError("--save writes the record of a URL: give a URL");
+    if (round !== null) {
+      throw new UsageError("--round names a round of a server: give a URL, not a record file");
+    }
     return { kind: "record", file: target, key };
   }
-  return { kind: "audit", url: target ?? "http://localhost:8000", key, save };
+  return { kind: "audit", url: target ?? "http://localhost:8000", round, key, save };
+}
+
+/** `value` as a round id (protocol §4.9): a whole number from 1, as the server's paths take it. */
+function roundId(value: string): number {
+  if (!/^[1-9][0-9]{0,8}$/.test(value)) {
+    throw new UsageError(`--round must be a round id, a whole number from 1; got "${value}"`);
+  }
+  return Number(value);
 }
 
 /** `value` as a server key: 64 hex characters, lowercased. */
@@ -152,16 +169,21 @@ function auditOptions(key: string | null) {
 }
 
 /**
- * Audits the server at `url` against the pinned `key`, if any, writing the record of what it
- * read to `save` when given; answers the exit status.
+ * Audits round `round` (round 1 when null) of the server at `url` against the pinned `key`, if
+ * any, writing the record of what it read to `save` when given; answers the exit status.
  */
-async function runAudit(url: string, key: string | null, save: string | null): Promise<number> {
+async function runAudit(
+  url: string,
+  { round, key, save }: { round: number | null; key: string | null; save: string | null },
+): Promise<number> {
   const { done, ...opts } = auditOptions(key);
-  const api = createApiClient({ fetch, baseUrl: url });
+  const ledger = round === null ? "election" : { round };
+  const api = createApiClient({ fetch, baseUrl: url, ledger });
+  const audited = round === null ? url : `${url} (round ${round})`;
   if (save === null) {
     const report = await auditLedger(api, opts);
     done();
-    console.log(formatReport(url, report));
+    console.log(formatReport(audited, report));
     return report.ok ? 0 : 1;
   }
   let sink;
@@ -173,7 +195,7 @@ async function runAudit(url: string, key: string | null, save: string | null): P
   const writer = recordWriter(api, sink);
   const report = await auditLedger(writer.source, opts);
   done();
-  console.log(formatReport(url, report));
+  console.log(formatReport(audited, report));
   try {
     const { keys, blocks, votes } = await writer.finish();
     await sink.close();
@@ -262,7 +284,7 @@ if (import.meta.main) {
       code = 0;
     } else if (command.kind === "evidence") code = await runEvidence(command.file, command.key);
     else if (command.kind === "record") code = await runRecord(command.file, command.key);
-    else code = await runAudit(command.url, command.key, command.save);
+    else code = await runAudit(command.url, command);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     console.error(`audit: ${error.message}\n${USAGE}`);

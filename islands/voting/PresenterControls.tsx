@@ -64,7 +64,9 @@ function PresentView(
           {" "}
           voted
         </p>
-        <button type="button" class="present-close" onClick={onClose}>Close</button>
+        <button type="button" class="present-close" data-action="present-close" onClick={onClose}>
+          Close
+        </button>
       </div>
     </div>
   );

@@ -26,7 +26,7 @@ const ROUND_ID = /^[1-9][0-9]{0,8}$/;
 
 /**
  * Mounts the rounds' calls on `app`: the list, the presenter's calls, and each round's API (built
- * once per round by `ledgerApi`). `clock` answers the time for the next seal tick.
+ * once per round by `ledgerApi`). `now` answers the time for the next seal tick.
  */
 export function mountRounds(
   app: Hono,
@@ -109,7 +109,8 @@ function presenterOnly(token: string): MiddlewareHandler {
   const expected = new TextEncoder().encode(token);
   return async (c: Context, next) => {
     const header = c.req.header("authorization") ?? "";
-    const given = new TextEncoder().encode(header.startsWith("Bearer ") ? header.slice(7) : "");
+    // The scheme's name is case-insensitive (RFC 9110 §11.1); the token is compared as sent.
+    const given = new TextEncoder().encode(/^bearer /i.test(header) ? header.slice(7) : "");
     if (!sameBytes(given, expected)) {
       throw refusal(
         "unauthorized",

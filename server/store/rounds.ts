@@ -97,6 +97,9 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
   const rounds: Rounds = {
     adminToken,
     async list() {
+      // Current first: it is set in the commit that writes its round, so a listing made after
+      // it always holds it, even when another process starts a round in between.
+      const current = await readCurrent();
       const listed: RoundRecord[] = [first];
       await readRetrying(async () => {
         listed.length = 1;
@@ -105,7 +108,7 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
         }
       });
       for (const record of listed) records.set(record.id, record);
-      return { current: await readCurrent(), rounds: listed };
+      return { current, rounds: listed };
     },
     async current() {
       if (cached !== null && now() - cached.at < ttl) return cached.id;

@@ -108,7 +108,8 @@ Deno.test({
         await Deno.writeFile(new URL("presenter-qr-1920x1080.png", ARTIFACTS), png);
         assert.equal(await decodeQuarter(browser, png), shown);
         assert.match(shown, /^http:\/\//);
-        await presenter.locator('[data-action="present"]').click();
+        await presenter.locator('[data-action="present-close"]').click();
+        await presenter.locator("[data-present]").waitFor({ state: "detached" });
       });
 
       await t.step("the presenter starts a round with a question and three choices", async () => {

@@ -1,5 +1,6 @@
 // Configuration (server/config.ts, protocol §6): the defaults, every variable read, the platform's
-// database on Deno Deploy, and a bad value stopping the start with the variable's name.
+// database on Deno Deploy, PUBLIC_URL normalised, TRUST_PROXY and ADMIN_TOKEN values, and a bad
+// value stopping the start with the variable's name.
 import assert from "node:assert/strict";
 import { DEFAULT_KV_PATH, isKvFile, readConfig } from "../../server/config.ts";
 
@@ -10,11 +11,15 @@ function env(vars: Record<string, string>) {
 Deno.test("readConfig: defaults of protocol §6", () => {
   assert.deepEqual(readConfig(env({})), {
     port: 8000,
+    hostname: "0.0.0.0",
     kvPath: DEFAULT_KV_PATH,
     blockIntervalMs: null,
     ringSize: 8,
     labMaxKeys: 500,
     labMaxVotes: 500,
+    publicUrl: null,
+    trustProxy: false,
+    adminToken: null,
   });
   assert.equal(DEFAULT_KV_PATH, "./data/ringvote.kv");
 });
@@ -24,20 +29,28 @@ Deno.test("readConfig: every variable is read", () => {
     readConfig(
       env({
         PORT: "9001",
+        HOSTNAME: "127.0.0.1",
         KV_PATH: ":memory:",
         BLOCK_INTERVAL_MS: "500",
         RING_SIZE: "4",
         LAB_MAX_KEYS: "40",
         LAB_MAX_VOTES: "30",
+        PUBLIC_URL: "https://vote.example.org/room/",
+        TRUST_PROXY: "1",
+        ADMIN_TOKEN: "presenter-token-0123",
       }),
     ),
     {
       port: 9001,
+      hostname: "127.0.0.1",
       kvPath: ":memory:",
       blockIntervalMs: 500,
       ringSize: 4,
       labMaxKeys: 40,
       labMaxVotes: 30,
+      publicUrl: "https://vote.example.org/room/",
+      trustProxy: true,
+      adminToken: "presenter-token-0123",
     },
   );
 });
@@ -62,8 +75,61 @@ Deno.test("readConfig: a bad value stops the start naming the variable", () => {
     [{ LAB_MAX_KEYS: "0" }, /LAB_MAX_KEYS/],
     [{ LAB_MAX_KEYS: "10001" }, /LAB_MAX_KEYS/],
     [{ LAB_MAX_VOTES: "many" }, /LAB_MAX_VOTES/],
+    [{ HOSTNAME: "0.0.0.0:8000/" }, /HOSTNAME/],
+    [{ PUBLIC_URL: "ftp://vote.example.org/" }, /PUBLIC_URL/],
+    [{ PUBLIC_URL: "javascript:alert(1)" }, /PUBLIC_URL/],
+    [{ PUBLIC_URL: "/room/" }, /PUBLIC_URL/],
+    [{ PUBLIC_URL: "vote.example.org" }, /PUBLIC_URL/],
+    [{ TRUST_PROXY: "maybe" }, /TRUST_PROXY/],
+    [{ TRUST_PROXY: "2" }, /TRUST_PROXY/],
+    [{ ADMIN_TOKEN: "a".repeat(15) }, /ADMIN_TOKEN/],
+    [{ ADMIN_TOKEN: "a".repeat(129) }, /ADMIN_TOKEN/],
+    [{ ADMIN_TOKEN: "presenter token 0123" }, /ADMIN_TOKEN/],
+    [{ ADMIN_TOKEN: "presenter/token/0123" }, /ADMIN_TOKEN/],
+    [{ ADMIN_TOKEN: "presenter&admin=0123" }, /ADMIN_TOKEN/],
+    [{ ADMIN_TOKEN: "présentateur-0123456" }, /ADMIN_TOKEN/],
   ];
   for (const [vars, message] of cases) assert.throws(() => readConfig(env(vars)), message);
+});
+
+Deno.test("readConfig: PUBLIC_URL is normalised to an absolute address ending in a slash", () => {
+  const cases: [string, string][] = [
+    ["https://vote.example.org", "https://vote.example.org/"],
+    ["https://vote.example.org/room", "https://vote.example.org/room/"],
+    ["https://vote.example.org/room/", "https://vote.example.org/room/"],
+    ["http://192.168.1.20:8000", "http://192.168.1.20:8000/"],
+    ["https://vote.example.org/room?x=1#top", "https://vote.example.org/room/"],
+    ["https://vote.example.org/?admin=secret", "https://vote.example.org/"],
+    ["HTTPS://Vote.Example.org:443/", "https://vote.example.org/"],
+  ];
+  for (const [value, expected] of cases) {
+    assert.equal(readConfig(env({ PUBLIC_URL: value })).publicUrl, expected, value);
+  }
+  assert.equal(readConfig(env({ PUBLIC_URL: "" })).publicUrl, null, "empty is unset");
+});
+
+Deno.test("readConfig: TRUST_PROXY is a yes/no setting, unset is no", () => {
+  const cases: [string, boolean][] = [
+    ["", false],
+    ["0", false],
+    ["false", false],
+    ["no", false],
+    ["NO", false],
+    ["1", true],
+    ["true", true],
+    ["yes", true],
+    ["True", true],
+  ];
+  for (const [value, expected] of cases) {
+    assert.equal(readConfig(env({ TRUST_PROXY: value })).trustProxy, expected, value);
+  }
+});
+
+Deno.test("readConfig: ADMIN_TOKEN takes 16 to 128 URL-safe characters", () => {
+  for (const token of ["a".repeat(16), "A-z_0.9~".repeat(16), "Zm9vYmFyYmF6cXV4cXV1eA"]) {
+    assert.equal(readConfig(env({ ADMIN_TOKEN: token })).adminToken, token);
+  }
+  assert.equal(readConfig(env({ ADMIN_TOKEN: "" })).adminToken, null, "empty is unset");
 });
 
 Deno.test("isKvFile: only file paths get a folder created", () => {

@@ -1,0 +1,186 @@
+// `deno task audit URL --round ID` as a user runs it: a subprocess against the app served on a free
+// loopback port, with round 1 and a round 2 of choices each holding sealed votes. Round 2 audits
+// on its own ledger (protocol §4.9), round 1 audits as without the option, `--save` writes round 2's
+// election record, an unknown round fails naming it, and a malformed id is a usage error.
+import assert from "node:assert/strict";
+import { createApp } from "../server/app.ts";
+import { sealNextBlock } from "../server/sealer.ts";
+import { createStore } from "../server/store/mod.ts";
+import { createRounds } from "../server/store/rounds.ts";
+import {
+  call,
+  makeVoters,
+  ringFor,
+  signedVote,
+  type TestVoter,
+} from "./helpers/ledger_fixtures.ts";
+import { testVerifier } from "./helpers/test_verifier.ts";
+
+const AUDIT = new URL("../audit.ts", import.meta.url).pathname;
+const ADMIN_TOKEN = "presenter-token-0123456789";
+
+/** Runs `deno run {permissions} audit.ts ...args`: exit status, stdout and stderr. */
+async function audit(permissions: string[], ...args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", ...permissions, AUDIT, ...args],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  return { code: out.code, stdout: text(out.stdout), stderr: text(out.stderr) };
+}
+
+/** `deno task audit`'s permissions. */
+const TASK = ["--allow-net", "--allow-read", "--allow-write"];
+
+/** The failure lines of a printed report. */
+const failureLines = (stdout: string) =>
+  stdout.split("\n").filter((l) => l.startsWith("  - ")).map((l) => l.slice(4));
+
+/**
+ * The app with rounds served on 127.0.0.1 and a free port: round 1 with 2 sealed votes in 4 keys,
+ * round 2 (Red/Green/Blue) with 3 sealed votes in 6 keys and the current round.
+ */
+async function servedRounds() {
+  const kv = await Deno.openKv(":memory:");
+  const store = await createStore(kv);
+  const rounds = await createRounds(kv, {
+    election: store,
+    electionIntervalMs: 60_000,
+    adminToken: ADMIN_TOKEN,
+    currentTtlMs: 0,
+  });
+  const app = createApp({ store, rounds, verifier: testVerifier });
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    app.fetch,
+  );
+  const url = `http://127.0.0.1:${server.addr.port}/`;
+
+  const castIn = async (base: string, voters: TestVoter[], payloads: string[]) => {
+    for (const v of voters) {
+      assert.equal((await call(app, "POST", `${base}/pki/key`, { key: v.key })).status, 201);
+    }
+    for (const [i, payload] of payloads.entries()) {
+      const ballot = signedVote(voters[i], ringFor(voters[i], voters, 3), payload);
+      assert.equal((await call(app, "POST", `${base}/vote`, ballot)).status, 202);
+    }
+  };
+  await castIn("/api", makeVoters(4), ["Yes", "No"]);
+  await sealNextBlock(store, Date.now());
+  const started = await app.request("/api/rounds", {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify({ question: "Which colour?", choices: ["Red", "Green", "Blue"] }),
+  });
+  assert.deepEqual(await started.json(), { id: 2 });
+  await castIn("/api/rounds/2", makeVoters(6), ["Red", "Blue", "Red"]);
+  await sealNextBlock(await rounds.storeOf(2), Date.now());
+
+  return {
+    url,
+    app,
+    async stop() {
+      await server.shutdown();
+      kv.close();
+    },
+  };
+}
+
+Deno.test({
+  name: "deno task audit URL --round ID: that round's ledger is audited",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    const dir = await Deno.makeTempDir({ prefix: "ringvote-round-cli-" });
+    const served = await servedRounds();
+    try {
+      const roundKey = (await call(served.app, "GET", "/api/rounds/2/server-key")).body.key;
+      const electionKey = (await call(served.app, "GET", "/api/server-key")).body.key;
+
+      await t.step("--round 2: exit 0, round 2's keys, votes and tally", async () => {
+        const run = await audit(TASK, served.url, "--round", "2");
+        assert.equal(run.code, 0, run.stdout + run.stderr);
+        assert.match(run.stdout, /^Ringvote audit of http:\/\/127\.0\.0\.1:\d+\/ \(round 2\)$/m);
+        assert.match(run.stdout, new RegExp(`^  server key        ${roundKey} `, "m"));
+        assert.match(run.stdout, /keys registered {3}6\n/);
+        assert.match(run.stdout, /votes verified {4}3\n/);
+        assert.match(run.stdout, /^ +2 {2}"Red"$/m);
+        assert.match(run.stdout, /^ +1 {2}"Blue"$/m);
+        assert.match(run.stdout, /VERDICT: the record is consistent/);
+      });
+
+      await t.step("--round=2 --key pins round 2's key; round 1's key is another", async () => {
+        const pinned = await audit(TASK, served.url, "--round=2", "--key", roundKey);
+        assert.equal(pinned.code, 0, pinned.stdout);
+        assert.match(pinned.stdout, new RegExp(`server key        ${roundKey} \\(pinned\\)`));
+        const other = await audit(TASK, served.url, "--round", "2", "--key", electionKey);
+        assert.equal(other.code, 1, other.stdout);
+        assert.deepEqual(failureLines(other.stdout), [
+          `server key: the server answers ${roundKey}, but the trusted key is ${electionKey}`,
+        ]);
+      });
+
+      await t.step("no --round, and --round 1: round 1 as ever", async () => {
+        for (const args of [[], ["--round", "1"]]) {
+          const run = await audit(TASK, served.url, ...args);
+          assert.equal(run.code, 0, run.stdout + run.stderr);
+          assert.match(run.stdout, new RegExp(`^  server key        ${electionKey} `, "m"));
+          assert.match(run.stdout, /keys registered {3}4\n/);
+          assert.match(run.stdout, /votes verified {4}2\n/);
+          assert.match(run.stdout, /VERDICT: the record is consistent/);
+        }
+        const plain = await audit(TASK, served.url);
+        assert.match(plain.stdout, /^Ringvote audit of http:\/\/127\.0\.0\.1:\d+\/$/m);
+      });
+
+      await t.step("--round 2 --save FILE: round 2's election record", async () => {
+        const record = `${dir}/round-2.ndjson`;
+        const run = await audit(TASK, served.url, "--round", "2", "--save", record);
+        assert.equal(run.code, 0, run.stdout + run.stderr);
+        assert.match(run.stdout, /saved to .*round-2\.ndjson: 6 keys, \d+ blocks, 3 votes$/m);
+        const first = JSON.parse((await Deno.readTextFile(record)).split("\n")[0]);
+        assert.equal(first.kind, "ringvote/v1/election-record");
+        assert.equal(first.key, roundKey);
+        const offline = await audit(["--allow-read"], record);
+        assert.equal(offline.code, 0, offline.stdout + offline.stderr);
+        assert.match(offline.stdout, /votes verified {4}3\n/);
+        assert.match(offline.stdout, /VERDICT: the record is consistent/);
+      });
+
+      await t.step("an unknown round: exit 1, the line naming it", async () => {
+        const run = await audit(TASK, served.url, "--round", "99");
+        assert.equal(run.code, 1, run.stdout + run.stderr);
+        assert.match(run.stdout, /\(round 99\)$/m);
+        assert.match(run.stdout, /VERDICT: INCONSISTENT: 1 failure\(s\)/);
+        assert.deepEqual(failureLines(run.stdout), [
+          'audit stopped: GET /api/rounds/99/server-key answered 404: No round "99"',
+        ]);
+      });
+
+      await t.step("a malformed round id is a usage error: exit 2", async () => {
+        for (const bad of ["0", "abc", "-1", "2.5", "02", ""]) {
+          const run = await audit(TASK, served.url, `--round=${bad}`);
+          assert.equal(run.code, 2, `${bad}: ${run.stdout}`);
+          assert.equal(run.stdout, "");
+          assert.match(
+            run.stderr,
+            bad === ""
+              ? /--round needs a value/
+              : new RegExp(`--round must be a round id, a whole number from 1; got "${bad}"`),
+          );
+          assert.match(run.stderr, /usage: deno task audit \[URL\] \[--round ID\]/);
+        }
+        const missing = await audit(TASK, served.url, "--round");
+        assert.equal(missing.code, 2);
+        assert.match(missing.stderr, /--round needs a value/);
+        const onFile = await audit(TASK, `${dir}/round-2.ndjson`, "--round", "2");
+        assert.equal(onFile.code, 2);
+        assert.match(onFile.stderr, /--round names a round of a server: give a URL/);
+      });
+    } finally {
+      await served.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
