@@ -1,15 +1,16 @@
 /**
  * The public bulletin board (/board): chain, tally, blocks, proofs, signatures and an audit, each
  * recomputed in the browser and kept live; its sections are the files of islands/board/. With
- * `ledger="lab"`, the attack lab's practice ledger, without the election's own sections.
+ * `round`, that round's ledger (protocol §4.9; round 1, the election, by default), with the rounds
+ * listed; with `ledger="lab"`, the attack lab's practice ledger, without the election's own sections.
  * @module
  */
 import type { ComponentType } from "preact";
 import { useEffect, useMemo } from "react";
-import { type ApiClient, createApiClient, type LedgerName } from "../lib/client/api_client.ts";
+import { type ApiClient, createApiClient } from "../lib/client/api_client.ts";
 import ForkAlert from "../components/ForkAlert.tsx";
 import HeadAlerts from "../components/HeadAlerts.tsx";
-import { createBulletinState } from "./board/state.ts";
+import { type BulletinOptions, createBulletinState } from "./board/state.ts";
 import AnonymitySection from "./board/AnonymitySection.tsx";
 import AuditSection from "./board/AuditSection.tsx";
 import { pageApiClient, useHeadWatch } from "./hooks/watch_heads.ts";
@@ -17,16 +18,23 @@ import BlockSection from "./board/BlockSection.tsx";
 import ChainSection from "./board/ChainSection.tsx";
 import EvidenceSection from "./board/EvidenceSection.tsx";
 import LiveStatus from "./board/LiveStatus.tsx";
+import { pageRoundStorage } from "./board/page_storage.ts";
 import ProofSection from "./board/ProofSection.tsx";
+import RoundsNav from "./board/RoundsNav.tsx";
 import type { SectionProps } from "./board/section.ts";
 import TallySection from "./board/TallySection.tsx";
 import WalkthroughSection from "./board/WalkthroughSection.tsx";
 
 /**
- * Props the server renders the board with: the polling interval, the shared vote, if any, and the
- * ledger shown (the election's by default).
+ * Props the server renders the board with: the polling interval, the shared vote, if any, the
+ * round shown (round 1, the election, by default), or the practice ledger instead.
  */
-export type BoardProps = { pollMs: number; vote?: string | null; ledger?: LedgerName };
+export type BoardProps = {
+  pollMs: number;
+  vote?: string | null;
+  round?: number;
+  ledger?: "election" | "lab";
+};
 
 /** The board's sections, top to bottom. */
 const SECTIONS: ComponentType<SectionProps>[] = [
@@ -53,24 +61,30 @@ const PRACTICE_SECTIONS: ComponentType<SectionProps>[] = [
   ProofSection,
 ];
 
-/** The board of the election's ledger, or of the lab's practice ledger. */
+/** The board of a round's ledger, or of the lab's practice ledger. */
 export default function Board(
-  { pollMs, vote = null, ledger = "election" }: BoardProps,
+  { pollMs, vote = null, round = 1, ledger = "election" }: BoardProps,
 ) {
   return ledger === "lab"
     ? <PracticeBoard pollMs={pollMs} vote={vote} />
-    : <ElectionBoard pollMs={pollMs} vote={vote} />;
+    : <RoundBoard pollMs={pollMs} vote={vote} round={round} />;
 }
 
 type LedgerBoardProps = { pollMs: number; vote: string | null };
 
-/** The election's board: every section over one state, which follows the chain. */
-function ElectionBoard({ pollMs, vote }: LedgerBoardProps) {
-  const bulletin = useBulletin(pageApiClient, { pollMs, vote });
+/**
+ * A round's board: the rounds, then every section over one state, which follows the chain of that
+ * round through its own API calls, in its own entries of this browser's storage.
+ */
+function RoundBoard({ pollMs, vote, round }: LedgerBoardProps & { round: number }) {
+  const ledger = { round };
+  const storage = useMemo(() => pageRoundStorage(round), []);
+  const bulletin = useBulletin(() => pageApiClient(ledger), { pollMs, vote }, { round, storage });
   // The chain shown must extend every signed head this browser saw, here or on the voting page.
-  const { fork, alerts } = useHeadWatch(pollMs);
+  const { fork, alerts } = useHeadWatch(pollMs, { ledger, storage });
   return (
-    <div class="bulletin" data-ready={bulletin.ready.value ? "true" : "false"}>
+    <div class="bulletin" data-round={round} data-ready={bulletin.ready.value ? "true" : "false"}>
+      <RoundsNav shown={round} />
       {fork && <ForkAlert evidence={fork} />}
       <HeadAlerts alerts={alerts} />
       {SECTIONS.map((Section, i) => <Section key={i} bulletin={bulletin} />)}
@@ -80,7 +94,9 @@ function ElectionBoard({ pollMs, vote }: LedgerBoardProps) {
 
 /** The practice ledger's board: its sections over a state reading `/api/lab/…`. */
 function PracticeBoard({ pollMs, vote }: LedgerBoardProps) {
-  const bulletin = useBulletin(() => createApiClient({ fetch, ledger: "lab" }), { pollMs, vote });
+  const bulletin = useBulletin(() => createApiClient({ fetch, ledger: "lab" }), { pollMs, vote }, {
+    round: null,
+  });
   return (
     <div class="bulletin" data-ledger="lab" data-ready={bulletin.ready.value ? "true" : "false"}>
       {PRACTICE_SECTIONS.map((Section, i) => <Section key={i} bulletin={bulletin} />)}
@@ -89,8 +105,12 @@ function PracticeBoard({ pollMs, vote }: LedgerBoardProps) {
 }
 
 /** The board state over the client `makeApi` makes, following the chain while the island lives. */
-function useBulletin(makeApi: () => ApiClient, { pollMs, vote }: LedgerBoardProps) {
-  const bulletin = useMemo(() => createBulletinState(makeApi(), { pollMs }), []);
+function useBulletin(
+  makeApi: () => ApiClient,
+  { pollMs, vote }: LedgerBoardProps,
+  options: Omit<BulletinOptions, "pollMs">,
+) {
+  const bulletin = useMemo(() => createBulletinState(makeApi(), { pollMs, ...options }), []);
   useEffect(() =>
     bulletin.follow(() => {
       performance.mark("ringvote:board-ready");

@@ -23,7 +23,6 @@ import {
 } from "../../lib/client/anonymity/anonymity_view.ts";
 import { shortHex } from "../../lib/client/text.ts";
 import { voterKeyNames } from "../../lib/client/voter/voters.ts";
-import { pageApiClient } from "../hooks/watch_heads.ts";
 import { lensSource } from "../../lib/client/anonymity/sealed_rings.ts";
 import { useAnonymityLens } from "../hooks/use_anonymity_lens.ts";
 import type { SectionProps } from "./section.ts";
@@ -37,7 +36,7 @@ const DECOY_MORE = 100;
 
 /** The anonymity section of the bulletin board (see the module comment). */
 export default function AnonymitySection({ bulletin }: SectionProps) {
-  const source = useMemo(() => lensSource(pageApiClient()), []);
+  const source = useMemo(() => lensSource(bulletin.api), []);
   const [reveals, setReveals] = useState<Reveal[]>([]);
   const [chosen, setChosen] = useState<string | null>(null);
   const [page, setPage] = useState(0);
@@ -49,7 +48,7 @@ export default function AnonymitySection({ bulletin }: SectionProps) {
     decoyUse: true,
   });
   const names = useMemo(
-    () => (typeof localStorage === "undefined" ? new Map() : voterKeyNames(localStorage)),
+    () => (typeof localStorage === "undefined" ? new Map() : voterKeyNames(bulletin.storage)),
     [lens.height],
   );
   const analysis = lens.result === null ? null : shownAnalysis(lens.result);

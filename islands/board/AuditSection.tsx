@@ -17,7 +17,9 @@ import {
 } from "../../lib/client/audit/audit.ts";
 import { auditRecord } from "../../lib/client/audit/election_record_source.ts";
 import { parseSeenHeads, SEEN_HEADS_KEY } from "../../lib/client/heads.ts";
+import { boardHref } from "../../lib/client/board/rounds.ts";
 import RecordControls from "./RecordControls.tsx";
+import { sharedRound } from "./section.ts";
 import type { SectionProps } from "./section.ts";
 import { boardPool } from "./vote_check_pool.ts";
 
@@ -51,7 +53,7 @@ export default function AuditSection({ bulletin }: SectionProps) {
     setProblem(null);
     // What this browser trusts: every remembered head must be in the audited chain. A record may
     // be older than what this browser saw since, so only its key is pinned.
-    const seen = parseSeenHeads(localStorage.getItem(SEEN_HEADS_KEY));
+    const seen = parseSeenHeads(bulletin.storage.getItem(SEEN_HEADS_KEY));
     const key = seen.key ?? undefined;
     const opts = { checker: pool.check, parallel: pool.size * 2, onProgress: setProgress };
     const report = audited.kind === "server"
@@ -83,7 +85,9 @@ export default function AuditSection({ bulletin }: SectionProps) {
       </button>
       {problem !== null && <Notice tone="problem" text={problem} />}
       {progress !== null && <AuditProgressBar progress={progress} done={finished !== null} />}
-      {finished !== null && <AuditResult {...finished} onOpenVote={bulletin.openProof} />}
+      {finished !== null && (
+        <AuditResult {...finished} round={bulletin.round} onOpenVote={bulletin.openProof} />
+      )}
       <RecordControls
         api={bulletin.api}
         busy={running}
@@ -124,7 +128,8 @@ function AuditProgressBar({ progress, done }: { progress: AuditProgress; done: b
 }
 
 function AuditResult(
-  { report, ms, workers, record, onOpenVote }: Finished & {
+  { report, ms, workers, record, round, onOpenVote }: Finished & {
+    round: number | null;
     onOpenVote: OpenVote;
   },
 ) {
@@ -153,7 +158,7 @@ function AuditResult(
           <h3>Votes that fail a check</h3>
           <ul class="audit-failures">
             {report.voteFailures.map((f) => (
-              <FailingVote key={f.voteId} failure={f} onOpenVote={onOpenVote} />
+              <FailingVote key={f.voteId} failure={f} round={round} onOpenVote={onOpenVote} />
             ))}
           </ul>
         </>
@@ -175,13 +180,17 @@ function AuditResult(
 }
 
 function FailingVote(
-  { failure, onOpenVote }: { failure: VoteFailure; onOpenVote: OpenVote },
+  { failure, round, onOpenVote }: {
+    failure: VoteFailure;
+    round: number | null;
+    onOpenVote: OpenVote;
+  },
 ) {
   const { voteId, height, index, reasons } = failure;
   return (
     <li data-audit-failure="" data-vote-id={voteId}>
       <a
-        href={`/board?vote=${encodeURIComponent(voteId)}`}
+        href={boardHref({ round: sharedRound(round), vote: voteId })}
         onClick={(event) => {
           event.preventDefault();
           onOpenVote(height, voteId);

@@ -7,6 +7,7 @@ import { useState } from "react";
 import { checkEvidence, type EvidenceVerdict } from "../../lib/client/audit/evidence.ts";
 import type { ApiClient } from "../../lib/client/api_client.ts";
 import { parseSeenHeads, SEEN_HEADS_KEY } from "../../lib/client/heads.ts";
+import type { PageStorage } from "../../lib/client/rounds/round_storage.ts";
 import type { SectionProps } from "./section.ts";
 
 /** The server key this browser trusts, and where it comes from; null when none could be had. */
@@ -14,9 +15,9 @@ type Trusted = { key: string; source: "remembered" | "served" } | null;
 
 type Checked = { file: string; verdict: EvidenceVerdict; trusted: Trusted };
 
-/** The remembered server key, else the one the server answers now. */
-async function trustedKey(api: ApiClient): Promise<Trusted> {
-  const remembered = parseSeenHeads(localStorage.getItem(SEEN_HEADS_KEY)).key;
+/** The server key remembered in `storage`, else the one the server answers now. */
+async function trustedKey(api: ApiClient, storage: PageStorage): Promise<Trusted> {
+  const remembered = parseSeenHeads(storage.getItem(SEEN_HEADS_KEY)).key;
   if (remembered !== null) return { key: remembered, source: "remembered" };
   try {
     return { key: (await api.serverKey()).key, source: "served" };
@@ -43,7 +44,7 @@ export default function EvidenceSection({ bulletin }: SectionProps) {
   async function check(input: HTMLInputElement) {
     const file = input.files?.[0];
     if (!file) return;
-    const trusted = await trustedKey(bulletin.api);
+    const trusted = await trustedKey(bulletin.api, bulletin.storage);
     setChecked({ file: file.name, verdict: verdictOf(await file.text(), trusted), trusted });
   }
 

@@ -7,7 +7,8 @@ import { useEffect, useRef, useState } from "react";
 import Hex from "./Hex.tsx";
 import type { CheckOutcome, RingTrace } from "../../lib/protocol/ring_trace.ts";
 import type { VoteRecord } from "../../lib/protocol/schemas.ts";
-import type { SectionProps } from "./section.ts";
+import { boardHref } from "../../lib/client/board/rounds.ts";
+import { type SectionProps, sharedRound } from "./section.ts";
 
 /** The vote as the block's listing served it, and where it is. */
 type ListedVote = { voteId: string; height: number; index: number; vote: VoteRecord };
@@ -32,14 +33,17 @@ async function traceOf(vote: VoteRecord): Promise<Traced> {
 
 /**
  * Nothing until a vote is opened and its block's listing read; then its ring walkthrough. The
- * page's address becomes the vote's shareable link, `/board?vote={voteId}`.
+ * page's address becomes the vote's shareable link, `/board?vote={voteId}` (with `round={id}`
+ * first on a round's board).
  */
 export default function WalkthroughSection({ bulletin }: SectionProps) {
   const open = bulletin.openVote.value;
   const voteId = open?.voteId;
   useEffect(() => {
     if (voteId === undefined) return;
-    const address = `?vote=${encodeURIComponent(voteId)}`;
+    const address = boardHref({ round: sharedRound(bulletin.round), vote: voteId }, {
+      queryOnly: true,
+    });
     if (location.search !== address) history.replaceState(null, "", address);
   }, [voteId]);
   if (open === null) return null;

@@ -14,7 +14,9 @@ import {
   tallyRows,
 } from "../../lib/client/board/record_checks.ts";
 import { type LoadedVotes, recount } from "../../lib/client/board/recount.ts";
+import type { PageStorage } from "../../lib/client/rounds/round_storage.ts";
 import { messageOf } from "../../lib/client/text.ts";
+import { pageRoundStorage } from "./page_storage.ts";
 
 /** The vote whose proof is shown: its steps once computed, or why they could not be. */
 export type OpenVote = {
@@ -28,10 +30,24 @@ export type OpenVote = {
 export type BulletinState = ReturnType<typeof createBulletinState>;
 
 /**
+ * Options of {@link createBulletinState}: the polling interval; the round shown (protocol §4.9;
+ * null for the attack lab's practice ledger, which is no round); and the storage its sections read
+ * (this round's entries of the browser's storage by default).
+ */
+export type BulletinOptions = {
+  pollMs: number;
+  round?: number | null;
+  storage?: PageStorage;
+};
+
+/**
  * The board's state, empty until {@link BulletinState.follow} reads the chain through `api`, then
  * again every `pollMs`.
  */
-export function createBulletinState(api: ApiClient, { pollMs }: { pollMs: number }) {
+export function createBulletinState(
+  api: ApiClient,
+  { pollMs, round = 1, storage = pageRoundStorage(round ?? 1) }: BulletinOptions,
+) {
   const blocks = signal<BlockRecord[]>([]);
   const height = signal<number | null>(null);
   const tally = signal<Tally | null>(null);
@@ -214,6 +230,8 @@ export function createBulletinState(api: ApiClient, { pollMs }: { pollMs: number
   return {
     api,
     pollMs,
+    round,
+    storage,
     blocks,
     height,
     tally,

@@ -10,6 +10,7 @@ import { startServer } from "../helpers/server_process.ts";
 import { COLOURS, launchChromium, skipWithoutChromium } from "./browser.ts";
 
 const ROUND = 8;
+const TOKEN = "demo-round-test-presenter-token";
 const CHOICES = ["Yes", "No", "Abstain"];
 const ARTIFACTS = new URL("../artifacts/", import.meta.url);
 const ENTRIES = [
@@ -52,7 +53,8 @@ Deno.test({
   async fn(t) {
     await build({ ifNeeded: true });
     // The default ring of 8: the round's own 8 keys fill it.
-    const server = await startServer({ env: { BLOCK_INTERVAL_MS: "1000" } });
+    // The demo round is the presenter's (page §14.3): the page signs in with the admin token.
+    const server = await startServer({ env: { BLOCK_INTERVAL_MS: "1000", ADMIN_TOKEN: TOKEN } });
     const browser = await launchChromium();
     try {
       const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -71,9 +73,10 @@ Deno.test({
           }
         }).observe(document, { subtree: true, childList: true, characterData: true });
       });
-      await page.goto(server.url);
+      await page.goto(`${server.url}?admin=${TOKEN}`);
       await page.locator('.voting-page[data-ready="true"]').waitFor();
       const button = page.locator('[data-action="demo-round"]');
+      await button.waitFor();
       const status = page.locator("[data-demo-status]");
 
       await t.step(

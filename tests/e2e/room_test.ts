@@ -9,6 +9,7 @@ import jsqr from "jsqr";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { build } from "../../scripts/build.ts";
 import { startServer } from "../helpers/server_process.ts";
+import { checkAxeAtWidths } from "./axe.ts";
 import { COLOURS, launchChromium, skipWithoutChromium } from "./browser.ts";
 
 // jsqr is CommonJS: its default import is the module, whose `default` is the decoder.
@@ -108,6 +109,7 @@ Deno.test({
         await Deno.writeFile(new URL("presenter-qr-1920x1080.png", ARTIFACTS), png);
         assert.equal(await decodeQuarter(browser, png), shown);
         assert.match(shown, /^http:\/\//);
+        await checkAxeAtWidths(presenter, { label: "the presenter's QR code", restore: PROJECTOR });
         await presenter.locator('[data-action="present-close"]').click();
         await presenter.locator("[data-present]").waitFor({ state: "detached" });
       });
@@ -237,7 +239,9 @@ Deno.test({
             assert.ok(await inViewport(room, selector), selector);
           }
           assert.equal(await room.locator("[data-room-question]").first().textContent(), QUESTION);
-          await room.screenshot({ path: new URL("board-room-1920x1080.png", ARTIFACTS).pathname });
+          await room.screenshot({
+            path: new URL("room-projector-1920x1080.png", ARTIFACTS).pathname,
+          });
           await room.close();
         },
       );

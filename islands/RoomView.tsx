@@ -1,0 +1,72 @@
+/**
+ * The board's projector view (/board?view=room, page §10.11): the current round's question, its
+ * tally in large bars, the votes sealed and waiting, the time to the next seal and the verdict of
+ * an audit run in this browser, readable from the back of a room; it moves to a new round by
+ * itself unless the address names one, and shows the voting page's QR code on demand.
+ * @module
+ */
+import { useState } from "react";
+import AddressQr from "../components/AddressQr.tsx";
+import { roundName, roundQuestion } from "../lib/client/board/rounds.ts";
+import { useRounds } from "./hooks/use_rounds.ts";
+import RoomRound from "./board/RoomRound.tsx";
+
+/**
+ * Props the server renders the view with: the polling interval, the round the address names (null:
+ * follow the current round) and the voting page's address phones must use.
+ */
+export type RoomViewProps = { pollMs: number; round: number | null; address: string };
+
+const QR_ID = "room-qr";
+/** A question longer than this many characters is set smaller, to stay on two or three lines. */
+const LONG_QUESTION = 60;
+
+/** The projector view (see the module comment). */
+export default function RoomView({ pollMs, round, address }: RoomViewProps) {
+  const list = useRounds();
+  const [qr, setQr] = useState(false);
+  const shown = round ?? list?.current ?? null;
+  const info = list?.rounds.find((r) => r.id === shown) ?? null;
+  const question = info !== null
+    ? roundQuestion(info)
+    : list === null
+    ? "Reading the question…"
+    : `${roundName(shown ?? 1)} is not a round of this server`;
+  return (
+    <div
+      class="room"
+      data-round={shown ?? ""}
+      data-following={round === null ? "true" : "false"}
+      data-qr={qr ? "shown" : "hidden"}
+    >
+      <header class="room-head">
+        <p class="room-round">
+          {shown === null ? "Ringvote" : `${roundName(shown)} · live results · Ringvote`}
+        </p>
+        <h1
+          class="room-question"
+          data-room-question={info?.question ?? ""}
+          data-size={question.length > LONG_QUESTION ? "long" : undefined}
+        >
+          {question}
+        </h1>
+        <button
+          type="button"
+          class="room-qr-toggle"
+          data-action="show-qr"
+          aria-expanded={qr ? "true" : "false"}
+          aria-controls={QR_ID}
+          onClick={() => setQr(!qr)}
+        >
+          {qr ? "Hide the QR code" : "Show the QR code"}
+        </button>
+      </header>
+      {shown !== null && (
+        <RoomRound key={shown} round={shown} choices={info?.choices ?? []} pollMs={pollMs} />
+      )}
+      <div id={QR_ID} class="room-qr" hidden={!qr}>
+        {qr && <AddressQr address={address} size="present" />}
+      </div>
+    </div>
+  );
+}
