@@ -47,6 +47,11 @@ type Slot = {
   startedAt: number;
   pending: Map<number, Pending>;
   stats: Map<number, (stats: MemberStats) => void>;
+  /**
+   * Jobs a failed worker held, retried on this one one at a time, alone, so that the job that
+   * failed it fails only itself; while any is left the slot takes no other job if it can help it.
+   */
+  suspects: Pending[];
 };
 
 const DEFAULT_STALL_MS = 30_000;
@@ -74,8 +79,8 @@ function errorFrom(reply: { name: string; message: string }): Error {
  *
  * A worker that fails (an uncaught error, or a job unanswered for `stallMs` once the worker has
  * loaded and warmed up, which can take many seconds on a busy machine) is terminated and replaced;
- * each job it held is sent once more to a live worker, and answered 503 `busy` if that one fails
- * too. `ready` settles once every worker has warmed up (warmUp in ./jobs.ts).
+ * each job it held is sent once more, to the replacement, one at a time and alone — so the job that
+ * failed the worker fails only itself again, and is answered 503 `busy`. `ready` settles once every worker has warmed up (warmUp in ./jobs.ts).
  */
 export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
   const count = Math.max(1, opts.workers ?? navigator.hardwareConcurrency ?? 1);
@@ -109,6 +114,7 @@ export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
       startedAt: performance.now(),
       pending: new Map(),
       stats: new Map(),
+      suspects: [],
     };
     worker.onmessage = (event: MessageEvent<WorkerReply>) => {
       const reply = event.data;
@@ -132,6 +138,7 @@ export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
       queued--;
       if ("error" in reply) pending.reject(errorFrom(reply.error));
       else pending.resolve(reply.result);
+      sendNextSuspect(slot);
     };
     worker.onerror = (event: ErrorEvent) => {
       event.preventDefault();
@@ -152,12 +159,28 @@ export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
     );
   }
 
-  /** The slot with the fewest outstanding jobs, ready slots first (a cold one is warming up). */
+  /**
+   * The slot with the fewest outstanding jobs: ready slots that retry no suspect first, then any
+   * that retries none (a cold one is warming up), then any.
+   */
   function leastBusy(): Slot {
-    const warm = slots.filter((slot) => slot.ready);
-    return (warm.length > 0 ? warm : slots).reduce((best, slot) =>
-      slot.pending.size < best.pending.size ? slot : best
-    );
+    const clear = slots.filter((slot) => slot.suspects.length === 0 && !isRetrying(slot));
+    const warm = clear.filter((slot) => slot.ready);
+    const pool = warm.length > 0 ? warm : clear.length > 0 ? clear : slots;
+    return pool.reduce((best, slot) => slot.pending.size < best.pending.size ? slot : best);
+  }
+
+  /** True while `slot` runs a retried job. */
+  function isRetrying(slot: Slot): boolean {
+    for (const pending of slot.pending.values()) if (pending.attempts > 1) return true;
+    return false;
+  }
+
+  /** Sends `slot` its next suspect once the one before it has been answered. */
+  function sendNextSuspect(slot: Slot): void {
+    if (isRetrying(slot)) return;
+    const next = slot.suspects.shift();
+    if (next) send(slot, next);
   }
 
   /**
@@ -172,19 +195,25 @@ export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
       giveUp(new Error(`Verification workers keep failing before they are ready: ${reason}`));
       return;
     }
-    slots[index] = startSlot();
+    const fresh = startSlot();
+    slots[index] = fresh;
     replaced++;
     console.error(`${reason}; replaced it, ${slot.pending.size} jobs to retry`);
+    // A job that failed on its retry, when it ran alone, is the one that fails workers: busy. The
+    // others go to the fresh worker one at a time, after any suspects the failed one had left.
+    fresh.suspects.push(...slot.suspects);
     for (const pending of slot.pending.values()) {
       if (pending.attempts >= 2) {
         queued--;
         pending.reject(verifierBusy());
       } else {
         pending.attempts++;
-        send(leastBusy(), pending);
+        fresh.suspects.push(pending);
       }
     }
     slot.pending.clear();
+    slot.suspects = [];
+    sendNextSuspect(fresh);
   }
 
   /** Stops every worker and answers every job 503 `busy`; `ready` rejects with `error`. */
@@ -194,8 +223,11 @@ export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
     notReady(error);
     for (const slot of slots) {
       slot.worker.terminate();
-      for (const pending of slot.pending.values()) pending.reject(verifierBusy());
+      for (const pending of [...slot.pending.values(), ...slot.suspects]) {
+        pending.reject(verifierBusy());
+      }
       slot.pending.clear();
+      slot.suspects = [];
     }
     queued = 0;
     clearInterval(watchdog);
@@ -268,10 +300,11 @@ export function createVerifyPool(opts: VerifyPoolOptions = {}): VerifyPool {
       clearInterval(watchdog);
       for (const slot of slots) {
         slot.worker.terminate();
-        for (const pending of slot.pending.values()) {
+        for (const pending of [...slot.pending.values(), ...slot.suspects]) {
           pending.reject(new Error("The verification pool is closed"));
         }
         slot.pending.clear();
+        slot.suspects = [];
       }
       queued = 0;
     },
