@@ -147,10 +147,13 @@ export default function VoterPanel(
     try {
       outcome = await actions.submitVote(io, namespace, { content: text, ringSize });
       if (!outcome.ok) {
-        if (outcome.code === "too_few_keys") {
+        if (outcome.code === "too_few_keys" && round.choices.length > 0) {
+          // A choice is kept and sent by itself once enough voters have joined (page §14.2).
           setQueued(text);
           waiting.recheck();
         } else {
+          // Free text is refused as page §11 says; the waiting line says how many must join.
+          if (outcome.code === "too_few_keys") waiting.recheck();
           setProblem({ text: outcome.reason, detail: outcome.detail });
           // A vote whose answer was lost, or a second one, may be counted already: ask again.
           if (outcome.code === "unconfirmed" || outcome.code === "duplicate_tag") {

@@ -152,26 +152,24 @@ Deno.test({
         await proxied.close();
       });
 
-      await t.step(
-        "the voting page passes axe: a new voter, a vote waiting for voters",
-        async () => {
-          const first = await newVoter(page, 0);
-          assert.deepEqual(await axeViolations(page), [], "a new voter");
-          await registerKeys(first);
-          // One registered key cannot fill a ring of two: the panel says how many more must join
-          // and keeps the vote until they have (page §14.2).
-          await first.getByPlaceholder("Vote Content").fill("Choice A");
-          await first.getByRole("button", { name: "Submit Vote" }).click();
-          await first.locator("[data-waiting-for]").waitFor();
-          assert.match((await first.locator("[data-waiting-for]").textContent())!, /1 more person/);
-          assert.deepEqual(await axeViolations(page), [], "a vote waiting for voters");
-        },
-      );
+      await t.step("the voting page's red lines pass axe: a new voter, a refusal", async () => {
+        const first = await newVoter(page, 0);
+        assert.deepEqual(await axeViolations(page), [], "a new voter");
+        await registerKeys(first);
+        // One registered key cannot fill a ring of two: a red refusal under the panel, and a
+        // line saying how many more must join (page §14.2).
+        await first.getByPlaceholder("Vote Content").fill("Too early");
+        await first.getByRole("button", { name: "Submit Vote" }).click();
+        await first.locator(".notice-problem").waitFor();
+        assert.match((await first.locator("[data-waiting-for]").textContent())!, /1 more person/);
+        assert.deepEqual(await axeViolations(page), [], "a refused vote");
+      });
 
       await t.step("two voters, one voted: the voting page at both widths", async () => {
         const first = panel(page, 0);
-        // The second voter's key fills the ring: the first voter's kept vote is sent by itself.
         await registerKeys(await newVoter(page, 1));
+        await first.getByPlaceholder("Vote Content").fill("Choice A");
+        await first.getByRole("button", { name: "Submit Vote" }).click();
         await first.locator('[data-kind="vote"][data-status="voted"]').waitFor({ timeout: 60_000 });
         await first.locator('[data-kind="tag"]').waitFor({ timeout: 30_000 });
         await first.locator('[data-kind="ring"][data-effective-anonymity]').waitFor({

@@ -151,7 +151,7 @@ Deno.test({
               });
             }
             await page.locator('[data-action="join"]').click();
-            await page.locator('[data-join-status="joined"]').waitFor({ timeout: 20_000 });
+            await page.locator('[data-join-status="joined"]').waitFor({ timeout: 60_000 });
             await page.locator(`[data-choice="${choice}"]`).click();
             if (i < PHONES - 1) {
               const waiting = page.locator("[data-waiting-for]");

@@ -295,7 +295,7 @@ Deno.test({
       });
 
       await t.step(
-        "a second vote by the same voter is refused with the server's reason",
+        "a second vote by the same voter is refused in words, the server's reason in details",
         async () => {
           const panel = panels(page).nth(0);
           const before = await voteLine(panel).textContent();
@@ -308,8 +308,10 @@ Deno.test({
           assert.equal(error.code, "duplicate_tag");
           const notice = panel.locator(".notice-problem");
           await notice.waitFor();
-          assert.equal(await notice.textContent(), `Vote refused: ${error.message}`);
+          // Words a participant reads (page §14.2); the tag stays available in the details.
+          assert.equal(await notice.textContent(), "Vote refused: this voter has already voted");
           assert.equal(await colourOf(notice), COLOURS.red);
+          assert.equal(await panel.locator(".notice-detail p").textContent(), error.message);
           assert.equal(await voteLine(panel).textContent(), before);
           const names = await voterNames(page);
           assert.equal(await stored(page, `${names[0]}:voteContent`), "Choice A");
