@@ -51,7 +51,7 @@ export type RoundsOptions = {
   adminToken: string | null;
   /** Clock, ms since the epoch. */
   now?: () => number;
-  /** How long the current round's id read for a write may be reused, ms. */
+  /** How long the current round's id, and the listing, read from KV may be reused, ms. */
   currentTtlMs?: number;
 };
 
@@ -59,7 +59,7 @@ export type RoundsOptions = {
 export type Rounds = {
   /** The presenter's token. */
   readonly adminToken: string;
-  /** Every round by ascending id, and the current one (read from KV now). */
+  /** Every round by ascending id, and the current one (read from KV at most `currentTtlMs` ago). */
   list(): Promise<wire.RoundList>;
   /** The current round's id, read from KV at most `currentTtlMs` ago. */
   current(): Promise<number>;
@@ -86,6 +86,7 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
   const records = new Map<number, RoundRecord>([[1, first]]);
   const stores = new Map<number, Promise<Store>>([[1, Promise.resolve(options.election)]]);
   let cached: { id: number; at: number } | null = null;
+  let listing: { at: number; value: wire.RoundList } | null = null;
 
   async function readCurrent(): Promise<number> {
     const entry = await readRetrying(() => kv.get<CurrentRecord>(roundKeys.current()));
@@ -97,6 +98,8 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
   const rounds: Rounds = {
     adminToken,
     async list() {
+      // Every open page asks every few seconds: one listing a second serves them all.
+      if (listing !== null && now() - listing.at < ttl) return listing.value;
       // Current first: it is set in the commit that writes its round, so a listing made after
       // it always holds it, even when another process starts a round in between.
       const current = await readCurrent();
@@ -108,7 +111,9 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
         }
       });
       for (const record of listed) records.set(record.id, record);
-      return { current, rounds: listed };
+      const value = { current, rounds: listed };
+      listing = { at: now(), value };
+      return value;
     },
     async current() {
       if (cached !== null && now() - cached.at < ttl) return cached.id;
@@ -157,6 +162,7 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
         );
         if (res?.ok) {
           records.set(id, record);
+          listing = null;
           cached = { id, at: now() };
           return id;
         }
