@@ -6,7 +6,9 @@
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { MAX_BODY_BYTES } from "../lib/protocol/schemas.ts";
+import { derivedOrigin } from "../lib/protocol/block_log.ts";
 import { createBlockApp } from "./api/block.ts";
+import { createLogApp } from "./api/log.ts";
 import { createPkiApp } from "./api/pki.ts";
 import { createVoteApp } from "./api/vote.ts";
 import { type Config, DEFAULT_RING_SIZE } from "./config.ts";
@@ -18,6 +20,7 @@ import { electionWrites, mountRounds } from "./api/rounds.ts";
 import type { Rounds } from "./store/rounds.ts";
 import { createPageApp } from "./pages/pages.ts";
 import { hostGuard, securityHeaders } from "./security.ts";
+import { createBlockLog } from "./store/block_log.ts";
 import type { Store } from "./store/mod.ts";
 import { createInProcessVerifier } from "./verifier/in_process.ts";
 import type { Verifier } from "./verifier/types.ts";
@@ -36,7 +39,7 @@ export type AppOptions = {
   lab?: LabLedger;
   /** The rounds of protocol §4.9 (round 1 is `store`); without them `/api/rounds` is 404. */
   rounds?: Rounds;
-  config?: Partial<Pick<Config, "ringSize" | "publicUrl" | "trustProxy">>;
+  config?: Partial<Pick<Config, "ringSize" | "publicUrl" | "trustProxy" | "logOrigin">>;
   /** The machine's network interfaces, for the page's LAN address; `Deno.networkInterfaces`. */
   interfaces?: () => Deno.NetworkInterfaceInfo[];
   buildDir?: URL;
@@ -48,6 +51,8 @@ export function createApp(options: AppOptions): Hono {
   const { store } = options;
   const verifier = options.verifier ?? createInProcessVerifier();
   const ringSize = options.config?.ringSize ?? DEFAULT_RING_SIZE;
+  // The election's log origin; round 1 is the election, so it is served under it too.
+  const logOrigin = options.config?.logOrigin ?? null;
   const app = new Hono();
 
   app.use("*", securityHeaders());
@@ -71,12 +76,17 @@ export function createApp(options: AppOptions): Hono {
     mountRounds(app, {
       rounds,
       ledgerApi: (roundStore, { base, choices }) =>
-        createLedgerApi(roundStore, { base, verifier, choices }),
+        createLedgerApi(roundStore, {
+          base,
+          verifier,
+          choices,
+          logOrigin: roundStore === store ? logOrigin : null,
+        }),
     });
     app.use("/api/vote", electionWrites(rounds));
     app.use("/api/pki/key", electionWrites(rounds));
   }
-  app.route("/", createLedgerApi(store, { base: "/api", verifier }));
+  app.route("/", createLedgerApi(store, { base: "/api", verifier, logOrigin }));
 
   app.notFound((c) => {
     throw notFound(c.req.method, c.req.path);
@@ -98,13 +108,19 @@ export function createApp(options: AppOptions): Hono {
 
 /**
  * The API of one ledger under `base` (protocol §4): key directory, votes, block reads, signed
- * heads, and the lying-server lens over this ledger's own reads (protocol §4.7): read-only, only
- * for requests that opt in by path, and signing with a key of its own derived from this ledger's
- * seed, so the ledger's key never signs a lie.
+ * heads, its log's checkpoints and proofs (protocol §4.10) under `logOrigin` (derived from the
+ * ledger's key when null), and the lying-server lens over this ledger's own reads (protocol §4.7):
+ * read-only, only for requests that opt in by path, and signing with a key of its own derived
+ * from this ledger's seed, so the ledger's key never signs a lie.
  */
 export function createLedgerApi(
   store: Store,
-  { base, verifier, choices }: { base: string; verifier: Verifier; choices?: readonly string[] },
+  { base, verifier, choices, logOrigin = null }: {
+    base: string;
+    verifier: Verifier;
+    choices?: readonly string[];
+    logOrigin?: string | null;
+  },
 ): Hono {
   const api = new Hono().basePath(base);
   api.route("/pki", createPkiApp(store, verifier));
@@ -115,7 +131,10 @@ export function createLedgerApi(
     "/lens",
     createLensApp((path) => Promise.resolve(api.request(path)), lensSigner, { base }),
   );
-  api.route("/", createBlockApp(store, createHeadSigner(seed)));
+  const headSigner = createHeadSigner(seed);
+  api.route("/", createBlockApp(store, headSigner));
+  const origin = logOrigin ?? derivedOrigin(headSigner.key);
+  api.route("/", createLogApp(createBlockLog(store), { origin, seed }));
   api.notFound((c) => notFound(c.req.method, c.req.path).getResponse());
   api.onError(answerError);
   return api;

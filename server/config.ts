@@ -1,5 +1,6 @@
 // Configuration from the environment (protocol §6), read once by main.ts. Bad values stop the
 // start with a message naming the variable.
+import { isOrigin } from "../lib/protocol/checkpoint.ts";
 
 /** The settings of one server process. */
 export type Config = {
@@ -23,6 +24,8 @@ export type Config = {
   trustProxy: boolean;
   /** The presenter's token (`ADMIN_TOKEN`), or null to make one and keep it in KV. */
   adminToken: string | null;
+  /** The election ledger's log origin (`LOG_ORIGIN`), or null to derive it (protocol §4.10). */
+  logOrigin: string | null;
 };
 
 /** Ring size the page uses when `RING_SIZE` is unset (protocol §6). */
@@ -64,6 +67,7 @@ export function readConfig(env: (name: string) => string | undefined): Config {
     publicUrl: publicUrl(env("PUBLIC_URL")),
     trustProxy: flag(env, "TRUST_PROXY"),
     adminToken: adminToken(env("ADMIN_TOKEN")),
+    logOrigin: logOrigin(env("LOG_ORIGIN")),
   };
 }
 
@@ -93,6 +97,24 @@ function adminToken(value: string | undefined): string | null {
   if (!/^[A-Za-z0-9_.~-]+$/.test(value) || value.length < min || value.length > max) {
     throw new Error(
       `ADMIN_TOKEN must be ${min} to ${max} characters of A-Z, a-z, 0-9, "-", "_", "." or "~"`,
+    );
+  }
+  return value;
+}
+
+/** Longest `LOG_ORIGIN` accepted. */
+export const MAX_LOG_ORIGIN_LENGTH = 255;
+
+/**
+ * `LOG_ORIGIN`: the log's origin, which is also its key name in every checkpoint signature, so a
+ * key name (signed-note: non-empty, no Unicode space, no "+", here no control character either).
+ */
+function logOrigin(value: string | undefined): string | null {
+  if (value === undefined || value === "") return null;
+  if (!isOrigin(value) || value.length > MAX_LOG_ORIGIN_LENGTH) {
+    throw new Error(
+      `LOG_ORIGIN must be at most ${MAX_LOG_ORIGIN_LENGTH} characters with no spaces, "+" or ` +
+        `control characters, e.g. "vote.example.org/log", got "${value.slice(0, 80)}"`,
     );
   }
   return value;

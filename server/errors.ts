@@ -65,6 +65,7 @@ export const ERROR_STATUS = {
   unknown_tag: 404,
   unknown_lie: 404,
   unknown_round: 404,
+  unknown_tree: 404,
   duplicate_key: 409,
   duplicate_tag: 409,
   lab_full: 409,

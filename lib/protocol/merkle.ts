@@ -1,6 +1,7 @@
-// Browser-safe. RFC 9162 §2.1 Merkle Tree Hash, inclusion proofs (§2.1.3) and their verification
-// (§2.1.3.2), plus the vote bytes and vote leaf of protocol §3. Every tree input is checked by type
-// (TypeError) and length (RangeError) before any hashing.
+// Browser-safe. RFC 9162 §2.1 Merkle Tree Hash, inclusion proofs (§2.1.3), consistency proofs
+// (§2.1.4) and their verification (§2.1.3.2, §2.1.4.2), an append-only tree that answers them for
+// any past size, plus the vote bytes and vote leaf of protocol §3. Every tree input is checked by
+// type (TypeError) and length (RangeError) before any hashing.
 import { sha256 as nobleSha256 } from "@noble/hashes/sha2.js";
 import { assertBytes, assertNonNegativeInteger, equalBytes, HEX32_PATTERN, utf8 } from "./bytes.ts";
 import { sha256 } from "./hash.ts";
@@ -81,13 +82,22 @@ export function merkleRoot(leafHashes: Uint8Array[]): Uint8Array {
  * Audit path of leaf `index` (RFC 9162 §2.1.3.1 PATH(m, D[n])), ordered from the leaf's sibling
  * up to the child of the root. Requires 0 <= index < leafHashes.length. Elements may be the
  * caller's own leaf hash objects: treat them as read-only. Costs O(n) hashes; use
- * {@link allInclusionProofs} for every leaf of a tree.
+ * {@link allInclusionProofs} for every leaf of a tree, {@link createAppendOnlyTree} for proofs
+ * in a growing tree.
  */
 export function inclusionProof(leafHashes: Uint8Array[], index: number): Uint8Array[] {
   assertLeafHashes(leafHashes);
   assertNonNegativeInteger(index, "index");
   const size = leafHashes.length;
   if (index >= size) throw new RangeError(`index must be < size ${size}, got ${index}`);
+  return inclusionPath(index, size, (lo, hi) => subtreeHash(leafHashes, lo, hi));
+}
+
+/** MTH(D[lo:hi]) of one tree, for 0 <= lo < hi <= its size: how the proof builders read hashes. */
+type SubtreeHashes = (lo: number, hi: number) => Uint8Array;
+
+/** PATH(index, D[size]) of RFC 9162 §2.1.3.1 over `hashOf`; requires 0 <= index < size. */
+function inclusionPath(index: number, size: number, hashOf: SubtreeHashes): Uint8Array[] {
   const path: Uint8Array[] = [];
   // Iterative form of PATH(m, D[lo:hi]): the recursion descends into one subtree and appends the
   // other subtree's hash after the deeper part, so siblings are collected top-down and reversed.
@@ -96,14 +106,83 @@ export function inclusionProof(leafHashes: Uint8Array[], index: number): Uint8Ar
   while (hi - lo > 1) {
     const k = splitPoint(hi - lo);
     if (index < lo + k) {
-      path.push(subtreeHash(leafHashes, lo + k, hi));
+      path.push(hashOf(lo + k, hi));
       hi = lo + k;
     } else {
-      path.push(subtreeHash(leafHashes, lo, lo + k));
+      path.push(hashOf(lo, lo + k));
       lo += k;
     }
   }
   return path.reverse();
+}
+
+/**
+ * PROOF(m, D[n]) of RFC 9162 §2.1.4.1 over `hashOf`, and the empty list when m = 0 or m = n;
+ * requires 0 <= m <= n.
+ */
+function consistencyPath(m: number, n: number, hashOf: SubtreeHashes): Uint8Array[] {
+  if (m === 0 || m === n) return [];
+  // Iterative form of SUBPROOF(m, D[lo:hi], b): like PATH, each level appends one subtree hash
+  // after the deeper part, so hashes are collected top-down and reversed. `m` stays absolute.
+  const path: Uint8Array[] = [];
+  let lo = 0;
+  let hi = n;
+  let complete = true; // b: the old tree is the whole subtree D[lo:hi] seen so far
+  while (m !== hi) {
+    const k = splitPoint(hi - lo);
+    if (m <= lo + k) {
+      path.push(hashOf(lo + k, hi));
+      hi = lo + k;
+    } else {
+      path.push(hashOf(lo, lo + k));
+      lo += k;
+      complete = false;
+    }
+  }
+  // m = hi: SUBPROOF(m, D[m], true) is empty, SUBPROOF(m, D[lo:m], false) is MTH(D[lo:m]).
+  if (!complete) path.push(hashOf(lo, hi));
+  return path.reverse();
+}
+
+function assertSizes(oldSize: unknown, newSize: unknown, available: number): void {
+  assertNonNegativeInteger(oldSize, "oldSize");
+  assertNonNegativeInteger(newSize, "newSize");
+  if ((oldSize as number) > (newSize as number)) {
+    throw new RangeError(`oldSize must be <= newSize ${newSize}, got ${oldSize}`);
+  }
+  if ((newSize as number) > available) {
+    throw new RangeError(`newSize must be <= ${available} leaves, got ${newSize}`);
+  }
+}
+
+/**
+ * Consistency proof between the tree of the first `oldSize` leaves and that of the first
+ * `newSize` (RFC 9162 §2.1.4.1 PROOF(m, D[n])): empty when oldSize = 0 (the empty tree is
+ * consistent with every tree) or oldSize = newSize. Requires 0 <= oldSize <= newSize <=
+ * leafHashes.length. Costs O(newSize) hashes; elements may be the caller's leaf hash objects.
+ */
+export function consistencyProof(
+  leafHashes: Uint8Array[],
+  oldSize: number,
+  newSize: number,
+): Uint8Array[] {
+  assertLeafHashes(leafHashes);
+  assertSizes(oldSize, newSize, leafHashes.length);
+  return consistencyPath(oldSize, newSize, (lo, hi) => subtreeHash(leafHashes, lo, hi));
+}
+
+/**
+ * Merkle Tree Hash of the first `size` leaves, MTH(D[0:size]); requires 0 <= size <=
+ * leafHashes.length and 32-byte leaf hashes.
+ */
+export function rootOfSize(leafHashes: Uint8Array[], size: number): Uint8Array {
+  assertLeafHashes(leafHashes);
+  assertNonNegativeInteger(size, "size");
+  if (size > leafHashes.length) {
+    throw new RangeError(`size must be <= ${leafHashes.length} leaves, got ${size}`);
+  }
+  if (size === 0) return emptyRoot();
+  return size === 1 ? leafHashes[0].slice() : subtreeHash(leafHashes, 0, size);
 }
 
 /**
@@ -229,6 +308,136 @@ export function verifyInclusion(input: InclusionProofInput & { root: Uint8Array 
   assertBytes(input.root, HASH_SIZE, "root");
   const root = chainInclusionProof(input);
   return typeof root !== "string" && equalBytes(root, input.root);
+}
+
+/** Inputs of {@link verifyConsistency}: two tree heads and the proof between them. */
+export type ConsistencyProofInput = {
+  oldSize: number;
+  newSize: number;
+  oldRoot: Uint8Array;
+  newRoot: Uint8Array;
+  proof: Uint8Array[];
+};
+
+/**
+ * True when `proof` shows the tree of `oldSize` leaves with root `oldRoot` to be a prefix of the
+ * tree of `newSize` leaves with root `newRoot` (RFC 9162 §2.1.4.2). When oldSize = newSize the
+ * proof must be empty and the roots equal; when oldSize = 0 the proof must be empty and `oldRoot`
+ * the empty tree's root (and so must `newRoot` be when newSize = 0 too). Requires
+ * 0 <= oldSize <= newSize, 32-byte roots and 32-byte proof hashes, else throws TypeError or
+ * RangeError; a well-formed proof that does not verify (also one of the wrong length) is false.
+ *
+ * The new root is climbed with the inclusion core ({@link chainInclusionProof}): after the
+ * shifts of steps 3-4, RFC 9162's consistency walk is the inclusion walk of the seed node at
+ * index fn in a level of sn + 1 nodes, and the old root is the same walk over left siblings only.
+ */
+export function verifyConsistency(input: ConsistencyProofInput): boolean {
+  if (typeof input !== "object" || input === null) throw new TypeError("input must be an object");
+  const { oldSize, newSize, oldRoot, newRoot, proof } = input;
+  assertSizes(oldSize, newSize, Number.MAX_SAFE_INTEGER);
+  assertBytes(oldRoot, HASH_SIZE, "oldRoot");
+  assertBytes(newRoot, HASH_SIZE, "newRoot");
+  if (!Array.isArray(proof)) throw new TypeError("proof must be an array");
+  for (let i = 0; i < proof.length; i++) assertBytes(proof[i], HASH_SIZE, `proof[${i}]`);
+
+  if (oldSize === 0) {
+    const empty = emptyRoot();
+    return proof.length === 0 && equalBytes(oldRoot, empty) &&
+      (newSize > 0 || equalBytes(newRoot, empty));
+  }
+  if (oldSize === newSize) return proof.length === 0 && equalBytes(oldRoot, newRoot);
+  if (proof.length === 0) return false; // step 1
+  // Step 2: when oldSize is a power of two the old root is the seed, else the proof's first hash.
+  const seeded = isPowerOfTwo(oldSize) ? [oldRoot, ...proof] : proof;
+  // Steps 3-4, in arithmetic rather than bit operators: sizes may exceed 2^31.
+  let fn = oldSize - 1;
+  let sn = newSize - 1;
+  while (fn % 2 === 1) {
+    fn = (fn - 1) / 2;
+    sn = Math.floor(sn / 2);
+  }
+  // Steps 5-7: fr climbs over left siblings only, sr over all of them.
+  let fr = seeded[0];
+  const sr = chainInclusionProof(
+    { index: fn, size: sn + 1, leafHash: seeded[0], proof: seeded.slice(1) },
+    ({ sibling, side }) => {
+      if (side === "left") fr = nodeHash(sibling, fr);
+    },
+  );
+  return typeof sr !== "string" && equalBytes(fr, oldRoot) && equalBytes(sr, newRoot);
+}
+
+function isPowerOfTwo(n: number): boolean {
+  let p = 1;
+  while (p < n) p *= 2;
+  return p === n;
+}
+
+/**
+ * A tree that grows by appending leaf hashes and answers roots and proofs for any size it has
+ * had. It stores every complete subtree's hash (as Go's `sumdb/tlog` stores hashes), so appending
+ * costs one hash amortized and a root or proof O(log² n) hashes. Returned hashes may be shared
+ * with the tree: treat them as read-only.
+ */
+export type AppendOnlyTree = {
+  /** The number of leaves. */
+  readonly size: number;
+  /** Appends a 32-byte leaf hash. */
+  append(leafHash: Uint8Array): void;
+  /** MTH(D[0:size]); requires 0 <= size <= this.size. */
+  root(size: number): Uint8Array;
+  /** PATH(index, D[0:size]); requires 0 <= index < size <= this.size. */
+  inclusionProof(index: number, size: number): Uint8Array[];
+  /** PROOF(oldSize, D[0:newSize]), empty for oldSize 0; requires 0 <= oldSize <= newSize <= this.size. */
+  consistencyProof(oldSize: number, newSize: number): Uint8Array[];
+};
+
+/** An empty {@link AppendOnlyTree}. */
+export function createAppendOnlyTree(): AppendOnlyTree {
+  // levels[k][j] = MTH of the 2^k leaves from j·2^k: only complete subtrees are stored.
+  const levels: Uint8Array[][] = [[]];
+  const hashOf = (lo: number, hi: number): Uint8Array => {
+    const width = hi - lo;
+    let level = 0;
+    while (2 ** level < width) level++;
+    if (2 ** level === width && lo % width === 0) return levels[level][lo / width];
+    // RFC 9162's left subtree is always complete and aligned: one stored read, then the right.
+    const k = splitPoint(width);
+    return nodeHash(hashOf(lo, lo + k), hashOf(lo + k, hi));
+  };
+  const assertSize = (size: unknown, name: string) => {
+    assertNonNegativeInteger(size, name);
+    if ((size as number) > levels[0].length) {
+      throw new RangeError(`${name} must be <= tree size ${levels[0].length}, got ${size}`);
+    }
+    return size as number;
+  };
+  return {
+    get size() {
+      return levels[0].length;
+    },
+    append(leafHash) {
+      levels[0].push(assertBytes(leafHash, HASH_SIZE, "leafHash").slice());
+      for (let k = 0; levels[k].length % 2 === 0; k++) {
+        const level = levels[k];
+        (levels[k + 1] ??= []).push(nodeHash(level[level.length - 2], level[level.length - 1]));
+      }
+    },
+    root(size) {
+      assertSize(size, "size");
+      return size === 0 ? emptyRoot() : hashOf(0, size).slice();
+    },
+    inclusionProof(index, size) {
+      assertSize(size, "size");
+      assertNonNegativeInteger(index, "index");
+      if (index >= size) throw new RangeError(`index must be < size ${size}, got ${index}`);
+      return inclusionPath(index, size, hashOf);
+    },
+    consistencyProof(oldSize, newSize) {
+      assertSizes(oldSize, newSize, levels[0].length);
+      return consistencyPath(oldSize, newSize, hashOf);
+    },
+  };
 }
 
 /**

@@ -1,6 +1,6 @@
 // Configuration (server/config.ts, protocol §6): the defaults, every variable read, the platform's
-// database on Deno Deploy, PUBLIC_URL normalised, TRUST_PROXY and ADMIN_TOKEN values, and a bad
-// value stopping the start with the variable's name.
+// database on Deno Deploy, PUBLIC_URL normalised, TRUST_PROXY, ADMIN_TOKEN and LOG_ORIGIN values,
+// and a bad value stopping the start with the variable's name.
 import assert from "node:assert/strict";
 import { DEFAULT_KV_PATH, isKvFile, readConfig } from "../../server/config.ts";
 
@@ -20,6 +20,7 @@ Deno.test("readConfig: defaults of protocol §6", () => {
     publicUrl: null,
     trustProxy: false,
     adminToken: null,
+    logOrigin: null,
   });
   assert.equal(DEFAULT_KV_PATH, "./data/ringvote.kv");
 });
@@ -38,6 +39,7 @@ Deno.test("readConfig: every variable is read", () => {
         PUBLIC_URL: "https://vote.example.org/room/",
         TRUST_PROXY: "1",
         ADMIN_TOKEN: "presenter-token-0123",
+        LOG_ORIGIN: "vote.example.org/log",
       }),
     ),
     {
@@ -51,6 +53,7 @@ Deno.test("readConfig: every variable is read", () => {
       publicUrl: "https://vote.example.org/room/",
       trustProxy: true,
       adminToken: "presenter-token-0123",
+      logOrigin: "vote.example.org/log",
     },
   );
 });
@@ -88,6 +91,11 @@ Deno.test("readConfig: a bad value stops the start naming the variable", () => {
     [{ ADMIN_TOKEN: "presenter/token/0123" }, /ADMIN_TOKEN/],
     [{ ADMIN_TOKEN: "presenter&admin=0123" }, /ADMIN_TOKEN/],
     [{ ADMIN_TOKEN: "présentateur-0123456" }, /ADMIN_TOKEN/],
+    [{ LOG_ORIGIN: "vote.example.org/log 2" }, /LOG_ORIGIN/],
+    [{ LOG_ORIGIN: "vote.example.org/log+2" }, /LOG_ORIGIN/],
+    [{ LOG_ORIGIN: "vote.example.org/\u00a0log" }, /LOG_ORIGIN/],
+    [{ LOG_ORIGIN: "vote.example.org/\tlog" }, /LOG_ORIGIN/],
+    [{ LOG_ORIGIN: "v".repeat(256) }, /LOG_ORIGIN/],
   ];
   for (const [vars, message] of cases) assert.throws(() => readConfig(env(vars)), message);
 });
@@ -130,6 +138,13 @@ Deno.test("readConfig: ADMIN_TOKEN takes 16 to 128 URL-safe characters", () => {
     assert.equal(readConfig(env({ ADMIN_TOKEN: token })).adminToken, token);
   }
   assert.equal(readConfig(env({ ADMIN_TOKEN: "" })).adminToken, null, "empty is unset");
+});
+
+Deno.test("readConfig: LOG_ORIGIN is a key name of at most 255 characters, empty is unset", () => {
+  for (const origin of ["vote.example.org/log", "example.com/behind-the-sofa", "v".repeat(255)]) {
+    assert.equal(readConfig(env({ LOG_ORIGIN: origin })).logOrigin, origin);
+  }
+  assert.equal(readConfig(env({ LOG_ORIGIN: "" })).logOrigin, null, "empty is unset");
 });
 
 Deno.test("isKvFile: only file paths get a folder created", () => {
