@@ -7,7 +7,8 @@ import { isKvFile, readConfig } from "./server/config.ts";
 import { createLabLedger, type LabLedger } from "./server/store/lab.ts";
 import { sealNextBlock } from "./server/sealer.ts";
 import { createStore, type Store } from "./server/store/mod.ts";
-import { createRounds, type Rounds, sealDue } from "./server/store/rounds.ts";
+import { createRounds, type Rounds } from "./server/store/rounds.ts";
+import { createRoundSealer, type RoundSealer } from "./server/round_sealer.ts";
 import { createVerifier } from "./server/verifier/mod.ts";
 
 const config = readConfig((name) => Deno.env.get(name));
@@ -16,7 +17,9 @@ const config = readConfig((name) => Deno.env.get(name));
 const electionIntervalMs = config.blockIntervalMs ?? 60_000;
 
 /** The election's store, the lab's practice ledger and the rounds, over one database. */
-async function openLedgers(): Promise<{ store: Store; lab: LabLedger; rounds: Rounds }> {
+async function openLedgers(): Promise<
+  { store: Store; lab: LabLedger; rounds: Rounds; roundSealer: RoundSealer }
+> {
   if (isKvFile(config.kvPath)) await Deno.mkdir(dirname(config.kvPath), { recursive: true });
   const kv = config.kvPath === null ? await Deno.openKv() : await Deno.openKv(config.kvPath);
   const store = await createStore(kv);
@@ -29,7 +32,7 @@ async function openLedgers(): Promise<{ store: Store; lab: LabLedger; rounds: Ro
     electionIntervalMs,
     adminToken: config.adminToken,
   });
-  return { store, lab, rounds };
+  return { store, lab, rounds, roundSealer: createRoundSealer(rounds) };
 }
 
 /** Seals both ledgers; a failure of the practice ledger is logged and never stops the election. */
@@ -45,23 +48,12 @@ async function sealTick(): Promise<void> {
   }
 }
 
-/**
- * Seals the rounds after the first whose seal tick fell since the last run (protocol §4.9): the
- * current round and the two before it, where a vote verified as a round ended may still land.
- */
+/** Seals the rounds after the first (protocol §4.9): what is due since the last run. */
 async function sealRounds(previous: number, now: number): Promise<void> {
-  const { rounds } = await ledgersReady;
-  const current = await rounds.current();
-  for (let id = Math.max(2, current - 2); id <= current; id++) {
-    const round = await rounds.round(id);
-    if (round === null || !sealDue(previous, now, round.blockIntervalMs)) continue;
-    try {
-      const sealed = await sealNextBlock(await rounds.storeOf(id), now);
-      for (const block of sealed) {
-        console.log(`Sealed block ${block.height} of round ${id}: ${block.size} votes`);
-      }
-    } catch (error) {
-      console.error(`Sealing round ${id} failed, retrying next tick:`, error);
+  const { roundSealer } = await ledgersReady;
+  for (const { round, blocks } of await roundSealer.run(previous, now)) {
+    for (const block of blocks) {
+      console.log(`Sealed block ${block.height} of round ${round}: ${block.size} votes`);
     }
   }
 }

@@ -12,7 +12,7 @@ export type VotingPageProps = { ringSize: number; address?: string };
 /** The current round's voters, and the presenter's controls for the one who holds the token. */
 export default function VotingPage({ ringSize, address = "" }: VotingPageProps) {
   const list = useRounds();
-  const presenter = usePresenter();
+  const { token: presenter, signOut } = usePresenter();
   const round = list === null ? null : roundOf(list, list.current);
   return (
     <div class="voting-room" data-round={round?.id}>
@@ -21,7 +21,12 @@ export default function VotingPage({ ringSize, address = "" }: VotingPageProps) 
         show keys, not people (protocol §7.1).
       </p>
       {presenter !== null && round !== null && (
-        <PresenterControls token={presenter} address={address} round={round} />
+        <PresenterControls
+          token={presenter}
+          address={address}
+          round={round}
+          onSignOut={signOut}
+        />
       )}
       {round === null
         ? (

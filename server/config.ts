@@ -6,7 +6,7 @@ import { isOrigin } from "../lib/protocol/checkpoint.ts";
 export type Config = {
   /** HTTP port. */
   port: number;
-  /** Address the server listens on (`HOSTNAME`): every interface by default, so phones reach it. */
+  /** Address to listen on (`LISTEN_HOSTNAME`): every interface by default, so phones reach it. */
   hostname: string;
   /** Deno KV location: a file path, `:memory:`, a KV Connect URL, or null for the platform's own. */
   kvPath: string | null;
@@ -46,7 +46,7 @@ export function readConfig(env: (name: string) => string | undefined): Config {
   const interval = env("BLOCK_INTERVAL_MS");
   return {
     port: integer(env, { name: "PORT", fallback: 8000, min: 0, max: 65535 }),
-    hostname: listenAddress(env("HOSTNAME")),
+    hostname: listenAddress(env("LISTEN_HOSTNAME")),
     kvPath,
     blockIntervalMs: interval
       ? integer(env, { name: "BLOCK_INTERVAL_MS", fallback: 0, min: 1, max: 86_400_000 })
@@ -120,11 +120,13 @@ function logOrigin(value: string | undefined): string | null {
   return value;
 }
 
-/** `HOSTNAME`: an IP address or a host name to listen on; "0.0.0.0" (every interface) when unset. */
+/** `LISTEN_HOSTNAME`: an IP address or host name to listen on; "0.0.0.0" (every interface) unset. */
 function listenAddress(value: string | undefined): string {
   if (value === undefined || value === "") return "0.0.0.0";
   if (!/^(?:[A-Za-z0-9.-]+|[0-9A-Fa-f:.]+)$/.test(value) || value.length > 253) {
-    throw new Error(`HOSTNAME must be an IP address or host name to listen on, got "${value}"`);
+    throw new Error(
+      `LISTEN_HOSTNAME must be an IP address or host name to listen on, got "${value}"`,
+    );
   }
   return value;
 }

@@ -48,13 +48,14 @@ export const MAX_HOST_LENGTH = 261;
 
 /**
  * Middleware answering 400 `invalid_host` to a request whose `Host` header is over
- * {@link MAX_HOST_LENGTH} characters or not a host: nothing is built from it (the page's address
- * and QR code are), so a hostile header never reaches a 500.
+ * {@link MAX_HOST_LENGTH} characters, or is not what a URL's host can be (the request's URL and the
+ * page's address and QR code are built from it), so a hostile header never reaches a 500. Any host
+ * a URL takes passes, `_` in a container's name included.
  */
 export function hostGuard(): MiddlewareHandler {
   return async (c, next) => {
     const host = c.req.header("host");
-    if (host !== undefined && (host.length > MAX_HOST_LENGTH || !HOST_HEADER.test(host))) {
+    if (host !== undefined && !isUrlHost(host)) {
       throw refusal(
         "invalid_host",
         `Host header is not a host name, or over ${MAX_HOST_LENGTH} characters`,
@@ -62,6 +63,12 @@ export function hostGuard(): MiddlewareHandler {
     }
     await next();
   };
+}
+
+/** True when `host` is at most {@link MAX_HOST_LENGTH} characters and a URL's whole host. */
+export function isUrlHost(host: string): boolean {
+  if (host.length === 0 || host.length > MAX_HOST_LENGTH || /[\s/?#@\\]/.test(host)) return false;
+  return URL.canParse(`http://${host}/`);
 }
 
 /** A Host header: a name or IPv4 address, or a bracketed IPv6 one, and an optional port. */

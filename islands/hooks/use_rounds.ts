@@ -24,7 +24,8 @@ export const ELECTION_ROUND: RoundInfo = {
 
 /**
  * The rounds and the current one, read now and every {@link ROUNDS_POLL_MS}; null until the first
- * answer. A server without rounds (404) has round 1 only; a failed read keeps what was known.
+ * answer. A server without rounds (404) has round 1 only; a failed read keeps what was known and
+ * asks again.
  */
 export function useRounds(): RoundList | null {
   const [list, setList] = useState<RoundList | null>(null);
@@ -37,11 +38,12 @@ export function useRounds(): RoundList | null {
         if (live) setList((old) => sameList(old, answer) ? old : answer);
       } catch (error) {
         if (!live) return;
+        // Only a server without rounds means round 1; a failed read keeps what was known, or keeps
+        // the page finding the current round, so a phone never joins a round that is over.
         if (error instanceof ApiCallError && error.status === 404) {
           setList((old) => old ?? { current: 1, rounds: [ELECTION_ROUND] });
         } else {
           console.error(`The rounds could not be read: ${(error as Error).message}`);
-          setList((old) => old ?? { current: 1, rounds: [ELECTION_ROUND] });
         }
       }
     };
@@ -65,19 +67,23 @@ export function roundOf(list: RoundList, id: number): RoundInfo {
 }
 
 /**
- * The presenter's sign-in: a `?admin=TOKEN` in the address is kept in this browser's storage and
- * removed from the address bar; a kept token is checked with the server once. Answers the token
- * when the server accepts it, else null.
+ * The presenter's sign-in: `?admin=TOKEN` (or `#admin=TOKEN`, which never reaches a server log)
+ * in the address is kept in this browser's storage and removed from the address bar; a kept token
+ * is checked with the server once. Answers the token when the server accepts it, else null, and
+ * the sign-out.
  */
-export function usePresenter(): string | null {
+export function usePresenter(): { token: string | null; signOut(): void } {
   const [token, setToken] = useState<string | null>(null);
   useEffect(() => {
     const url = new URL(location.href);
-    const given = url.searchParams.get("admin");
+    const fragment = new URLSearchParams(url.hash.slice(1));
+    const given = url.searchParams.get("admin") ?? fragment.get("admin");
     if (given !== null) {
       localStorage.setItem(ADMIN_TOKEN_KEY, given);
       url.searchParams.delete("admin");
-      history.replaceState(history.state, "", url.pathname + url.search + url.hash);
+      fragment.delete("admin");
+      const hash = fragment.size > 0 ? `#${fragment}` : "";
+      history.replaceState(history.state, "", url.pathname + url.search + hash);
     }
     const kept = localStorage.getItem(ADMIN_TOKEN_KEY);
     if (kept === null) return;
@@ -96,5 +102,11 @@ export function usePresenter(): string | null {
       live = false;
     };
   }, []);
-  return token;
+  return {
+    token,
+    signOut() {
+      localStorage.removeItem(ADMIN_TOKEN_KEY);
+      setToken(null);
+    },
+  };
 }

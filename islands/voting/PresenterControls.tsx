@@ -16,10 +16,18 @@ import { describeIssues } from "../../lib/protocol/schemas.ts";
 const COUNT_POLL_MS = 2000;
 
 /** Props of {@link PresenterControls}. */
-export type PresenterControlsProps = { token: string; address: string; round: RoundInfo };
+export type PresenterControlsProps = {
+  token: string;
+  address: string;
+  round: RoundInfo;
+  /** Forgets the token in this browser. */
+  onSignOut(): void;
+};
 
 /** The presenter's bar: the QR code for the room and the round form. */
-export default function PresenterControls({ token, address, round }: PresenterControlsProps) {
+export default function PresenterControls(
+  { token, address, round, onSignOut }: PresenterControlsProps,
+) {
   const [presenting, setPresenting] = useState(false);
   return (
     <section class="presenter" data-section="presenter" aria-label="Presenter">
@@ -41,6 +49,9 @@ export default function PresenterControls({ token, address, round }: PresenterCo
         />
       )}
       <RoundForm token={token} current={round} />
+      <button type="button" class="presenter-sign-out" data-action="sign-out" onClick={onSignOut}>
+        Sign out of presenting in this browser
+      </button>
     </section>
   );
 }

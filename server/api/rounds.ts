@@ -57,10 +57,21 @@ export function mountRounds(
   });
   app.get("/api/presenter", presenter, (c) => c.body(null, 204));
 
+  // Every open page asks every two seconds: one count a second per round serves them all.
+  const counted = new Map<
+    number,
+    { at: number; open: Promise<{ height: number; votes: number }> }
+  >();
   app.get(`${ROUNDS_API}/:id/block/open`, async (c) => {
     const record = await roundOf(rounds, c.req.param("id"));
-    const store = await rounds.storeOf(record.id);
-    const { height, votes } = await store.openBlock();
+    let entry = counted.get(record.id);
+    if (entry === undefined || now() - entry.at >= rounds.ttlMs) {
+      const open = rounds.storeOf(record.id).then((store) => store.openBlock());
+      entry = { at: now(), open };
+      counted.set(record.id, entry);
+      open.catch(() => counted.delete(record.id));
+    }
+    const { height, votes } = await entry.open;
     const intervalMs = record.blockIntervalMs;
     return c.json({ height, votes, intervalMs, nextSealAt: nextSealAt(now(), intervalMs) });
   });

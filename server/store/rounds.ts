@@ -51,7 +51,7 @@ export type RoundsOptions = {
   adminToken: string | null;
   /** Clock, ms since the epoch. */
   now?: () => number;
-  /** How long the current round's id, and the listing, read from KV may be reused, ms. */
+  /** How long the current round's id, the listing and an open block's count may be reused, ms. */
   currentTtlMs?: number;
 };
 
@@ -59,6 +59,8 @@ export type RoundsOptions = {
 export type Rounds = {
   /** The presenter's token. */
   readonly adminToken: string;
+  /** How long what is read from KV for every page (current round, listing, counts) is reused. */
+  readonly ttlMs: number;
   /** Every round by ascending id, and the current one (read from KV at most `currentTtlMs` ago). */
   list(): Promise<wire.RoundList>;
   /** The current round's id, read from KV at most `currentTtlMs` ago. */
@@ -97,6 +99,7 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
 
   const rounds: Rounds = {
     adminToken,
+    ttlMs: ttl,
     async list() {
       // Every open page asks every few seconds: one listing a second serves them all.
       if (listing !== null && now() - listing.at < ttl) return listing.value;

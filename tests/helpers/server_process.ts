@@ -22,8 +22,8 @@ export type ServerProcess = {
 export type StartOptions = {
   /**
    * Environment of the server. Defaults: `KV_PATH=:memory:`, `BLOCK_INTERVAL_MS=250`, `PORT` a
-   * free port, `HOSTNAME=127.0.0.1` (tests listen on loopback only); PATH, HOME and DENO_DIR are
-   * passed through, nothing else is inherited.
+   * free port, `LISTEN_HOSTNAME=127.0.0.1` (tests listen on loopback only); PATH, HOME and
+   * DENO_DIR are passed through, nothing else is inherited.
    */
   env?: Record<string, string>;
   /** How long to wait for the server to answer, in ms. */
@@ -48,7 +48,7 @@ export async function startServer(options: StartOptions = {}): Promise<ServerPro
   const env: Record<string, string> = {
     KV_PATH: ":memory:",
     BLOCK_INTERVAL_MS: "250",
-    HOSTNAME: "127.0.0.1",
+    LISTEN_HOSTNAME: "127.0.0.1",
     ...passThrough(),
     ...options.env,
     PORT: String(port),

@@ -30,7 +30,7 @@ Deno.test("readConfig: every variable is read", () => {
     readConfig(
       env({
         PORT: "9001",
-        HOSTNAME: "127.0.0.1",
+        LISTEN_HOSTNAME: "127.0.0.1",
         KV_PATH: ":memory:",
         BLOCK_INTERVAL_MS: "500",
         RING_SIZE: "4",
@@ -78,7 +78,7 @@ Deno.test("readConfig: a bad value stops the start naming the variable", () => {
     [{ LAB_MAX_KEYS: "0" }, /LAB_MAX_KEYS/],
     [{ LAB_MAX_KEYS: "10001" }, /LAB_MAX_KEYS/],
     [{ LAB_MAX_VOTES: "many" }, /LAB_MAX_VOTES/],
-    [{ HOSTNAME: "0.0.0.0:8000/" }, /HOSTNAME/],
+    [{ LISTEN_HOSTNAME: "0.0.0.0:8000/" }, /LISTEN_HOSTNAME/],
     [{ PUBLIC_URL: "ftp://vote.example.org/" }, /PUBLIC_URL/],
     [{ PUBLIC_URL: "javascript:alert(1)" }, /PUBLIC_URL/],
     [{ PUBLIC_URL: "/room/" }, /PUBLIC_URL/],

@@ -117,3 +117,41 @@ Deno.test("an ordinary Host passes the guard: localhost:8000, an address, IPv6",
     await close();
   }
 });
+
+/** The status line's code of a raw HTTP/1.1 GET of `path` with `host` to 127.0.0.1:`port`. */
+async function rawStatus(port: number, path: string, host: string): Promise<number> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  try {
+    const request = `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nAccept: application/json\r\n` +
+      "Connection: close\r\n\r\n";
+    await conn.write(new TextEncoder().encode(request));
+    let text = "";
+    const buffer = new Uint8Array(4096);
+    for (;;) {
+      const n = await conn.read(buffer);
+      if (n === null) break;
+      text += new TextDecoder().decode(buffer.subarray(0, n));
+      if (text.includes("\r\n")) break;
+    }
+    return Number(text.split(" ")[1]);
+  } finally {
+    conn.close();
+  }
+}
+
+Deno.test("over real HTTP, a Host no URL can hold is 400, never a 500; a container's name passes", async () => {
+  const { app, close } = await setup();
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, app.fetch);
+  try {
+    const { port } = server.addr;
+    for (const host of ["999.1.1.1", "127.0.0.1:99999", "[::1]:99999", "1.2.3.4.5"]) {
+      for (const path of PATHS) assert.equal(await rawStatus(port, path, host), 400, `${host} ${path}`);
+    }
+    for (const host of ["ringvote_app:8000", `localhost:${port}`, "[::1]:8000"]) {
+      for (const path of PATHS) assert.equal(await rawStatus(port, path, host), 200, `${host} ${path}`);
+    }
+  } finally {
+    await server.shutdown();
+    await close();
+  }
+});
