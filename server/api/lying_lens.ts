@@ -55,6 +55,8 @@ export function createLensApp(
     const url = new URL(c.req.url);
     const path = `/api/${url.pathname.slice(`${base}/lens/${lie}/`.length)}`;
     if (path.startsWith("/api/lens/")) throw refusal("not_found", "A lens of a lens");
+    // The log's checkpoints are signed by the ledger's own key: the lens never passes them on.
+    if (path.startsWith("/api/log/")) throw refusal("not_found", "The lens does not serve the log");
     if (path === "/api/server-key") return c.json({ key: signer.key });
     const honest = await readAt(path + url.search);
     if (!(honest.headers.get("content-type") ?? "").startsWith("application/json")) return honest;

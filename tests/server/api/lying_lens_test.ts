@@ -92,6 +92,19 @@ Deno.test("the lens tells each lie only where asked, never writes, and leaves ho
     assert.equal(unknown.status, 404);
     assert.equal(unknown.body.error.code, "unknown_lie");
   });
+  await t.step(
+    "the lens never passes on the log's checkpoints, signed by the ledger's key",
+    async () => {
+      for (
+        const path of ["/api/lens/honest/log/checkpoint", "/api/lab/lens/fork-chain/log/checkpoint"]
+      ) {
+        const res = await call(app, "GET", path);
+        assert.equal(res.status, 404, path);
+        assert.equal(res.body.error.code, "not_found");
+      }
+      assert.equal((await app.request("/api/log/checkpoint")).status, 200);
+    },
+  );
   await t.step("the lab's lens reads the practice ledger only", async () => {
     const lab = await call(app, "GET", "/api/lab/lens/honest/tally");
     assert.equal(lab.body.total, 3);
