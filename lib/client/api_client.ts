@@ -53,7 +53,9 @@ export function ledgerBase(ledger: LedgerName): string {
  * `/api/lab/lens/{lens}/…` instead of `/api/lab/…` (or `/api/lens/{lens}/…` instead of
  * `/api/…`; read-only, writes are refused there). `onBlocks`
  * hears every signed block record an answer carries (the status head, the blocks listed, a vote
- * proof's block), so a page's fork watch checks everything the page is shown.
+ * proof's block), so a page's fork watch checks everything the page is shown. `timeoutMs` is each
+ * call's deadline, answer body included: a call with no whole answer by then is aborted and fails
+ * with `timeout` (none by default).
  */
 export type ApiClientOptions = {
   fetch: Transport;
@@ -61,10 +63,11 @@ export type ApiClientOptions = {
   ledger?: LedgerName;
   lens?: string;
   onBlocks?: (records: readonly (BlockRecord | BlockStatus)[]) => void;
+  timeoutMs?: number;
 };
 
 /** Codes the client gives failures that carry no error body of the server's. */
-export type ClientErrorCode = "network_error" | "malformed_answer" | "http_error";
+export type ClientErrorCode = "network_error" | "timeout" | "malformed_answer" | "http_error";
 
 /** What went wrong with one call; see {@link ApiCallError}. */
 export type Failure = {
@@ -110,16 +113,20 @@ export type ApiClient = ReturnType<typeof createApiClient>;
 
 /** The client over `fetch` at `baseUrl`. */
 export function createApiClient(
-  { fetch, baseUrl = "", ledger = "election", lens, onBlocks }: ApiClientOptions,
+  { fetch, baseUrl = "", ledger = "election", lens, onBlocks, timeoutMs }: ApiClientOptions,
 ) {
+  if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
+    throw new RangeError(`timeoutMs must be a positive number of milliseconds, got ${timeoutMs}`);
+  }
   const root = baseUrl.replace(/\/+$/, "");
   const base = ledgerBase(ledger);
   const prefix = lens === undefined ? base : `${base}lens/${encodeURIComponent(lens)}/`;
   const at = (path: string) => prefix + path.slice("/api/".length);
+  const transport = { fetch, root, timeoutMs };
   const get = <T>(path: string, schema: z.ZodMiniType<T>) =>
-    send({ fetch, root }, { method: "GET", path: at(path), schema });
+    send(transport, { method: "GET", path: at(path), schema });
   const post = <T>(path: string, body: unknown, schema: z.ZodMiniType<T>) =>
-    send({ fetch, root }, { method: "POST", path: at(path), body, schema });
+    send(transport, { method: "POST", path: at(path), body, schema });
   const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
   const id = (value: string | number) => encodeURIComponent(String(value));
   const heard = <T>(answer: T, records: (a: T) => (BlockRecord | BlockStatus)[]) => {
@@ -132,16 +139,16 @@ export function createApiClient(
     blockStatus: async () => heard(await get("/api/block/status", BlockStatus), (s) => [s]),
     /** GET /api/rounds/{id}/block/open: the open block, its waiting votes, the next seal tick. */
     openBlock: () =>
-      send({ fetch, root }, {
+      send(transport, {
         method: "GET",
         path: `/api/rounds/${typeof ledger === "object" ? ledger.round : 1}/block/open`,
         schema: OpenBlock,
       }),
     /** GET /api/rounds: every round and the current one (protocol §4.9). */
-    rounds: () => send({ fetch, root }, { method: "GET", path: "/api/rounds", schema: RoundList }),
+    rounds: () => send(transport, { method: "GET", path: "/api/rounds", schema: RoundList }),
     /** POST /api/rounds: starts a round and makes it current (the presenter's `token`). */
     startRound: (body: RoundStart, token: string) =>
-      send({ fetch, root }, {
+      send(transport, {
         method: "POST",
         path: "/api/rounds",
         body,
@@ -150,7 +157,7 @@ export function createApiClient(
       }),
     /** GET /api/presenter: resolves when `token` is the presenter's, throws 401 otherwise. */
     checkPresenter: (token: string) =>
-      send({ fetch, root }, {
+      send(transport, {
         method: "GET",
         path: "/api/presenter",
         headers: bearer(token),
@@ -234,9 +241,13 @@ export async function readPages<T>(
   return { items, total };
 }
 
-/** Sends one call; a failed request, a non-2xx or a body unlike `schema` is an ApiCallError. */
+/**
+ * Sends one call; a failed request, a non-2xx or a body unlike `schema` is an ApiCallError, and so
+ * is an answer not whole by `timeoutMs` (`timeout`: the request is aborted, and the wait ends even
+ * when the transport ignores the abort).
+ */
 async function send<T>(
-  { fetch, root }: { fetch: Transport; root: string },
+  { fetch, root, timeoutMs }: { fetch: Transport; root: string; timeoutMs?: number },
   { method, path, body, headers = {}, schema }: {
     method: "GET" | "POST";
     path: string;
@@ -253,16 +264,31 @@ async function send<T>(
       headers: { accept: "application/json", "content-type": "application/json", ...headers },
       body: JSON.stringify(body),
     };
+  const deadline = timeoutMs === undefined ? null : deadlineOf(timeoutMs);
+  const read = async () => {
+    const response = await fetch(
+      root + path,
+      deadline ? { ...init, signal: deadline.signal } : init,
+    );
+    return { response, text: await response.text() };
+  };
   let response: Response;
   let json: unknown;
   try {
-    response = await fetch(root + path, init);
-    const text = await response.text();
+    // The race also hears a late failure of the abandoned read, so none goes unhandled.
+    const answer = await (deadline ? Promise.race([read(), deadline.expired]) : read());
+    response = answer.response;
     // 204 (the presenter check) has no body: nothing to parse.
-    json = response.status === 204 ? null : parseJson(text);
+    json = response.status === 204 ? null : parseJson(answer.text);
   } catch (error) {
+    if (deadline?.signal.aborted) {
+      const reason = `no answer within ${duration(timeoutMs!)}`;
+      throw new ApiCallError(call, { status: 0, code: "timeout", reason });
+    }
     const reason = messageOf(error);
     throw new ApiCallError(call, { status: 0, code: "network_error", reason });
+  } finally {
+    deadline?.clear();
   }
   const { status } = response;
   if (!response.ok) {
@@ -289,6 +315,28 @@ async function send<T>(
     throw new ApiCallError(call, { status, code: "malformed_answer", reason });
   }
   return parsed.data;
+}
+
+/**
+ * A deadline `ms` from now: `signal` aborts then, and `expired` rejects then, for a transport that
+ * ignores the signal. `clear` stops the timer once the answer is in.
+ */
+function deadlineOf(ms: number) {
+  const controller = new AbortController();
+  let fire!: () => void;
+  const expired = new Promise<never>((_, reject) => {
+    fire = () => {
+      controller.abort(new DOMException(`No answer within ${duration(ms)}`, "TimeoutError"));
+      reject(controller.signal.reason);
+    };
+  });
+  const timer = setTimeout(fire, ms);
+  return { signal: controller.signal, expired, clear: () => clearTimeout(timer) };
+}
+
+/** `ms` in words: whole seconds as "8 s", anything else in milliseconds. */
+function duration(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
 }
 
 function parseJson(text: string): unknown {

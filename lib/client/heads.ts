@@ -158,8 +158,9 @@ export function headAlerts(observed: HeadObservation): HeadAlert[] {
 }
 
 /**
- * The alert of a check that could not be made (`reason`): what the page shows is then not
- * confirmed, which a server must not be able to hide by failing a request.
+ * The alert of a check that could not be made (`reason`): a request failed or got no answer by its
+ * deadline, the check did not finish by its own, or the links were beyond its bounds. What the page
+ * shows is then not confirmed, which a server must not be able to hide by failing or stalling.
  */
 export function uncheckedAlert(reason: string): HeadAlert {
   return {
@@ -209,6 +210,8 @@ export function linkAlerts(problems: readonly LinkProblem[]): HeadAlert[] {
         "always match their own fingerprints and heights.",
     });
   }
+  const unchecked = first("unchecked");
+  if (unchecked) alerts.push(uncheckedAlert(unchecked.reason));
   return alerts;
 }
 

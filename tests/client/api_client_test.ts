@@ -336,6 +336,80 @@ Deno.test("failures without an API answer have codes of their own", async (t) =>
   }
 });
 
+/** `promise`, or a failure once `ms` have passed without it settling (so a hang fails the test). */
+async function within<T>(ms: number, promise: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`still waiting after ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+Deno.test("a call with no whole answer by its deadline fails with timeout, status 0", async (t) => {
+  const { kv, app } = await ledger(1);
+  try {
+    await t.step("a transport that never answers, nor hears the abort", async () => {
+      let calls = 0;
+      const silent = createApiClient({
+        fetch: () => {
+          calls++;
+          return new Promise<Response>(() => {});
+        },
+        timeoutMs: 50,
+      });
+      const started = performance.now();
+      const error = await refusal(within(2_000, silent.serverKey()), 0, "timeout");
+      assert.ok(performance.now() - started < 1_000, "the deadline ends the wait");
+      assert.equal(error.reason, "no answer within 50 ms");
+      assert.equal(error.message, "GET /api/server-key failed: no answer within 50 ms");
+      assert.equal(calls, 1);
+    });
+    await t.step("the request is aborted at the deadline", async () => {
+      let signal: AbortSignal | null | undefined;
+      const stalling = createApiClient({
+        fetch: (_, init) => {
+          signal = init.signal;
+          return new Promise<Response>(() => {});
+        },
+        timeoutMs: 1_000,
+      });
+      const error = await refusal(within(3_000, stalling.blocks(0, 1)), 0, "timeout");
+      assert.equal(error.reason, "no answer within 1 s");
+      assert.equal(signal?.aborted, true);
+    });
+    await t.step("headers in time, a body that never ends: timeout", async () => {
+      const dripping = createApiClient({
+        fetch: () =>
+          new Response(new ReadableStream({ start: (c) => c.enqueue(new Uint8Array([0x7b])) }), {
+            headers: { "content-type": "application/json" },
+          }),
+        timeoutMs: 50,
+      });
+      await refusal(within(2_000, dripping.blockStatus()), 0, "timeout");
+    });
+    await t.step("an answer in time is read as before, its timer cleared", async () => {
+      const api = createApiClient({ fetch: app.request, timeoutMs: 5_000 });
+      assert.equal((await api.blockStatus()).height, 0);
+      assert.equal((await api.blocks(0, 1)).items.length, 1);
+    });
+    await t.step("a refusal in time keeps its own code", async () => {
+      const api = createApiClient({ fetch: app.request, timeoutMs: 5_000 });
+      await refusal(api.keyById(99), 404, "unknown_key");
+    });
+    await t.step("a deadline that is not a positive number of milliseconds is refused", () => {
+      for (const timeoutMs of [0, -1, NaN, Infinity]) {
+        assert.throws(() => createApiClient({ fetch: app.request, timeoutMs }), RangeError);
+      }
+    });
+  } finally {
+    kv.close();
+  }
+});
+
 Deno.test("a client of the practice ledger sends every call under /api/lab/", async () => {
   const kv = await Deno.openKv(":memory:");
   const app = createApp({

@@ -5,14 +5,15 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { createApiClient, type Transport } from "../../lib/client/api_client.ts";
+import { type ApiClient, createApiClient, type Transport } from "../../lib/client/api_client.ts";
+import { checkExtension, MAX_LINK_BLOCKS, MAX_LINK_REQUESTS } from "../../lib/client/head_links.ts";
 import {
   checkShownChain,
   headAlerts,
   parseSeenHeads,
   SEEN_HEADS_KEY,
 } from "../../lib/client/heads.ts";
-import { checkForkEvidence, serverPublicKey } from "../../lib/protocol/head.ts";
+import { checkForkEvidence, serverPublicKey, signHead } from "../../lib/protocol/head.ts";
 import type { BlockRecord } from "../../lib/protocol/schemas.ts";
 import { createApp } from "../../server/app.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
@@ -170,4 +171,134 @@ Deno.test("head signatures with a torsioned R are not signatures: an alert, noth
   assert.ok(kinds(observed).includes("unsigned"), kinds(observed).join(", "));
   assert.equal(storage.getItem(SEEN_HEADS_KEY), before);
   l.kv.close();
+});
+
+/**
+ * A liar with no end of blocks, as the review found one: the status head is `far`, and every
+ * blocks list is a full page of made-up blocks, up to `limit` pages (then no answer at all, so a
+ * walk without a bound waits instead of running the test out of memory). Counts every request.
+ */
+function endlessChain(l: Ledger, far: { height: number; hash: string }, limit = 20) {
+  const paths: string[] = [];
+  const madeUp = (height: number) => ({
+    height,
+    hash: "6b".repeat(32),
+    prev_hash: "6b".repeat(32),
+    merkle_root: "00".repeat(32),
+    timestamp: 1_700_000_000_000,
+    size: 1,
+    head_signature: signHead(l.seed, { height, hash: "6b".repeat(32) }),
+  });
+  const lie = tamperingTransport(l.app.request, (path, body) => {
+    if (path === "/api/block/status") {
+      Object.assign(body, { ...far, head_signature: signHead(l.seed, far) });
+    }
+  });
+  const fetch: Transport = (url, init) => {
+    const { pathname, searchParams } = new URL(url, "http://localhost");
+    paths.push(pathname);
+    if (pathname !== "/api/blocks") return lie(url, init);
+    if (paths.filter((p) => p === pathname).length > limit) return new Promise(() => {});
+    const from = Number(searchParams.get("from"));
+    const count = Number(searchParams.get("limit"));
+    const blocks = Array.from({ length: count }, (_, i) => madeUp(from + i));
+    return Response.json({ blocks, height: far.height });
+  };
+  return { fetch, paths };
+}
+
+/** `promise`, or a failure once `ms` have passed without it settling (so a hang fails the test). */
+async function within<T>(ms: number, promise: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`still waiting after ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+Deno.test("a head far beyond the remembered ones is unchecked at once: no walk, no memory", async (t) => {
+  const l = await ledger(2);
+  const storage = await rememberHonest(l);
+  const before = storage.getItem(SEEN_HEADS_KEY);
+  for (const height of [Number.MAX_SAFE_INTEGER, 2 + MAX_LINK_BLOCKS + 1]) {
+    await t.step(`a head signed with the real key at height ${height}`, async () => {
+      // The status head moved far up, validly signed: a lie no walk of prev_hash links can refute.
+      const { fetch, paths } = endlessChain(l, { height, hash: "5a".repeat(32) });
+      const heapBefore = Deno.memoryUsage().heapUsed;
+      const observed = await within(
+        2_000,
+        checkShownChain(createApiClient({ fetch }), { storage }),
+      );
+      const grown = Deno.memoryUsage().heapUsed - heapBefore;
+      assert.ok(grown < 16 * 1024 * 1024, `the heap stays small (grew ${grown} bytes)`);
+      assert.deepEqual(paths.toSorted(), ["/api/block/status", "/api/server-key"], "no walk");
+      assert.deepEqual(kinds(observed), ["unchecked"]);
+      const [alert] = headAlerts(observed);
+      assert.match(
+        alert.text,
+        new RegExp(`blocks 2 to ${height} .* more than the ${MAX_LINK_BLOCKS}`),
+      );
+      assert.equal(storage.getItem(SEEN_HEADS_KEY), before, "the far head is not remembered");
+    });
+  }
+  await t.step(
+    "the server back at its true head: no alert, and the chain is remembered",
+    async () => {
+      await l.seal();
+      assert.deepEqual(kinds(await checkShownChain(client(l), { storage })), []);
+      const heights = parseSeenHeads(storage.getItem(SEEN_HEADS_KEY)).heads.map((h) => h.height);
+      assert.deepEqual(heights, [0, 1, 2, 3]);
+    },
+  );
+  l.kv.close();
+});
+
+Deno.test("a blocks read with no answer by its deadline is unchecked, not withheld", async () => {
+  const l = await ledger(2);
+  const storage = await rememberHonest(l);
+  const before = storage.getItem(SEEN_HEADS_KEY);
+  await l.seal();
+  const stalling: Transport = (url, init) =>
+    url.includes("/api/blocks") ? new Promise<Response>(() => {}) : l.app.request(url, init);
+  const api = createApiClient({ fetch: stalling, timeoutMs: 100 });
+  const observed = await checkShownChain(api, { storage });
+  assert.deepEqual(kinds(observed), ["unchecked"]);
+  assert.match(
+    headAlerts(observed)[0].text,
+    /GET \/api\/blocks\?from=2&limit=2 failed: no answer within 100 ms/,
+  );
+  assert.equal(storage.getItem(SEEN_HEADS_KEY), before);
+  l.kv.close();
+});
+
+Deno.test("the blocks a check needs in many short runs are read in at most MAX_LINK_REQUESTS requests", async () => {
+  // Anchored at 0 and shown every odd block below a head at 2n: the even blocks are missing one
+  // by one, n + 1 runs, more than one check's requests.
+  const n = MAX_LINK_REQUESTS + 11;
+  const record = (height: number): BlockRecord & { head_signature: string } => ({
+    height,
+    hash: height.toString(16).padStart(64, "0"),
+    prev_hash: (height - 1).toString(16).padStart(64, "0"),
+    merkle_root: "00".repeat(32),
+    timestamp: 1_700_000_000_000 + height,
+    size: 1,
+    head_signature: "00".repeat(64),
+  });
+  const calls: [number, number][] = [];
+  const api = {
+    blocks: (offset: number, limit: number) => {
+      calls.push([offset, limit]);
+      const items = Array.from({ length: limit }, (_, i) => record(offset + i));
+      return Promise.resolve({ items, total: 2 * n + 1 });
+    },
+  } as unknown as ApiClient;
+  const shown = [...Array.from({ length: n }, (_, i) => record(2 * i + 1)), record(2 * n)];
+  const { problems } = await checkExtension(api, { anchors: [record(0)], shown });
+  assert.equal(calls.length, MAX_LINK_REQUESTS);
+  const unchecked = problems.filter((p) => p.kind === "unchecked");
+  assert.deepEqual(unchecked.map((p) => [p.from, p.to]), [[2 * MAX_LINK_REQUESTS, 2 * n]]);
 });
