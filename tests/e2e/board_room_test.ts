@@ -8,7 +8,6 @@
 // /board?round=2 shows round 2 and /board still round 1. axe-core finds nothing at 1280 and 390
 // px, and a phone does not scroll sideways.
 import assert from "node:assert/strict";
-import jsqr from "jsqr";
 import type { Browser, Locator, Page } from "playwright-core";
 import { build } from "../../scripts/build.ts";
 import {
@@ -21,9 +20,8 @@ import {
 import { startServer } from "../helpers/server_process.ts";
 import { axeViolations } from "./axe.ts";
 import { launchChromium, skipWithoutChromium } from "./browser.ts";
+import { decodeQrPng } from "./qr.ts";
 
-// jsqr is CommonJS: its default import is the module, whose `default` is the decoder.
-const jsQR = jsqr.default;
 const ARTIFACTS = new URL("../artifacts/", import.meta.url);
 const TOKEN = "board-room-test-presenter-0123";
 const QUESTION = "Which colour for the new logo?";
@@ -103,31 +101,9 @@ async function fontSize(locator: Locator): Promise<number> {
   return await locator.evaluate((el) => parseFloat(getComputedStyle(el).fontSize));
 }
 
-/**
- * What the QR code in `svg` says: its pixels as the browser drew them, at a quarter of their size
- * (as a phone at the back of the room sees it, and quick to read), read by jsQR.
- */
+/** What the QR code in `svg` says at a quarter of its size, as a phone at the back sees it. */
 async function decodeQr(browser: Browser, svg: Locator): Promise<string | null> {
-  const png = (await svg.screenshot()).toString("base64");
-  // A blank page has no Content-Security-Policy, so it can draw the PNG from a data: address.
-  const blank = await browser.newPage();
-  try {
-    const image = await blank.evaluate(async (base64) => {
-      const img = new Image();
-      img.src = `data:image/png;base64,${base64}`;
-      await img.decode();
-      const canvas = document.createElement("canvas");
-      canvas.width = Math.round(img.width / 4);
-      canvas.height = Math.round(img.height / 4);
-      const context = canvas.getContext("2d")!;
-      context.drawImage(img, 0, 0, canvas.width, canvas.height);
-      const { data, width, height } = context.getImageData(0, 0, canvas.width, canvas.height);
-      return { data: Array.from(data), width, height };
-    }, png);
-    return jsQR(new Uint8ClampedArray(image.data), image.width, image.height)?.data ?? null;
-  } finally {
-    await blank.close();
-  }
+  return await decodeQrPng(browser, await svg.screenshot(), { scale: 0.25 });
 }
 
 /** Every element `selector` matches that is not wholly inside the first screen, with its box. */

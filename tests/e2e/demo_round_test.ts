@@ -3,11 +3,11 @@
 // panels turn green by themselves once their block is sealed, the storage holds exactly the entries
 // of page §3, the tally counts eight votes, and a failure stops the round with its reason in red.
 import assert from "node:assert/strict";
-import axe from "axe-core";
 import type { Page } from "playwright-core";
 import { build } from "../../scripts/build.ts";
 import { startServer } from "../helpers/server_process.ts";
 import { COLOURS, launchChromium, skipWithoutChromium } from "./browser.ts";
+import { axeViolations } from "./axe.ts";
 
 const ROUND = 8;
 const TOKEN = "demo-round-test-presenter-token";
@@ -22,21 +22,6 @@ const ENTRIES = [
   "voteContent",
   "voteSignature",
 ];
-
-/** axe-core's violations on `page`, one line per rule and element. */
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.evaluate(axe.source);
-  return await page.evaluate(async () => {
-    type Result = { id: string; nodes: { target: string[]; failureSummary?: string }[] };
-    const run = (globalThis as unknown as {
-      axe: { run(context: Document): Promise<{ violations: Result[] }> };
-    }).axe.run;
-    const { violations } = await run(document);
-    return violations.flatMap((v) =>
-      v.nodes.map((n) => `${v.id} at ${n.target.join(" ")}: ${n.failureSummary ?? ""}`)
-    );
-  });
-}
 
 /** Every distinct text the demo status line and the panels' working notices showed. */
 async function seenTexts(page: Page): Promise<{ demo: string[]; working: string[] }> {

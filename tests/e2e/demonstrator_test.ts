@@ -3,15 +3,13 @@
 // pages fit a 390 px phone without sideways scrolling, and axe-core finds no accessibility
 // violation on them at 1280 px and 390 px. Saves the voting page at both widths for a look.
 import assert from "node:assert/strict";
-import axe from "axe-core";
-import jsqr from "jsqr";
 import type { Browser, Locator, Page } from "playwright-core";
 import { build } from "../../scripts/build.ts";
 import { startServer } from "../helpers/server_process.ts";
 import { launchChromium, skipWithoutChromium } from "./browser.ts";
+import { axeViolations } from "./axe.ts";
+import { decodeQrPng } from "./qr.ts";
 
-// jsqr is CommonJS: its default import is the module, whose `default` is the decoder.
-const jsQR = jsqr.default;
 const ARTIFACTS = new URL("../artifacts/", import.meta.url);
 /** A projector's width and a phone's. */
 const WIDTHS = [1280, 390] as const;
@@ -19,45 +17,7 @@ const PHONE = 390;
 
 /** What the QR code in `svg` says: its pixels as the browser drew them, read by jsQR. */
 async function decodeQr(browser: Browser, svg: Locator): Promise<string | null> {
-  const png = (await svg.screenshot()).toString("base64");
-  // A blank page has no Content-Security-Policy, so it can draw the PNG from a data: address.
-  const blank = await browser.newPage();
-  try {
-    const image = await blank.evaluate(async (base64) => {
-      const img = new Image();
-      img.src = `data:image/png;base64,${base64}`;
-      await img.decode();
-      const canvas = document.createElement("canvas");
-      canvas.width = img.width;
-      canvas.height = img.height;
-      const context = canvas.getContext("2d")!;
-      context.drawImage(img, 0, 0);
-      const { data, width, height } = context.getImageData(0, 0, img.width, img.height);
-      return { data: Array.from(data), width, height };
-    }, png);
-    return jsQR(new Uint8ClampedArray(image.data), image.width, image.height)?.data ?? null;
-  } finally {
-    await blank.close();
-  }
-}
-
-/** axe-core's violations on `page`, one line per rule and element, with what to fix. */
-async function axeViolations(page: Page): Promise<string[]> {
-  // Evaluated through the DevTools protocol, so the page's policy (no inline script) stays on.
-  await page.evaluate(axe.source);
-  return await page.evaluate(async () => {
-    type Result = {
-      id: string;
-      nodes: { target: string[]; failureSummary?: string }[];
-    };
-    const run = (globalThis as unknown as {
-      axe: { run(context: Document): Promise<{ violations: Result[] }> };
-    }).axe.run;
-    const { violations } = await run(document);
-    return violations.flatMap((v) =>
-      v.nodes.map((n) => `${v.id} at ${n.target.join(" ")}: ${n.failureSummary ?? ""}`)
-    );
-  });
+  return await decodeQrPng(browser, await svg.screenshot());
 }
 
 /** How wide the document is: wider than the viewport means the page scrolls sideways. */

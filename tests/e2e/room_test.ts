@@ -5,15 +5,13 @@
 // above the fold at 1920×1080; round 1's tally is unchanged; the presenter's QR code decodes from a
 // quarter-scale screenshot; and a returning browser raises no alarm when the next round starts.
 import assert from "node:assert/strict";
-import jsqr from "jsqr";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { build } from "../../scripts/build.ts";
 import { startServer } from "../helpers/server_process.ts";
 import { checkAxeAtWidths } from "./axe.ts";
 import { COLOURS, launchChromium, skipWithoutChromium } from "./browser.ts";
+import { decodeQrPng } from "./qr.ts";
 
-// jsqr is CommonJS: its default import is the module, whose `default` is the decoder.
-const jsQR = jsqr.default;
 const ARTIFACTS = new URL("../artifacts/", import.meta.url);
 const TOKEN = "room-test-presenter-0123456789";
 const QUESTION = "Where do we eat tonight?";
@@ -39,29 +37,6 @@ async function inViewport(page: Page, selector: string): Promise<boolean> {
     const box = el.getBoundingClientRect();
     return box.top >= 0 && box.bottom <= innerHeight && box.height > 0 && scrollY === 0;
   });
-}
-
-/** What the QR code in a `width`×`height` PNG says once scaled to a quarter of each side. */
-async function decodeQuarter(browser: Browser, png: Uint8Array): Promise<string | null> {
-  const blank = await browser.newPage();
-  try {
-    const image = await blank.evaluate(async (base64) => {
-      const img = new Image();
-      img.src = `data:image/png;base64,${base64}`;
-      await img.decode();
-      const canvas = document.createElement("canvas");
-      canvas.width = Math.round(img.width / 4);
-      canvas.height = Math.round(img.height / 4);
-      const ctx = canvas.getContext("2d")!;
-      ctx.imageSmoothingEnabled = true;
-      ctx.drawImage(img, 0, 0, canvas.width, canvas.height);
-      const data = ctx.getImageData(0, 0, canvas.width, canvas.height);
-      return { data: [...data.data], width: canvas.width, height: canvas.height };
-    }, btoa(String.fromCharCode(...png)));
-    return jsQR(new Uint8ClampedArray(image.data), image.width, image.height)?.data ?? null;
-  } finally {
-    await blank.close();
-  }
 }
 
 Deno.test({
@@ -107,7 +82,7 @@ Deno.test({
         const shown = (await presenter.locator("[data-present] .address-qr-url").textContent())!;
         const png = await presenter.screenshot();
         await Deno.writeFile(new URL("presenter-qr-1920x1080.png", ARTIFACTS), png);
-        assert.equal(await decodeQuarter(browser, png), shown);
+        assert.equal(await decodeQrPng(browser, png, { scale: 0.25 }), shown);
         assert.match(shown, /^http:\/\//);
         await checkAxeAtWidths(presenter, { label: "the presenter's QR code", restore: PROJECTOR });
         await presenter.locator('[data-action="present-close"]').click();
