@@ -1,6 +1,7 @@
 // Composition root: configuration, Deno KV, the store, the attack lab's practice ledger (its own
-// KV prefix, protocol §4.7), the rounds (protocol §4.9), the sealer schedules, the verifier (a pool
-// of worker threads, or this thread where there is no Worker) and the HTTP server.
+// KV prefix, protocol §4.7), the rounds (protocol §4.9), the sealer schedules, the pushes of the
+// election's checkpoints to its witnesses (protocol §4.10), the verifier (a pool of worker threads,
+// or this thread where there is no Worker) and the HTTP server.
 import { dirname } from "node:path";
 import { createApp } from "./server/app.ts";
 import { isKvFile, readConfig } from "./server/config.ts";
@@ -10,6 +11,7 @@ import { createStore, type Store } from "./server/store/mod.ts";
 import { createRounds, type Rounds } from "./server/store/rounds.ts";
 import { createRoundSealer, type RoundSealer } from "./server/round_sealer.ts";
 import { createVerifier } from "./server/verifier/mod.ts";
+import { createWitnessPusher, WITNESS_REFRESH_MS } from "./server/witness_push.ts";
 
 const config = readConfig((name) => Deno.env.get(name));
 
@@ -41,6 +43,8 @@ async function sealTick(): Promise<void> {
   const now = Date.now();
   const sealed = await sealNextBlock(store, now);
   for (const block of sealed) console.log(`Sealed block ${block.height}: ${block.size} votes`);
+  // Detached: a witness that is slow or down never holds up sealing.
+  void witnessPusher.then((pusher) => pusher?.push());
   try {
     await sealNextBlock(await lab.current(), now);
   } catch (error) {
@@ -62,6 +66,25 @@ async function sealRounds(previous: number, now: number): Promise<void> {
 const ROUND_TICK_MS = 250;
 
 const ledgersReady = openLedgers();
+
+for (const note of config.witnessPolicy?.notes ?? []) console.log(`WITNESS_POLICY ${note}`);
+/** The election's pushes to the witnesses of WITNESS_POLICY; null when it names none. */
+const witnessPusher = ledgersReady.then(({ store }) =>
+  config.witnessPolicy?.witnesses.length
+    ? createWitnessPusher({
+      store,
+      witnesses: config.witnessPolicy.witnesses,
+      origin: config.logOrigin,
+    })
+    : null
+);
+// The steady pace: with nothing sealed, every witness cosigns again, refreshing its timestamp.
+if (config.witnessPolicy?.witnesses.length) {
+  setInterval(
+    () => void witnessPusher.then((pusher) => pusher?.push({ refresh: true })),
+    WITNESS_REFRESH_MS,
+  );
+}
 
 // Registered at the top level, before any await, as edge runtimes require.
 if (config.blockIntervalMs === null) {

@@ -24,6 +24,7 @@ import { createBlockLog } from "./store/block_log.ts";
 import type { Store } from "./store/mod.ts";
 import { createInProcessVerifier } from "./verifier/in_process.ts";
 import type { Verifier } from "./verifier/types.ts";
+import type { PolicyWitness } from "./witness_policy.ts";
 
 /** Where the attack lab's practice ledger is served: the API of protocol §4 under this prefix. */
 export const LAB_API = "/api/lab";
@@ -39,7 +40,9 @@ export type AppOptions = {
   lab?: LabLedger;
   /** The rounds of protocol §4.9 (round 1 is `store`); without them `/api/rounds` is 404. */
   rounds?: Rounds;
-  config?: Partial<Pick<Config, "ringSize" | "publicUrl" | "trustProxy" | "logOrigin">>;
+  config?: Partial<
+    Pick<Config, "ringSize" | "publicUrl" | "trustProxy" | "logOrigin" | "witnessPolicy">
+  >;
   /** The machine's network interfaces, for the page's LAN address; `Deno.networkInterfaces`. */
   interfaces?: () => Deno.NetworkInterfaceInfo[];
   buildDir?: URL;
@@ -53,6 +56,8 @@ export function createApp(options: AppOptions): Hono {
   const ringSize = options.config?.ringSize ?? DEFAULT_RING_SIZE;
   // The election's log origin; round 1 is the election, so it is served under it too.
   const logOrigin = options.config?.logOrigin ?? null;
+  // The election's witnesses (WITNESS_POLICY): main.ts pushes to them, its log shows them.
+  const witnesses = options.config?.witnessPolicy?.witnesses ?? [];
   const app = new Hono();
 
   app.use("*", securityHeaders());
@@ -81,12 +86,13 @@ export function createApp(options: AppOptions): Hono {
           verifier,
           choices,
           logOrigin: roundStore === store ? logOrigin : null,
+          witnesses: roundStore === store ? witnesses : [],
         }),
     });
     app.use("/api/vote", electionWrites(rounds));
     app.use("/api/pki/key", electionWrites(rounds));
   }
-  app.route("/", createLedgerApi(store, { base: "/api", verifier, logOrigin }));
+  app.route("/", createLedgerApi(store, { base: "/api", verifier, logOrigin, witnesses }));
 
   app.notFound((c) => {
     throw notFound(c.req.method, c.req.path);
@@ -108,18 +114,20 @@ export function createApp(options: AppOptions): Hono {
 
 /**
  * The API of one ledger under `base` (protocol §4): key directory, votes, block reads, signed
- * heads, its log's checkpoints and proofs (protocol §4.10) under `logOrigin` (derived from the
- * ledger's key when null), and the lying-server lens over this ledger's own reads (protocol §4.7):
- * read-only, only for requests that opt in by path, and signing with a key of its own derived
- * from this ledger's seed, so the ledger's key never signs a lie.
+ * heads, its log's checkpoints, proofs and witness cosignatures (protocol §4.10) under `logOrigin`
+ * (derived from the ledger's key when null) with the `witnesses` it is pushed to, and the
+ * lying-server lens over this ledger's own reads (protocol §4.7): read-only, only for requests
+ * that opt in by path, and signing with a key of its own derived from this ledger's seed, so the
+ * ledger's key never signs a lie.
  */
 export function createLedgerApi(
   store: Store,
-  { base, verifier, choices, logOrigin = null }: {
+  { base, verifier, choices, logOrigin = null, witnesses = [] }: {
     base: string;
     verifier: Verifier;
     choices?: readonly string[];
     logOrigin?: string | null;
+    witnesses?: readonly PolicyWitness[];
   },
 ): Hono {
   const api = new Hono().basePath(base);
@@ -134,7 +142,13 @@ export function createLedgerApi(
   const headSigner = createHeadSigner(seed);
   api.route("/", createBlockApp(store, headSigner));
   const origin = logOrigin ?? derivedOrigin(headSigner.key);
-  api.route("/", createLogApp(createBlockLog(store), { origin, seed }));
+  api.route(
+    "/",
+    createLogApp(createBlockLog(store), { origin, seed }, {
+      cosignatures: store.cosignatures,
+      witnesses,
+    }),
+  );
   api.notFound((c) => notFound(c.req.method, c.req.path).getResponse());
   api.onError(answerError);
   return api;

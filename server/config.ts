@@ -1,6 +1,7 @@
 // Configuration from the environment (protocol §6), read once by main.ts. Bad values stop the
 // start with a message naming the variable.
 import { isOrigin } from "../lib/protocol/checkpoint.ts";
+import { parseWitnessPolicy, type WitnessPolicy } from "./witness_policy.ts";
 
 /** The settings of one server process. */
 export type Config = {
@@ -26,6 +27,8 @@ export type Config = {
   adminToken: string | null;
   /** The election ledger's log origin (`LOG_ORIGIN`), or null to derive it (protocol §4.10). */
   logOrigin: string | null;
+  /** The witnesses the election's log pushes to (`WITNESS_POLICY`, read from its file), or null. */
+  witnessPolicy: (WitnessPolicy & { path: string }) | null;
 };
 
 /** Ring size the page uses when `RING_SIZE` is unset (protocol §6). */
@@ -38,10 +41,14 @@ export const DEFAULT_LAB_MAX = 500;
 export const DEFAULT_KV_PATH = "./data/ringvote.kv";
 
 /**
- * Reads the configuration from `env`. On an edge runtime (Deno Deploy sets
- * `DENO_DEPLOYMENT_ID`) with no KV_PATH, `kvPath` is null: the platform's database, no file.
+ * Reads the configuration from `env`, and the file `WITNESS_POLICY` names with `readTextFile`. On
+ * an edge runtime (Deno Deploy sets `DENO_DEPLOYMENT_ID`) with no KV_PATH, `kvPath` is null: the
+ * platform's database, no file.
  */
-export function readConfig(env: (name: string) => string | undefined): Config {
+export function readConfig(
+  env: (name: string) => string | undefined,
+  { readTextFile = Deno.readTextFileSync }: { readTextFile?: (path: string) => string } = {},
+): Config {
   const kvPath = env("KV_PATH") || (env("DENO_DEPLOYMENT_ID") ? null : DEFAULT_KV_PATH);
   const interval = env("BLOCK_INTERVAL_MS");
   return {
@@ -68,6 +75,7 @@ export function readConfig(env: (name: string) => string | undefined): Config {
     trustProxy: flag(env, "TRUST_PROXY"),
     adminToken: adminToken(env("ADMIN_TOKEN")),
     logOrigin: logOrigin(env("LOG_ORIGIN")),
+    witnessPolicy: witnessPolicy(env("WITNESS_POLICY"), readTextFile),
   };
 }
 
@@ -118,6 +126,29 @@ function logOrigin(value: string | undefined): string | null {
     );
   }
   return value;
+}
+
+/**
+ * `WITNESS_POLICY`: the path of a C2SP policy file whose `witness <name> <vkey> <url>` lines name
+ * the witnesses to push to (./witness_policy.ts); a file that cannot be read or used stops the
+ * start.
+ */
+function witnessPolicy(
+  path: string | undefined,
+  readTextFile: (path: string) => string,
+): (WitnessPolicy & { path: string }) | null {
+  if (path === undefined || path === "") return null;
+  let text: string;
+  try {
+    text = readTextFile(path);
+  } catch (error) {
+    throw new Error(`WITNESS_POLICY "${path}" cannot be read: ${(error as Error).message}`);
+  }
+  try {
+    return { path, ...parseWitnessPolicy(text) };
+  } catch (error) {
+    throw new Error(`WITNESS_POLICY "${path}" ${(error as Error).message}`);
+  }
 }
 
 /** `LISTEN_HOSTNAME`: an IP address or host name to listen on; "0.0.0.0" (every interface) unset. */

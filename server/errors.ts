@@ -5,7 +5,7 @@
 import { HTTPException } from "hono/http-exception";
 
 /** Status codes an error answer may have: 4xx the caller's fault, 503 busy, 500 a bug. */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 500 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 422 | 500 | 503;
 
 /** The JSON body of every error answer. */
 export type ErrorAnswer = { error: { code: string; message: string } & Record<string, unknown> };
@@ -73,6 +73,7 @@ export const ERROR_STATUS = {
   round_closed: 409,
   payload_too_large: 413,
   body_too_large: 413,
+  bad_cosignature: 422,
   internal_error: 500,
   busy: 503,
   not_built: 503,

@@ -216,6 +216,64 @@ export type RoundInfo = z.infer<typeof RoundInfo>;
 export type RoundList = z.infer<typeof RoundList>;
 export type OpenBlock = z.infer<typeof OpenBlock>;
 
+/** Longest witness vkey accepted (protocol §4.10), so that what a ledger keeps stays bounded. */
+export const MAX_VKEY_LENGTH = 500;
+/** Longest cosignature line accepted: a 72-byte cosignature and a key name of some 500 bytes. */
+export const MAX_COSIGNATURE_LINE_LENGTH = 700;
+
+/**
+ * Body of `POST {base}/log/cosignature` (protocol §4.10): a witness's cosignature/v1 vkey, the tree
+ * size it cosigned, and its signature line `— <name> <base64>` as add-checkpoint answers it,
+ * without the newline.
+ */
+export const CosignatureSubmission = z.object({
+  vkey: z.string().check(z.minLength(1), z.maxLength(MAX_VKEY_LENGTH)),
+  size: Count,
+  cosignature: z.string().check(
+    z.maxLength(MAX_COSIGNATURE_LINE_LENGTH),
+    z.refine((line) => !line.includes("\n"), "must be one line, without its newline"),
+  ),
+});
+/** Answer of `POST {base}/log/cosignature`: it verified; `stored` unless one as new is kept. */
+export const CosignatureAccepted = z.object({ size: Count, timestamp: Count, stored: z.boolean() });
+/**
+ * What went wrong pushing to a witness (protocol §4.10). Alarms: `inconsistent` (422), `fork` (409
+ * naming the size sent), `witness-ahead` (409 naming a size above the log's), `bad-cosignature` (a
+ * 200 whose line does not verify). Errors: `no-answer`, `refused` (another status),
+ * `unexpected-size` (a 409 without a size, or naming yet another one). With the witness's HTTP
+ * status (0: no answer), its reason or ours in words, and when (ms).
+ */
+export const WitnessProblem = z.object({
+  kind: z.enum([
+    "inconsistent",
+    "fork",
+    "witness-ahead",
+    "bad-cosignature",
+    "no-answer",
+    "refused",
+    "unexpected-size",
+  ]),
+  status: Count,
+  reason: z.string(),
+  at: Count,
+});
+/** What pushing to one witness of `WITNESS_POLICY` has come to (protocol §4.10). */
+export const WitnessStatus = z.object({
+  name: z.string(),
+  vkey: z.string(),
+  lastSize: z.nullable(Count),
+  lastCosignedAt: z.nullable(Count),
+  alarm: z.nullable(WitnessProblem),
+  error: z.nullable(WitnessProblem),
+});
+/** Answer of `GET {base}/log/witnesses`. */
+export const WitnessList = z.object({ witnesses: z.array(WitnessStatus) });
+export type CosignatureSubmission = z.infer<typeof CosignatureSubmission>;
+export type CosignatureAccepted = z.infer<typeof CosignatureAccepted>;
+export type WitnessProblem = z.infer<typeof WitnessProblem>;
+export type WitnessStatus = z.infer<typeof WitnessStatus>;
+export type WitnessList = z.infer<typeof WitnessList>;
+
 /** One line per issue, `path: message`, for a 400 answer or a console log. */
 export function describeIssues(error: z.core.$ZodError): string {
   return error.issues.map((issue) => {

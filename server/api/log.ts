@@ -1,17 +1,36 @@
 /**
  * The log calls of a ledger (protocol §4.10): `GET /log/checkpoint`, the current checkpoint as a
- * C2SP signed note by the ledger's head-signing key under the origin's name, and
- * `GET /log/consistency/{old}/{new}` and `GET /log/inclusion/{height}/{size}`, RFC 9162 proofs as
- * one base64 hash per line. Every answer is `text/plain; charset=utf-8`; refusals are JSON.
+ * C2SP signed note by the ledger's head-signing key under the origin's name, followed by every
+ * witness cosignature kept for that very checkpoint; `GET /log/consistency/{old}/{new}` and
+ * `GET /log/inclusion/{height}/{size}`, RFC 9162 proofs as one base64 hash per line (all three
+ * `text/plain; charset=utf-8`); `POST /log/cosignature`, which keeps a witness's cosignature once
+ * it verifies; and `GET /log/witnesses`, what pushing to each witness of `WITNESS_POLICY` came
+ * to. Refusals are JSON.
  * @module
  */
 import { type Context, Hono } from "hono";
 import { bytesToBase64 } from "../../lib/protocol/bytes.ts";
-import { signCheckpoint } from "../../lib/protocol/checkpoint.ts";
-import type { NoteSignature } from "../../lib/protocol/note.ts";
-import { integerParam } from "./common.ts";
-import { invalidRequest, refusal } from "../errors.ts";
+import { formatCheckpoint } from "../../lib/protocol/checkpoint.ts";
+import {
+  COSIGNATURE_V1_TYPE,
+  formatNote,
+  formatVerifierKey,
+  type NoteSignature,
+  parseNote,
+  parseVerifierKey,
+  signNote,
+  type VerifierKey,
+} from "../../lib/protocol/note.ts";
+import {
+  type CosignatureAccepted,
+  CosignatureSubmission,
+  type WitnessList,
+} from "../../lib/protocol/schemas.ts";
+import { integerParam, parseJson } from "./common.ts";
+import { invalidRequest, quote, refusal } from "../errors.ts";
 import type { BlockLog } from "../store/block_log.ts";
+import type { CosignatureStore } from "../store/cosignatures.ts";
+import type { PolicyWitness } from "../witness_policy.ts";
 
 /** The content type of every log answer. */
 export const LOG_CONTENT_TYPE = "text/plain; charset=utf-8";
@@ -19,23 +38,45 @@ export const LOG_CONTENT_TYPE = "text/plain; charset=utf-8";
 /** Who signs the checkpoints: the log's origin (its key name) and the ledger's key seed. */
 export type CheckpointSigner = { origin: string; seed: Uint8Array };
 
+/** What the log calls keep and show of the ledger's witnesses. */
+export type LogWitnessOptions = {
+  /** The ledger's kept cosignatures and push records. */
+  cosignatures: CosignatureStore;
+  /** The witnesses of `WITNESS_POLICY` this ledger pushes to; none by default. */
+  witnesses?: readonly PolicyWitness[];
+  /** Milliseconds since the epoch, for a cosignature's timestamp; `Date.now` by default. */
+  now?: () => number;
+};
+
 /** Routes under a ledger's base for its log. */
-export function createLogApp(log: BlockLog, signer: CheckpointSigner): Hono {
+export function createLogApp(
+  log: BlockLog,
+  signer: CheckpointSigner,
+  { cosignatures, witnesses = [], now = Date.now }: LogWitnessOptions,
+): Hono {
   const app = new Hono();
-  // Ed25519 is deterministic and a size has one root: the latest note is signed once per size.
-  let latest: { size: number; note: string } | null = null;
+  // Ed25519 is deterministic and a size has one root: the log's line is signed once per size.
+  let latest: { size: number; root: Uint8Array; text: string; line: NoteSignature } | null = null;
+  // Policy witnesses' cosignatures are never dropped for a stranger's (store/cosignatures.ts).
+  const pinned = new Set(witnesses.map((w) => formatVerifierKey(w.key)));
 
   app.get("/log/checkpoint", async (c) => {
     const tree = await log.current();
     const size = tree.size;
     if (latest?.size !== size) {
-      const checkpoint = { origin: signer.origin, size, root: tree.root(size) };
-      // Witness cosignatures (tlog-cosignature), when the ledger has them, are appended here.
-      const cosignatures: NoteSignature[] = [];
-      latest = { size, note: signCheckpoint(checkpoint, signer.seed, { cosignatures }) };
+      const root = tree.root(size);
+      const text = formatCheckpoint({ origin: signer.origin, size, root });
+      latest = {
+        size,
+        root,
+        text,
+        line: signNote(text, { name: signer.origin, seed: signer.seed }),
+      };
     }
+    const { root, text, line } = latest;
+    const lines = await cosignatures.linesFor(size, root);
     c.header("Cache-Control", "no-cache");
-    return text(c, latest.note);
+    return textAnswer(c, formatNote({ text, signatures: [line, ...lines] }));
   });
 
   app.get("/log/consistency/:old/:new", async (c) => {
@@ -46,7 +87,7 @@ export function createLogApp(log: BlockLog, signer: CheckpointSigner): Hono {
     }
     const tree = await log.current();
     if (newSize > tree.size) throw unknownTree(newSize, tree.size);
-    return text(c, lines(tree.consistencyProof(oldSize, newSize)));
+    return textAnswer(c, lines(tree.consistencyProof(oldSize, newSize)));
   });
 
   app.get("/log/inclusion/:height/:size", async (c) => {
@@ -55,10 +96,80 @@ export function createLogApp(log: BlockLog, signer: CheckpointSigner): Hono {
     if (height >= size) throw invalidRequest(`height must be below size ${size}, got ${height}`);
     const tree = await log.current();
     if (size > tree.size) throw unknownTree(size, tree.size);
-    return text(c, lines(tree.inclusionProof(height, size)));
+    return textAnswer(c, lines(tree.inclusionProof(height, size)));
+  });
+
+  // Anyone may submit: a cosignature counts only for a reader who trusts its key.
+  app.post("/log/cosignature", async (c) => {
+    const body = await parseJson(c, CosignatureSubmission);
+    const key = witnessKey(body.vkey);
+    const line = signatureLine(body.cosignature);
+    const tree = await log.current();
+    if (body.size > tree.size) throw unknownTree(body.size, tree.size);
+    const root = tree.root(body.size);
+    const text = formatCheckpoint({ origin: signer.origin, size: body.size, root });
+    const kept = await cosignatures.keep(
+      { text, size: body.size, root },
+      { line, key, now: now(), pinned },
+    );
+    if (kept.kind === "bad") throw refusal("bad_cosignature", capitalized(kept.reason));
+    const answer: CosignatureAccepted = {
+      size: body.size,
+      timestamp: kept.timestamp,
+      stored: kept.stored,
+    };
+    return c.json(answer, 200);
+  });
+
+  app.get("/log/witnesses", async (c) => {
+    const kept = new Map((await cosignatures.all()).map((k) => [k.vkey, k]));
+    const answer: WitnessList = { witnesses: [] };
+    for (const { name, key } of witnesses) {
+      const vkey = formatVerifierKey(key);
+      const record = await cosignatures.pushRecord(vkey);
+      const cosignature = kept.get(vkey);
+      answer.witnesses.push({
+        name,
+        vkey,
+        lastSize: record?.size ?? cosignature?.size ?? null,
+        lastCosignedAt: cosignature ? cosignature.timestamp * 1000 : null,
+        alarm: record?.alarm ?? null,
+        error: record?.error ?? null,
+      });
+    }
+    c.header("Cache-Control", "no-cache");
+    return c.json(answer, 200);
   });
 
   return app;
+}
+
+/** The cosignature/v1 key of `vkey`, or 400 `invalid_request` saying why it is not one. */
+function witnessKey(vkey: string): VerifierKey {
+  let key: VerifierKey;
+  try {
+    key = parseVerifierKey(vkey);
+  } catch (error) {
+    throw invalidRequest(`vkey "${quote(vkey)}" is not a vkey: ${(error as Error).message}`);
+  }
+  if (key.type !== COSIGNATURE_V1_TYPE) {
+    throw invalidRequest(`vkey "${quote(vkey)}" is not a cosignature/v1 (type 0x04) key`);
+  }
+  return key;
+}
+
+/** The signature line `— <name> <base64>`, or 400 `invalid_request` saying why it is not one. */
+function signatureLine(text: string): NoteSignature {
+  try {
+    // A note of one placeholder line and this one signature line: parseNote's checks, no more.
+    return parseNote(`-\n\n${text}\n`).signatures[0];
+  } catch (error) {
+    throw invalidRequest(`cosignature is not a signature line: ${(error as Error).message}`);
+  }
+}
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 /** 404 `unknown_tree`: a tree size the log has not reached. */
@@ -71,6 +182,6 @@ function lines(hashes: Uint8Array[]): string {
   return hashes.map((hash) => `${bytesToBase64(hash)}\n`).join("");
 }
 
-function text(c: Context, body: string): Response {
+function textAnswer(c: Context, body: string): Response {
   return c.body(body, 200, { "Content-Type": LOG_CONTENT_TYPE });
 }

@@ -160,6 +160,10 @@ export function ledgerKeys(prefix: Deno.KvKey = []) {
     voteIndex: byVoteId("voteidx"),
     /** {@link TagUse}: who used a tag, checked unused in the vote commit. */
     tag: (tag: string): Deno.KvKey => at("tag", tag),
+    /** The latest verified witness cosignature per witness key (./cosignatures.ts). */
+    cosignatures: (): Deno.KvKey => at("cosig", "latest"),
+    /** What pushing to the witness of this vkey last came to (./cosignatures.ts). */
+    witnessPush: (vkey: string): Deno.KvKey => at("witness", vkey),
   };
 }
 

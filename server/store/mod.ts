@@ -15,6 +15,7 @@ import {
 } from "../../lib/protocol/key_precomputation.ts";
 import { createLruCache } from "../../lib/protocol/member_cache.ts";
 import { duplicateTag } from "../errors.ts";
+import { type CosignatureStore, createCosignatureStore } from "./cosignatures.ts";
 import {
   type CheckedKeyRecord,
   createRegistrar,
@@ -130,6 +131,8 @@ export interface Store {
    * stored block (this one, or an identical one a concurrent sealer wrote).
    */
   appendBlock(block: wire.BlockRecord): Promise<wire.BlockRecord>;
+  /** What this ledger keeps of its witnesses: their cosignatures and push records (§4.10). */
+  readonly cosignatures: CosignatureStore;
 }
 
 /** Options of {@link createStore}. */
@@ -202,6 +205,7 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
     tally: () => tally(ledger, tallyCache),
     tagUse: (tag) => tagUse(ledger, tag),
     serverSeed: () => serverSeed.slice(),
+    cosignatures: createCosignatureStore(ledger),
     pendingBlock: () => pendingBlock(ledger),
     closeOpenBlock: (at) => closeOpenBlock(ledger, at),
     closedBlock: (height) => closedBlock(ledger, height),

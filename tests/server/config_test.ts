@@ -21,6 +21,7 @@ Deno.test("readConfig: defaults of protocol §6", () => {
     trustProxy: false,
     adminToken: null,
     logOrigin: null,
+    witnessPolicy: null,
   });
   assert.equal(DEFAULT_KV_PATH, "./data/ringvote.kv");
 });
@@ -54,6 +55,7 @@ Deno.test("readConfig: every variable is read", () => {
       trustProxy: true,
       adminToken: "presenter-token-0123",
       logOrigin: "vote.example.org/log",
+      witnessPolicy: null,
     },
   );
 });

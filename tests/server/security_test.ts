@@ -145,10 +145,14 @@ Deno.test("over real HTTP, a Host no URL can hold is 400, never a 500; a contain
   try {
     const { port } = server.addr;
     for (const host of ["999.1.1.1", "127.0.0.1:99999", "[::1]:99999", "1.2.3.4.5"]) {
-      for (const path of PATHS) assert.equal(await rawStatus(port, path, host), 400, `${host} ${path}`);
+      for (const path of PATHS) {
+        assert.equal(await rawStatus(port, path, host), 400, `${host} ${path}`);
+      }
     }
     for (const host of ["ringvote_app:8000", `localhost:${port}`, "[::1]:8000"]) {
-      for (const path of PATHS) assert.equal(await rawStatus(port, path, host), 200, `${host} ${path}`);
+      for (const path of PATHS) {
+        assert.equal(await rawStatus(port, path, host), 200, `${host} ${path}`);
+      }
     }
   } finally {
     await server.shutdown();

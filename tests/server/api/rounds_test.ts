@@ -450,6 +450,9 @@ Deno.test("once round 2 starts, round 1 takes no keys or votes (409 round_closed
     const closed = await call(app, "POST", "/api/rounds/2/pki/key", { key: voters[4].key });
     assertError(closed, 409, "round_closed");
     assert.equal(closed.body.error.current, 3);
+    // A witness may still cosign a closed round's log: the round check lets it through.
+    const cosigned = await call(app, "POST", "/api/rounds/2/log/cosignature", { vkey: "x" });
+    assertError(cosigned, 400, "invalid_request");
     await register(app, "/api/rounds/3", voters.slice(0, 4));
   } finally {
     kv.close();

@@ -1,0 +1,193 @@
+/**
+ * What one ledger keeps of its witnesses in KV, under its prefix (protocol §4.10): the latest
+ * verified cosignature of each witness key, in one entry `["cosig", "latest"]` checked by every
+ * write, and what pushing to each witness of `WITNESS_POLICY` came to, `["witness", vkey]`. Only
+ * a cosignature that verifies over the checkpoint text of its size, and is not from the future,
+ * is kept.
+ * @module
+ */
+import { equalBytes } from "../../lib/protocol/bytes.ts";
+import {
+  formatVerifierKey,
+  type NoteSignature,
+  type VerifierKey,
+  verifyCosignature,
+} from "../../lib/protocol/note.ts";
+import type { WitnessProblem } from "../../lib/protocol/schemas.ts";
+import { backoff, type KvLedger, MAX_ATTEMPTS, readRetrying, tryCommit } from "./layout.ts";
+
+/**
+ * Most witness keys a ledger keeps cosignatures of, besides those of `WITNESS_POLICY`: anyone may
+ * submit one, so the entry stays bounded (16 lines and the log's own fit a note many times over).
+ * A new key beyond it drops the kept key whose cosignature is the oldest.
+ */
+export const MAX_WITNESS_KEYS = 16;
+/** How far in the future a cosignature's timestamp may be and still be kept, in seconds. */
+export const MAX_FUTURE_SECONDS = 300;
+
+/** A verified cosignature as kept: whose, over which checkpoint, when, and its signature line. */
+export type StoredCosignature = {
+  /** The witness's cosignature/v1 vkey, in its canonical text. */
+  vkey: string;
+  size: number;
+  root: Uint8Array;
+  /** The cosignature's timestamp, POSIX seconds. */
+  timestamp: number;
+  line: NoteSignature;
+};
+
+/** The value of `["cosig", "latest"]`: the kept cosignatures, in vkey order. */
+export type CosignatureSetRecord = { cosignatures: StoredCosignature[] };
+
+/** The value of `["witness", vkey]`: the size the witness was last known at, what went wrong. */
+export type WitnessPushRecord = {
+  /** From its last 200 (the size it cosigned) or 409 (the size it holds); null before either. */
+  size: number | null;
+  /** Evidence against the log or the witness (422, a fork, an unverifiable 200); null if none. */
+  alarm: WitnessProblem | null;
+  /** The last failure that is no alarm (no answer, a timeout, another status); null if none. */
+  error: WitnessProblem | null;
+};
+
+/** The checkpoint a cosignature is checked against: its note text, size and root. */
+export type CheckpointBody = { text: string; size: number; root: Uint8Array };
+
+/** What {@link CosignatureStore.keep} came to. */
+export type KeepResult =
+  | { kind: "kept"; timestamp: number; stored: boolean }
+  | { kind: "bad"; reason: string };
+
+/** The witness state of one ledger. */
+export type CosignatureStore = {
+  /**
+   * Verifies `line` as `key`'s cosignature/v1 over `checkpoint` with a timestamp at most
+   * {@link MAX_FUTURE_SECONDS} after `now` (ms), then keeps it unless the one kept for `key` is of
+   * a larger size, or of the same size and no older (`stored: false`). A new key beyond
+   * {@link MAX_WITNESS_KEYS} drops the oldest kept cosignature of a key not in `pinned` (vkeys).
+   * Throws TypeError/RangeError for a malformed key or line.
+   */
+  keep(
+    checkpoint: CheckpointBody,
+    { line, key, now, pinned }: {
+      line: NoteSignature;
+      key: VerifierKey;
+      now: number;
+      pinned?: ReadonlySet<string>;
+    },
+  ): Promise<KeepResult>;
+  /** Every kept cosignature, in vkey order. */
+  all(): Promise<StoredCosignature[]>;
+  /** The kept cosignature lines over the checkpoint of `size` and `root`, in vkey order. */
+  linesFor(size: number, root: Uint8Array): Promise<NoteSignature[]>;
+  /** The push record of the witness of `vkey`, or null. */
+  pushRecord(vkey: string): Promise<WitnessPushRecord | null>;
+  /** Writes the push record of `vkey` that `update` makes from the one stored (null if none). */
+  updatePushRecord(
+    vkey: string,
+    update: (record: WitnessPushRecord | null) => WitnessPushRecord,
+  ): Promise<void>;
+};
+
+/** The witness state of the ledger `{kv, keys}`. */
+export function createCosignatureStore({ kv, keys }: KvLedger): CosignatureStore {
+  const all = async () =>
+    (await readRetrying(() => kv.get<CosignatureSetRecord>(keys.cosignatures()))).value
+      ?.cosignatures ?? [];
+
+  return {
+    async keep(checkpoint, { line, key, now, pinned = new Set() }) {
+      const verified = verifyCosignature({ text: checkpoint.text, signatures: [line] }, key);
+      if (verified === false) {
+        const byKey = line.name === key.name && equalBytes(line.keyId, key.keyId);
+        return {
+          kind: "bad",
+          reason: byKey
+            ? `the cosignature does not verify over the checkpoint of size ${checkpoint.size}`
+            : `the line is signed by "${line.name.slice(0, 80)}", not by the key of the vkey`,
+        };
+      }
+      const { timestamp } = verified;
+      const limit = Math.floor(now / 1000) + MAX_FUTURE_SECONDS;
+      if (timestamp > limit) {
+        return {
+          kind: "bad",
+          reason: `the timestamp ${timestamp} is more than ${MAX_FUTURE_SECONDS} s in the future`,
+        };
+      }
+      const candidate: StoredCosignature = {
+        vkey: formatVerifierKey(key),
+        size: checkpoint.size,
+        root: checkpoint.root.slice(),
+        timestamp,
+        line: { name: line.name, keyId: line.keyId.slice(), signature: line.signature.slice() },
+      };
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        const entry = await readRetrying(() => kv.get<CosignatureSetRecord>(keys.cosignatures()));
+        const kept = entry.value?.cosignatures ?? [];
+        const same = kept.find((c) => c.vkey === candidate.vkey);
+        if (same !== undefined && !isNewer(candidate, same)) {
+          return { kind: "kept", timestamp, stored: false };
+        }
+        const next = bounded(
+          [...kept.filter((c) => c.vkey !== candidate.vkey), candidate],
+          candidate.vkey,
+          pinned,
+        );
+        const res = await tryCommit(
+          kv.atomic().check(entry).set(keys.cosignatures(), { cosignatures: next }),
+        );
+        if (res?.ok) return { kind: "kept", timestamp, stored: true };
+        await backoff(attempt);
+      }
+      throw new Error("Keeping a cosignature lost every race");
+    },
+    all,
+    async linesFor(size, root) {
+      return (await all())
+        .filter((c) => c.size === size && equalBytes(c.root, root))
+        .map((c) => c.line);
+    },
+    async pushRecord(vkey) {
+      return (await readRetrying(() => kv.get<WitnessPushRecord>(keys.witnessPush(vkey)))).value;
+    },
+    async updatePushRecord(vkey, update) {
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        const entry = await readRetrying(() => kv.get<WitnessPushRecord>(keys.witnessPush(vkey)));
+        const res = await tryCommit(
+          kv.atomic().check(entry).set(keys.witnessPush(vkey), update(entry.value)),
+        );
+        if (res?.ok) return;
+        await backoff(attempt);
+      }
+      throw new Error("Writing a witness push record lost every race");
+    },
+  };
+}
+
+/** True when `a` is over a larger tree than `b`, or over the same one and later. */
+function isNewer(a: StoredCosignature, b: StoredCosignature): boolean {
+  return a.size > b.size || (a.size === b.size && a.timestamp > b.timestamp);
+}
+
+/**
+ * `cosignatures` in vkey order, with the oldest unpinned ones (by timestamp, then vkey) other than
+ * `arriving` dropped until at most {@link MAX_WITNESS_KEYS} unpinned remain.
+ */
+function bounded(
+  cosignatures: StoredCosignature[],
+  arriving: string,
+  pinned: ReadonlySet<string>,
+): StoredCosignature[] {
+  const unpinned = cosignatures.filter((c) => !pinned.has(c.vkey));
+  const evictable = unpinned
+    .filter((c) => c.vkey !== arriving)
+    .sort((a, b) => a.timestamp - b.timestamp || compare(a.vkey, b.vkey));
+  const dropped = new Set(
+    evictable.slice(0, Math.max(0, unpinned.length - MAX_WITNESS_KEYS)).map((c) => c.vkey),
+  );
+  return cosignatures.filter((c) => !dropped.has(c.vkey)).sort((a, b) => compare(a.vkey, b.vkey));
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
