@@ -10,6 +10,7 @@ import { equalBytes } from "../../lib/protocol/bytes.ts";
 import {
   formatVerifierKey,
   type NoteSignature,
+  parseVerifierKey,
   type VerifierKey,
   verifyCosignature,
 } from "../../lib/protocol/note.ts";
@@ -63,7 +64,9 @@ export type CosignatureStore = {
    * Verifies `line` as `key`'s cosignature/v1 over `checkpoint` with a timestamp at most
    * {@link MAX_FUTURE_SECONDS} after `now` (ms), then keeps it unless the one kept for `key` is of
    * a larger size, or of the same size and no older (`stored: false`). A new key beyond
-   * {@link MAX_WITNESS_KEYS} drops the oldest kept cosignature of a key not in `pinned` (vkeys).
+   * {@link MAX_WITNESS_KEYS} keys not in `pinned` (vkeys) drops the cosignature of one over a
+   * smaller tree, or is not kept (`stored: false`). A key not in `pinned` that signs under the
+   * log's name, or under a pinned witness's name and key ID, is refused.
    * Throws TypeError/RangeError for a malformed key or line.
    */
   keep(
@@ -106,6 +109,15 @@ export function createCosignatureStore({ kv, keys }: KvLedger): CosignatureStore
             : `the line is signed by "${line.name.slice(0, 80)}", not by the key of the vkey`,
         };
       }
+      // A stranger may not sign under the log's name, nor under a policy witness's name and key
+      // ID: its line, served beside theirs, would make readers reject the whole note.
+      const origin = checkpoint.text.slice(0, checkpoint.text.indexOf("\n"));
+      if (!pinned.has(formatVerifierKey(key)) && impersonates(line, origin, pinned)) {
+        return {
+          kind: "bad",
+          reason: `the line takes the name and key ID of the log or of one of its witnesses`,
+        };
+      }
       const { timestamp } = verified;
       const limit = Math.floor(now / 1000) + MAX_FUTURE_SECONDS;
       if (timestamp > limit) {
@@ -133,6 +145,9 @@ export function createCosignatureStore({ kv, keys }: KvLedger): CosignatureStore
           candidate.vkey,
           pinned,
         );
+        if (!next.some((c) => c.vkey === candidate.vkey)) {
+          return { kind: "kept", timestamp, stored: false };
+        }
         const res = await tryCommit(
           kv.atomic().check(entry).set(keys.cosignatures(), { cosignatures: next }),
         );
@@ -170,8 +185,10 @@ function isNewer(a: StoredCosignature, b: StoredCosignature): boolean {
 }
 
 /**
- * `cosignatures` in vkey order, with the oldest unpinned ones (by timestamp, then vkey) other than
- * `arriving` dropped until at most {@link MAX_WITNESS_KEYS} unpinned remain.
+ * `cosignatures` in vkey order, at most {@link MAX_WITNESS_KEYS} of keys not in `pinned`: beyond
+ * that, the unpinned cosignatures over smaller trees than `arriving`'s are dropped, smallest and
+ * oldest first; when there are none, `arriving` itself is not kept. So fresh keys, which cost
+ * nothing, can never push out a witness that cosigned a tree as large as theirs.
  */
 function bounded(
   cosignatures: StoredCosignature[],
@@ -179,13 +196,25 @@ function bounded(
   pinned: ReadonlySet<string>,
 ): StoredCosignature[] {
   const unpinned = cosignatures.filter((c) => !pinned.has(c.vkey));
+  const excess = unpinned.length - MAX_WITNESS_KEYS;
+  if (excess <= 0) return cosignatures.sort((a, b) => compare(a.vkey, b.vkey));
+  const size = cosignatures.find((c) => c.vkey === arriving)?.size ?? 0;
   const evictable = unpinned
-    .filter((c) => c.vkey !== arriving)
-    .sort((a, b) => a.timestamp - b.timestamp || compare(a.vkey, b.vkey));
-  const dropped = new Set(
-    evictable.slice(0, Math.max(0, unpinned.length - MAX_WITNESS_KEYS)).map((c) => c.vkey),
-  );
+    .filter((c) => c.vkey !== arriving && c.size < size)
+    .sort((a, b) => a.size - b.size || a.timestamp - b.timestamp || compare(a.vkey, b.vkey));
+  const dropped = new Set(evictable.slice(0, excess).map((c) => c.vkey));
+  if (dropped.size < excess) dropped.add(arriving);
   return cosignatures.filter((c) => !dropped.has(c.vkey)).sort((a, b) => compare(a.vkey, b.vkey));
+}
+
+/** True when `line` carries the log's name, or a pinned witness's name and key ID. */
+function impersonates(line: NoteSignature, origin: string, pinned: ReadonlySet<string>): boolean {
+  if (line.name === origin) return true;
+  for (const vkey of pinned) {
+    const key = parseVerifierKey(vkey);
+    if (key.name === line.name && equalBytes(key.keyId, line.keyId)) return true;
+  }
+  return false;
 }
 
 function compare(a: string, b: string): number {

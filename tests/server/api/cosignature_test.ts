@@ -2,8 +2,9 @@
 // through createApp over in-memory Deno KV: a verified cosignature is kept and shown after the
 // log's own line on the checkpoint of that very size, each refusal has its status and code, a
 // cosignature for an older size is never shown on a newer checkpoint, at most 16 strangers' keys
-// are kept (the oldest dropped, the policy's witnesses never), every ledger takes them, and
-// GET {base}/log/witnesses lists the policy's witnesses. Status, then content type, then body.
+// are kept (a newcomer pushes out only a smaller tree's, the policy's witnesses never), no stranger
+// may sign under the log's name, every ledger takes them, and GET {base}/log/witnesses lists the
+// policy's witnesses. Status, then content type, then body.
 import assert from "node:assert/strict";
 import { derivedOrigin } from "../../../lib/protocol/block_log.ts";
 import { hexToBytes } from "../../../lib/protocol/bytes.ts";
@@ -298,7 +299,7 @@ Deno.test("POST /log/cosignature refuses each malformed or unverifiable submissi
   }
 });
 
-Deno.test(`at most ${MAX_WITNESS_KEYS} strangers' keys: the oldest is dropped, the policy's never`, async () => {
+Deno.test(`at most ${MAX_WITNESS_KEYS} strangers' keys: a new one never pushes out a tree as large as its own, the policy's never`, async () => {
   const pinnedWitness = witness("witness.example/pinned", 99);
   const policy = parseWitnessPolicy(
     `witness pinned ${pinnedWitness.vkey} http://127.0.0.1:9/\n`,
@@ -323,31 +324,69 @@ Deno.test(`at most ${MAX_WITNESS_KEYS} strangers' keys: the oldest is dropped, t
     );
     for (const [i, s] of strangers.entries()) {
       const timestamp = t0 + 1 + i;
+      // Fresh keys cost nothing: one more at the same size is not kept, and evicts no one.
       await assertAccepted(
         await submit(app, {
           vkey: s.vkey,
           size: 2,
           cosignature: cosignatureLine(text, s, timestamp),
         }),
-        { size: 2, timestamp, stored: true },
+        { size: 2, timestamp, stored: i < MAX_WITNESS_KEYS },
       );
     }
     const { note } = await served(app);
     assert.equal(note.signatures.length, 1 + 1 + MAX_WITNESS_KEYS);
     assert.ok(verifyCosignature(note, pinnedWitness.key), "the policy's witness stays");
-    assert.equal(verifyCosignature(note, strangers[0].key), false, "the oldest stranger is gone");
-    for (const s of strangers.slice(1)) assert.ok(verifyCosignature(note, s.key), s.signer.name);
+    for (const s of strangers.slice(0, MAX_WITNESS_KEYS)) {
+      assert.ok(verifyCosignature(note, s.key), s.signer.name);
+    }
+    assert.equal(verifyCosignature(note, strangers[MAX_WITNESS_KEYS].key), false);
 
-    // The dropped key comes back as a new key; the then oldest stranger makes room.
-    await submit(app, {
-      vkey: strangers[0].vkey,
-      size: 2,
-      cosignature: cosignatureLine(text, strangers[0], t0 + 100),
-    });
+    // Over a larger tree, the newcomer takes the place of the smallest, oldest stranger.
+    await seal(store, 1);
+    const larger = (await served(app)).text;
+    const last = strangers[MAX_WITNESS_KEYS];
+    await assertAccepted(
+      await submit(app, {
+        vkey: last.vkey,
+        size: 3,
+        cosignature: cosignatureLine(larger, last, t0 + 50),
+      }),
+      { size: 3, timestamp: t0 + 50, stored: true },
+    );
+    // strangers[0] is gone: a newer cosignature of it at size 2 comes as a new key, and is not kept.
+    await assertAccepted(
+      await submit(app, {
+        vkey: strangers[0].vkey,
+        size: 2,
+        cosignature: cosignatureLine(text, strangers[0], t0 + 100),
+      }),
+      { size: 2, timestamp: t0 + 100, stored: false },
+    );
     const after = (await served(app)).note;
-    assert.ok(verifyCosignature(after, strangers[0].key));
-    assert.equal(verifyCosignature(after, strangers[1].key), false);
-    assert.equal(after.signatures.length, 1 + 1 + MAX_WITNESS_KEYS);
+    assert.ok(verifyCosignature(after, last.key));
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("a stranger signing under the log's name, or a policy witness's name and key ID, is refused", async () => {
+  const pinnedWitness = witness("witness.example/pinned", 99);
+  const policy = parseWitnessPolicy(`witness pinned ${pinnedWitness.vkey} http://127.0.0.1:9/\n`);
+  const { kv, app, store } = await setup({ witnessPolicy: { path: "policy", ...policy } });
+  try {
+    await seal(store, 1);
+    const { text } = await served(app);
+    const origin = text.slice(0, text.indexOf("\n"));
+    const posing = witness(origin, 7);
+    const res = await submit(app, {
+      vkey: posing.vkey,
+      size: 2,
+      cosignature: cosignatureLine(text, posing, nowSeconds() - 10),
+    });
+    assert.equal(res.status, 422);
+    assert.equal((await res.json()).error.code, "bad_cosignature");
+    assert.equal((await served(app)).note.signatures.length, 1);
   } finally {
     kv.close();
   }
