@@ -6,7 +6,7 @@
 import Notice from "../../components/Notice.tsx";
 import SealCountdown from "../../components/SealCountdown.tsx";
 import type { ApiClient } from "../../lib/client/api_client.ts";
-import { useNow, useOpenBlock } from "./polling.ts";
+import { useNow, useOpenBlock } from "../hooks/polling.ts";
 import type { SectionProps } from "./section.ts";
 
 /** The live line (announced to screen readers), the seal countdown, and the board's problem. */

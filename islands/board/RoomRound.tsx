@@ -11,7 +11,7 @@ import SealCountdown from "../../components/SealCountdown.tsx";
 import { PHASE_LABELS } from "../../lib/client/audit/audit.ts";
 import { pageApiClient, useHeadWatch } from "../hooks/watch_heads.ts";
 import { pageRoundStorage } from "./page_storage.ts";
-import { useHeadTally, useNow, useOpenBlock } from "./polling.ts";
+import { useHeadTally, useNow, useOpenBlock } from "../hooks/polling.ts";
 import { type RoomAudit, useRoundAudit } from "./room_audit.ts";
 import RoomTally from "./RoomTally.tsx";
 import Notice from "../../components/Notice.tsx";

@@ -5,8 +5,9 @@
  * starts a round with a question and its choices.
  * @module
  */
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import AddressQr from "../../components/AddressQr.tsx";
+import { usePolled } from "../hooks/polling.ts";
 import { ApiCallError, createApiClient } from "../../lib/client/api_client.ts";
 import { messageOf } from "../../lib/client/text.ts";
 import { type RoundInfo, RoundStart } from "../../lib/protocol/schemas.ts";
@@ -83,32 +84,17 @@ function PresentView(
   );
 }
 
-/** Keys registered in round `id` and its votes, sealed and waiting; read every two seconds. */
+/**
+ * Keys registered in round `id` and its votes, sealed and waiting; read every two seconds (the
+ * view is mounted afresh for another round). A failed read keeps the last counts.
+ */
 function useRoomCounts(id: number): { joined: number; votes: number } | null {
-  const [counts, setCounts] = useState<{ joined: number; votes: number } | null>(null);
-  useEffect(() => {
+  const read = async () => {
     const api = createApiClient({ fetch, ledger: { round: id } });
-    let live = true;
-    const read = async () => {
-      try {
-        const [keys, tally, open] = await Promise.all([
-          api.keys(0, 1),
-          api.tally(),
-          api.openBlock(),
-        ]);
-        if (live) setCounts({ joined: keys.total, votes: tally.total + open.votes });
-      } catch (error) {
-        console.error(`The room's counts could not be read: ${messageOf(error)}`);
-      }
-    };
-    read();
-    const timer = setInterval(read, COUNT_POLL_MS);
-    return () => {
-      live = false;
-      clearInterval(timer);
-    };
-  }, [id]);
-  return counts;
+    const [keys, tally, open] = await Promise.all([api.keys(0, 1), api.tally(), api.openBlock()]);
+    return { joined: keys.total, votes: tally.total + open.votes };
+  };
+  return usePolled(read, COUNT_POLL_MS).value;
 }
 
 /** The form starting a round: a question, one choice per line (none for free text), a pace. */

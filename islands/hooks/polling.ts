@@ -1,7 +1,7 @@
 /**
- * The board's and the projector view's timed reads, as hooks: a read repeated every few seconds
- * (the open block of protocol §4.9, a round's head and tally), and a clock for the countdown to
- * the next seal.
+ * The pages' timed reads, as hooks (the board, the projector view, the voting page): a read
+ * repeated every few seconds (the open block of protocol §4.9, a round's head and tally, the
+ * presenter's counts), and a clock for the countdown to the next seal.
  * @module
  */
 import { useEffect, useMemo, useState } from "react";
