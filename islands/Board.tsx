@@ -13,7 +13,10 @@ import HeadAlerts from "../components/HeadAlerts.tsx";
 import { type BulletinOptions, createBulletinState } from "./board/state.ts";
 import AnonymitySection from "./board/AnonymitySection.tsx";
 import AuditSection from "./board/AuditSection.tsx";
-import { pageApiClient, useHeadWatch } from "./hooks/watch_heads.ts";
+import { pageApiClient, pagePolicy, useHeadWatch } from "./hooks/watch_heads.ts";
+import { useWitnessKey, witnessVkey } from "./hooks/witness_key.ts";
+import WitnessControl from "../components/WitnessControl.tsx";
+import WitnessStatus from "../components/WitnessStatus.tsx";
 import BlockSection from "./board/BlockSection.tsx";
 import ChainSection from "./board/ChainSection.tsx";
 import EvidenceSection from "./board/EvidenceSection.tsx";
@@ -31,6 +34,8 @@ import WalkthroughSection from "./board/WalkthroughSection.tsx";
  */
 export type BoardProps = {
   pollMs: number;
+  /** The voting page's address phones use, for the witness QR code. */
+  address?: string;
   vote?: string | null;
   round?: number;
   ledger?: "election" | "lab";
@@ -63,11 +68,11 @@ const PRACTICE_SECTIONS: ComponentType<SectionProps>[] = [
 
 /** The board of a round's ledger, or of the lab's practice ledger. */
 export default function Board(
-  { pollMs, vote = null, round = 1, ledger = "election" }: BoardProps,
+  { pollMs, vote = null, round = 1, ledger = "election", address = "" }: BoardProps,
 ) {
   return ledger === "lab"
     ? <PracticeBoard pollMs={pollMs} vote={vote} />
-    : <RoundBoard pollMs={pollMs} vote={vote} round={round} />;
+    : <RoundBoard pollMs={pollMs} vote={vote} round={round} address={address} />;
 }
 
 type LedgerBoardProps = { pollMs: number; vote: string | null };
@@ -76,17 +81,33 @@ type LedgerBoardProps = { pollMs: number; vote: string | null };
  * A round's board: the rounds, then every section over one state, which follows the chain of that
  * round through its own API calls, in its own entries of this browser's storage.
  */
-function RoundBoard({ pollMs, vote, round }: LedgerBoardProps & { round: number }) {
+function RoundBoard(
+  { pollMs, vote, round, address }: LedgerBoardProps & { round: number; address: string },
+) {
   const ledger = { round };
   const storage = useMemo(() => pageRoundStorage(round), []);
   const bulletin = useBulletin(() => pageApiClient(ledger), { pollMs, vote }, { round, storage });
   // The chain shown must extend every signed head this browser saw, here or on the voting page.
-  const { fork, alerts } = useHeadWatch(pollMs, { ledger, storage });
+  const witness = useWitnessKey();
+  const { fork, alerts, view, witnessing } = useHeadWatch(pollMs, {
+    ledger,
+    storage,
+    witness: witness.witness,
+  });
+  const { notice } = pagePolicy();
   return (
     <div class="bulletin" data-round={round} data-ready={bulletin.ready.value ? "true" : "false"}>
       <RoundsNav shown={round} />
       {fork && <ForkAlert evidence={fork} />}
       <HeadAlerts alerts={alerts} />
+      <WitnessStatus view={view?.witness ?? null} notice={notice} />
+      <WitnessControl
+        vkey={witness.witness && witnessVkey(witness.witness)}
+        activity={witnessing}
+        address={address}
+        onStart={witness.start}
+        onStop={witness.stop}
+      />
       {SECTIONS.map((Section, i) => <Section key={i} bulletin={bulletin} />)}
     </div>
   );

@@ -95,9 +95,9 @@ export default function BoardPage({ data }: { data: BoardData }) {
 }
 
 /** The Board island's props: only what differs from its defaults (round 1, the election). */
-function boardProps({ pollMs, vote, ledger, round }: BoardData) {
+function boardProps({ pollMs, vote, ledger, round, address }: BoardData) {
   if (ledger === "lab") return { pollMs, vote, ledger };
-  return round === null ? { pollMs, vote } : { pollMs, vote, round };
+  return round === null ? { pollMs, vote, address } : { pollMs, vote, round, address };
 }
 
 /** The projector view: the RoomView island, following the current round unless one is named. */

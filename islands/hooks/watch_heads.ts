@@ -7,14 +7,37 @@
 import { useEffect, useState } from "react";
 import { type ApiClient, createApiClient, type LedgerName } from "../../lib/client/api_client.ts";
 import {
+  type AnyForkEvidence,
+  type ChainCheck,
   checkShownChain,
   type HeadAlert,
-  headAlerts,
   type HeadStorage,
+  logAlerts,
   type ShownHead,
   uncheckedAlert,
 } from "../../lib/client/heads.ts";
-import type { ForkEvidence } from "../../lib/protocol/schemas.ts";
+import {
+  blockName,
+  MAX_BEYOND_CHECKS,
+  parseLogMemory,
+  SEEN_LOG_KEY,
+  unwitnessedBoundMs,
+  type WitnessView,
+} from "../../lib/client/log_view.ts";
+import {
+  adoptPolicy,
+  WITNESS_POLICY_KEY,
+  type WitnessPolicy,
+} from "../../lib/client/witness_policy.ts";
+import {
+  COSIGNATURE_V1_TYPE,
+  formatNote,
+  formatVerifierKey,
+  type NoteSigner,
+  parseNote,
+  signCosignature,
+  signerKey,
+} from "../../lib/protocol/note.ts";
 
 /** How long the watch waits after a record is fed before it checks, gathering a burst. */
 const FEED_DELAY_MS = 200;
@@ -74,15 +97,38 @@ export function pageApiClient(ledger: LedgerName = "election"): ApiClient {
 /** One check of the watch: the records it took, and whether its deadline passed before it ended. */
 type Run = { shown: ShownHead[]; abandoned: boolean; watchdog?: ReturnType<typeof setTimeout> };
 
+/** A witness re-cosigns the checkpoint it cosigned last once its cosignature is this old. */
+export const COSIGN_REFRESH_MS = 60_000;
+
+/**
+ * What the watch shows besides alerts: where the page stands with its witnesses (null without a
+ * policy), the checkpoint size accepted, and whether a block shown (height and hash) is proven
+ * included in it.
+ */
+export type LogView = {
+  witness: WitnessView | null;
+  size: number;
+  proven: ReadonlySet<string>;
+};
+
+/** What a witnessing page (the projector's board) did last: the size it cosigned, and when. */
+export type WitnessActivity =
+  | { kind: "cosigned"; size: number; at: number }
+  | { kind: "refused"; size: number; reason: string };
+
 /**
  * Runs {@link checkShownChain} over the records fed since the last run, now, every `everyMs` and
  * soon after a record is fed, until the answered function is called; `onFork` hears the first
  * fork found, `onAlerts` every alert raised so far (each kind once, kept once raised, but for
- * `unchecked`, which the next check that can be made clears), `onError` every check that could
- * not be made. A check that could not be made keeps its records for the next one. A check not
- * finished `deadlineMs` after it started is abandoned: `unchecked` is raised then, the next tick
- * starts afresh, and whatever the abandoned check ends with is dropped — it neither stores nor
- * raises nor clears anything.
+ * `unchecked`, which the next check that can be made clears), `onView` the log view after every
+ * check, `onError` every check that could not be made. A check that could not be made keeps its
+ * records for the next one, and so does one whose records lie above the checkpoint it read (for
+ * {@link MAX_BEYOND_CHECKS} checks; then they are `withheld`). A check not finished `deadlineMs`
+ * after it started is abandoned: `unchecked` is raised then, the next tick starts afresh, and
+ * whatever the abandoned check ends with is dropped — it neither stores nor raises nor clears
+ * anything. With `witness` (the page's witness key), each checkpoint accepted without any problem
+ * is cosigned and submitted (again every {@link COSIGN_REFRESH_MS}), `onWitness` hearing how it
+ * went: a witness cosigns only what it checked consistent with everything it remembers.
  */
 export function watchHeads(
   api: ApiClient,
@@ -91,8 +137,13 @@ export function watchHeads(
     everyMs,
     deadlineMs = CHECK_DEADLINE_MS,
     ledger = "election",
+    policy = null,
+    boundMs,
+    witness = null,
     onFork,
     onAlerts,
+    onView,
+    onWitness,
     onError,
   }: {
     storage: HeadStorage;
@@ -100,8 +151,14 @@ export function watchHeads(
     ledger?: string;
     everyMs: number;
     deadlineMs?: number;
-    onFork: (evidence: ForkEvidence) => void;
+    policy?: WitnessPolicy | null;
+    /** The bound of `unwitnessed`; read from the ledger's sealing interval by default. */
+    boundMs?: number;
+    witness?: NoteSigner | null;
+    onFork: (evidence: AnyForkEvidence) => void;
     onAlerts: (alerts: HeadAlert[]) => void;
+    onView?: (view: LogView) => void;
+    onWitness?: (activity: WitnessActivity) => void;
     onError: (message: string) => void;
   },
 ): () => void {
@@ -111,6 +168,9 @@ export function watchHeads(
   let current: Run | null = null;
   let pending = false;
   let soon: ReturnType<typeof setTimeout> | undefined;
+  let bound = boundMs;
+  let cosigned: { size: number; root: string; at: number } | null = null;
+  const beyondChecks = new Map<string, number>();
   const raised = new Map<HeadAlert["kind"], HeadAlert>();
   const notify = (update: () => void) => {
     const before = JSON.stringify([...raised.values()]);
@@ -121,6 +181,38 @@ export function watchHeads(
     onError(`Signed heads could not be checked: ${reason}`);
     notify(() => raised.set("unchecked", uncheckedAlert(reason)));
   };
+  const boundOf = async () => {
+    if (bound !== undefined || policy === null) return bound ?? 0;
+    try {
+      bound = unwitnessedBoundMs((await api.openBlock()).intervalMs);
+    } catch {
+      return unwitnessedBoundMs(Infinity); // the largest, until the interval can be read
+    }
+    return bound;
+  };
+  const cosign = async (check: ChainCheck) => {
+    const checkpoint = check.log?.checkpoint;
+    if (!witness || !checkpoint || check.fork || check.alerts.length > 0) return;
+    const root = [...checkpoint.root].join(",");
+    const now = Date.now();
+    const same = cosigned?.size === checkpoint.size && cosigned.root === root;
+    if (same && now - cosigned!.at < COSIGN_REFRESH_MS) return;
+    const text = parseNote(checkpoint.note).text;
+    const line = signCosignature(text, witness, Math.floor(now / 1000));
+    const cosignature = formatNote({ text, signatures: [line] }).slice(text.length + 1, -1);
+    try {
+      await api.submitCosignature({
+        vkey: formatVerifierKey(signerKey(witness, COSIGNATURE_V1_TYPE)),
+        size: checkpoint.size,
+        cosignature,
+      });
+      cosigned = { size: checkpoint.size, root, at: now };
+      onWitness?.({ kind: "cosigned", size: checkpoint.size, at: now });
+    } catch (error) {
+      const reason = (error as Error).message;
+      onWitness?.({ kind: "refused", size: checkpoint.size, reason });
+    }
+  };
   const once = async (run: Run) => {
     // An abandoned check may still finish: it must not overwrite what a later one stored.
     const guarded: HeadStorage = {
@@ -130,19 +222,45 @@ export function watchHeads(
       },
     };
     try {
-      const observed = await checkShownChain(api, { storage: guarded, shown: run.shown });
+      const boundMs = await boundOf();
+      const check = await checkShownChain(api, {
+        storage: guarded,
+        shown: run.shown,
+        policy,
+        boundMs,
+      });
       if (!live || run.abandoned) return;
+      const beyond = check.log?.beyond ?? [];
+      const stuck = beyond.filter((block) => {
+        const name = blockName(block);
+        const checks = (beyondChecks.get(name) ?? 0) + 1;
+        beyondChecks.set(name, checks);
+        return checks > MAX_BEYOND_CHECKS;
+      });
+      const later = new Set(beyond.map(blockName));
+      refeed(ledger, run.shown.filter((head) => later.has(blockName(head))));
+      const stuckAlerts = stuck.length === 0 ? [] : logAlerts([{
+        kind: "withheld",
+        what: `a checkpoint that holds block ${stuck[0].height}, which it showed`,
+        reason: `its checkpoints stayed below it through ${MAX_BEYOND_CHECKS} checks`,
+      }]);
       // Only a check that could not be made is undone by one that could; findings stay.
       notify(() => {
         raised.delete("unchecked");
-        for (const alert of headAlerts(observed)) {
+        for (const alert of [...check.alerts, ...stuckAlerts]) {
           if (!raised.has(alert.kind)) raised.set(alert.kind, alert);
         }
       });
-      if (observed.fork) {
-        found = true;
-        onFork(observed.fork);
+      if (check.log) {
+        const memory = check.log.memory;
+        onView?.({ witness: check.log.witness, size: memory.size, proven: new Set(memory.proven) });
       }
+      if (check.fork) {
+        found = true;
+        onFork(check.fork);
+        return;
+      }
+      await cosign(check);
     } catch (error) {
       if (!live || run.abandoned) return;
       refeed(ledger, run.shown);
@@ -180,6 +298,9 @@ export function watchHeads(
     soon = setTimeout(check, FEED_DELAY_MS);
   };
   wakes.set(ledger, wake);
+  // What this browser remembers is shown at once, before the first check answers.
+  const remembered = parseLogMemory(storage.getItem(SEEN_LOG_KEY));
+  onView?.({ witness: null, size: remembered.size, proven: new Set(remembered.proven) });
   check();
   const timer = setInterval(check, everyMs);
   return () => {
@@ -191,34 +312,68 @@ export function watchHeads(
   };
 }
 
-/** What the fork watch has found: fork evidence against the server, and the other alerts. */
-export type HeadWatch = { fork: ForkEvidence | null; alerts: HeadAlert[] };
+/** What the fork watch has found: fork evidence against the server, the other alerts, the log. */
+export type HeadWatch = {
+  fork: AnyForkEvidence | null;
+  alerts: HeadAlert[];
+  view: LogView | null;
+  witnessing: WitnessActivity | null;
+};
 
 /**
- * The fork watch of a page: the chain's head and every block record fed by
- * {@link pageApiClient} checked against the signed heads this browser has seen, now, every
- * `everyMs` and whenever a record is fed, for as long as the calling island lives; each request
- * within {@link REQUEST_TIMEOUT_MS}, each check within {@link CHECK_DEADLINE_MS}.
+ * The fork watch of a page: the log's checkpoint and every block record fed by
+ * {@link pageApiClient} checked against what this browser has seen, under the page's witness
+ * policy ({@link pagePolicy}), now, every `everyMs` and whenever a record is fed, for as long as
+ * the calling island lives; each request within {@link REQUEST_TIMEOUT_MS}, each check within
+ * {@link CHECK_DEADLINE_MS}. With `witness`, the page cosigns what it accepts.
  */
 export function useHeadWatch(
   everyMs: number,
-  { ledger = "election", storage }: { ledger?: LedgerName; storage?: HeadStorage } = {},
+  { ledger = "election", storage, witness = null }: {
+    ledger?: LedgerName;
+    storage?: HeadStorage;
+    witness?: NoteSigner | null;
+  } = {},
 ): HeadWatch {
-  const [fork, setFork] = useState<ForkEvidence | null>(null);
+  const [fork, setFork] = useState<AnyForkEvidence | null>(null);
   const [alerts, setAlerts] = useState<HeadAlert[]>([]);
+  const [view, setView] = useState<LogView | null>(null);
+  const [witnessing, setWitnessing] = useState<WitnessActivity | null>(null);
   const round = typeof ledger === "object" ? ledger.round : ledger;
+  const witnessName = witness?.name ?? null;
   useEffect(() => {
     // A page that moved to another ledger (a new round) starts its watch afresh.
     setFork(null);
     setAlerts([]);
+    setView(null);
+    setWitnessing(null);
     return watchHeads(createApiClient({ fetch, ledger, timeoutMs: REQUEST_TIMEOUT_MS }), {
       storage: storage ?? localStorage,
       ledger: ledgerKey(ledger),
       everyMs,
+      policy: pagePolicy().policy,
+      witness,
       onFork: setFork,
       onAlerts: setAlerts,
+      onView: setView,
+      onWitness: setWitnessing,
       onError: console.error,
     });
-  }, [round]);
-  return { fork, alerts };
+  }, [round, witnessName]);
+  return { fork, alerts, view, witnessing };
+}
+
+let adopted: ReturnType<typeof adoptPolicy> | null = null;
+
+/**
+ * The witness policy of this page (page §10.13): the one in the address's fragment, kept in the
+ * browser's storage, or the one kept before; with a sentence when the fragment changed it. Read
+ * once per page load.
+ */
+export function pagePolicy(): { policy: WitnessPolicy | null; notice: string | null } {
+  if (adopted === null) {
+    adopted = adoptPolicy(location.hash, localStorage.getItem(WITNESS_POLICY_KEY));
+    if (adopted.store !== null) localStorage.setItem(WITNESS_POLICY_KEY, adopted.store);
+  }
+  return adopted;
 }

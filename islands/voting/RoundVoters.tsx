@@ -20,7 +20,8 @@ import {
 } from "../../lib/client/voter/voters.ts";
 import type { RoundInfo } from "../../lib/protocol/schemas.ts";
 import { useAnonymityLens, useChainHeight } from "../hooks/use_anonymity_lens.ts";
-import { pageApiClient, useHeadWatch } from "../hooks/watch_heads.ts";
+import { pageApiClient, pagePolicy, useHeadWatch } from "../hooks/watch_heads.ts";
+import WitnessStatus from "../../components/WitnessStatus.tsx";
 import DemoRound from "./DemoRound.tsx";
 import JoinControl from "./JoinControl.tsx";
 import type { PanelLens } from "./PanelRing.tsx";
@@ -46,7 +47,8 @@ export default function RoundVoters({ round, ringSize, presenter }: RoundVotersP
   // Panels whose vote is verified, by namespace: while there are any, the page follows the chain
   // and keeps one anonymity analysis per height for all of them.
   const verified = useSignal<ReadonlySet<string>>(new Set());
-  const { fork, alerts } = useHeadWatch(HEAD_CHECK_MS, { ledger, storage });
+  const { fork, alerts, view } = useHeadWatch(HEAD_CHECK_MS, { ledger, storage });
+  const { notice } = pagePolicy();
   const api = useMemo(() => pageApiClient(ledger), []);
   const panels = useMemo(createPanelRegistry, []);
   const source = useMemo(() => lensSource(api), []);
@@ -103,6 +105,7 @@ export default function RoundVoters({ round, ringSize, presenter }: RoundVotersP
     >
       {fork && <ForkAlert evidence={fork} />}
       <HeadAlerts alerts={alerts} />
+      <WitnessStatus view={view?.witness ?? null} notice={notice} />
       {round.question !== "" && (
         <h2 class="round-question" data-round-question="">
           {round.question}
@@ -142,6 +145,7 @@ export default function RoundVoters({ round, ringSize, presenter }: RoundVotersP
             storage={storage}
             onVerified={onVerified}
             onPanel={panels.set}
+            logView={view}
           />
         ))}
       </div>

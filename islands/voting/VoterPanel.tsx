@@ -19,7 +19,8 @@ import KeySection from "./KeySection.tsx";
 import PanelRing, { type PanelLens } from "./PanelRing.tsx";
 import VoteSection from "./VoteSection.tsx";
 import { useOwnTagCheck, usePendingPoll, useWaitForVoters } from "./vote_watch.ts";
-import { pageApiClient } from "../hooks/watch_heads.ts";
+import { type LogView, pageApiClient } from "../hooks/watch_heads.ts";
+import { blockName, type ShownBlock } from "../../lib/client/log_view.ts";
 import type { PageStorage } from "../../lib/client/rounds/round_storage.ts";
 import type { RoundInfo } from "../../lib/protocol/schemas.ts";
 
@@ -55,6 +56,8 @@ type VoterPanelProps = {
   onVerified(namespace: string, verified: boolean): void;
   /** Hands the page's demo round this panel's handlers once its lines are decided; null on removal. */
   onPanel?(namespace: string, panel: DemoPanel | null): void;
+  /** The page's view of the log: blocks proven included, and the witnesses' cosigned size. */
+  logView?: LogView | null;
 };
 
 /**
@@ -62,7 +65,8 @@ type VoterPanelProps = {
  * vote also shows its ring and its effective anonymity.
  */
 export default function VoterPanel(
-  { namespace, ringSize, round, storage, lens, onVerified, onPanel }: VoterPanelProps,
+  { namespace, ringSize, round, storage, lens, onVerified, onPanel, logView = null }:
+    VoterPanelProps,
 ) {
   const lastLogged = useRef<string | null>(null);
   const io = useMemo(
@@ -70,7 +74,7 @@ export default function VoterPanel(
     [],
   );
   const [keyLine, setKeyLine] = useState<KeyLine>(KEY_UNLOADED);
-  const [voteLine, setVoteLine] = useState<VoteLine>(VOTE_UNLOADED);
+  const [voteLine, setVoteLine] = useState<VoteLine & { block?: ShownBlock }>(VOTE_UNLOADED);
   const [keyId, setKeyId] = useState<string | null>(null);
   const [working, setWorking] = useState<string | null>(null);
   const [problem, setProblem] = useState<{ text: string; detail?: string } | null>(null);
@@ -232,6 +236,9 @@ export default function VoterPanel(
           working={working !== null}
         />
       )}
+      {voteLine.status === "voted" && logView?.witness && (
+        <VoteWitnessed view={logView} block={voteLine.block ?? null} />
+      )}
       {voteLine.status === "voted" && (
         <PanelRing namespace={namespace} storage={io.storage} lens={lens} />
       )}
@@ -244,5 +251,28 @@ export default function VoterPanel(
         </details>
       )}
     </VoterCard>
+  );
+}
+
+/**
+ * Whether a verified vote's block is witnessed (page §10.13): proven included in a checkpoint this
+ * page accepted, and inside the largest one the policy's quorum cosigned.
+ */
+function VoteWitnessed({ view, block }: { view: LogView; block: ShownBlock | null }) {
+  const proven = block !== null && view.proven.has(blockName(block));
+  const witnessed = proven && view.witness !== null && block.height < view.witness.size;
+  return (
+    <p
+      class={`vote-witnessed ${witnessed ? "is-yes" : "is-no"}`}
+      data-vote-witnessed={witnessed ? "yes" : "no"}
+    >
+      {witnessed
+        ? `✓ Witnessed: block ${block.height} is in the history the witnesses cosigned.`
+        : proven
+        ? `Block ${
+          block!.height
+        } is in the server's signed history; waiting for the witnesses to cosign it.`
+        : "Checking that this vote's block is in the server's signed history…"}
+    </p>
   );
 }

@@ -10,6 +10,8 @@ import {
   type BlockRecord,
   BlockStatus,
   BlockVotes,
+  CosignatureAccepted,
+  type CosignatureSubmission,
   describeIssues,
   ErrorBody,
   KeyPage,
@@ -127,6 +129,8 @@ export function createApiClient(
     send(transport, { method: "GET", path: at(path), schema });
   const post = <T>(path: string, body: unknown, schema: z.ZodMiniType<T>) =>
     send(transport, { method: "POST", path: at(path), body, schema });
+  const text = (path: string) => send(transport, { method: "GET", path: at(path), schema: TEXT });
+  const proof = async (path: string) => proofLines(`GET ${at(path)}`, await text(path));
   const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
   const id = (value: string | number) => encodeURIComponent(String(value));
   const heard = <T>(answer: T, records: (a: T) => (BlockRecord | BlockStatus)[]) => {
@@ -163,6 +167,17 @@ export function createApiClient(
         headers: bearer(token),
         schema: z.unknown(),
       }),
+    /** GET /api/log/checkpoint: the log's checkpoint as a signed note (protocol §4.10). */
+    checkpoint: () => text("/api/log/checkpoint"),
+    /** GET /api/log/consistency/{old}/{new}: the consistency proof, one base64 hash a line. */
+    consistencyProof: (oldSize: number, newSize: number) =>
+      proof(`/api/log/consistency/${id(oldSize)}/${id(newSize)}`),
+    /** GET /api/log/inclusion/{height}/{size}: block `height`'s inclusion proof in tree `size`. */
+    inclusionProof: (height: number, size: number) =>
+      proof(`/api/log/inclusion/${id(height)}/${id(size)}`),
+    /** POST /api/log/cosignature: a witness's cosignature of the checkpoint of `size`. */
+    submitCosignature: (body: CosignatureSubmission) =>
+      post("/api/log/cosignature", body, CosignatureAccepted),
     /** GET /api/block/hash/id/{height}: a sealed block's hash. */
     blockHash: (height: number) => get(`/api/block/hash/id/${id(height)}`, BlockHash),
     /** GET /api/block/id/{blockId}/vote/{voteId}: a vote, its inclusion path and its block. */
@@ -208,6 +223,29 @@ export function createApiClient(
       return { items: page.votes, total: page.total };
     },
   };
+}
+
+/** The schema of a text answer: the client keeps it whole. */
+const TEXT = z.string();
+
+/** Most lines of a proof answer: a proof between sizes below 2^53 has at most 106 hashes. */
+const MAX_PROOF_LINES = 128;
+
+/**
+ * The hashes of a proof answer (one base64 hash a line, each ending in a newline), still base64;
+ * the caller decodes and checks them. Throws ApiCallError `malformed_answer` otherwise.
+ */
+function proofLines(call: string, text: string): string[] {
+  if (text === "") return [];
+  const lines = text.endsWith("\n") ? text.slice(0, -1).split("\n") : null;
+  if (lines === null || lines.length > MAX_PROOF_LINES || lines.some((l) => l.length !== 44)) {
+    throw new ApiCallError(call, {
+      status: 200,
+      code: "malformed_answer",
+      reason: "a proof must be base64 hashes of 32 bytes, one a line",
+    });
+  }
+  return lines;
 }
 
 /**
@@ -257,13 +295,13 @@ async function send<T>(
   },
 ): Promise<T> {
   const call = `${method} ${path}`;
-  const init: RequestInit = body === undefined
-    ? { method, headers: { accept: "application/json", ...headers } }
-    : {
-      method,
-      headers: { accept: "application/json", "content-type": "application/json", ...headers },
-      body: JSON.stringify(body),
-    };
+  const asText = (schema as unknown) === TEXT;
+  const accept = asText ? "text/plain" : "application/json";
+  const init: RequestInit = body === undefined ? { method, headers: { accept, ...headers } } : {
+    method,
+    headers: { accept, "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  };
   const deadline = timeoutMs === undefined ? null : deadlineOf(timeoutMs);
   const read = async () => {
     const response = await fetch(
@@ -274,12 +312,14 @@ async function send<T>(
   };
   let response: Response;
   let json: unknown;
+  let answerText = "";
   try {
     // The race also hears a late failure of the abandoned read, so none goes unhandled.
     const answer = await (deadline ? Promise.race([read(), deadline.expired]) : read());
     response = answer.response;
+    answerText = answer.text;
     // 204 (the presenter check) has no body: nothing to parse.
-    json = response.status === 204 ? null : parseJson(answer.text);
+    json = response.status === 204 || (asText && response.ok) ? null : parseJson(answer.text);
   } catch (error) {
     if (deadline?.signal.aborted) {
       const reason = `no answer within ${duration(timeoutMs!)}`;
@@ -307,6 +347,7 @@ async function send<T>(
     const { code, message, ...details } = refusal.data.error;
     throw new ApiCallError(call, { status, code, reason: message, details, retryAfterSeconds });
   }
+  if (asText) return answerText as T;
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
     const reason = json === undefined

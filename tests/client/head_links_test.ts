@@ -1,17 +1,22 @@
 /**
- * A page's fork watch against a server that keeps its own signing key and lies (protocol §4.5, page
- * §12), each lie told by a proxy holding the real key: a new head is accepted only when its links
- * lead back to every remembered head; anything else is an alert, and the memory is kept.
+ * The walk of prev_hash links the attack lab's lens checks make (protocol §4.7) against a server
+ * that keeps its own signing key and lies, each lie told by a proxy holding the real key: a new
+ * head is accepted only when its links lead back to every remembered head; anything else is an
+ * alert, and the memory is kept. Pages check the log's proofs instead (log_view_test.ts).
  * @module
  */
 import assert from "node:assert/strict";
 import { type ApiClient, createApiClient, type Transport } from "../../lib/client/api_client.ts";
+import type { ShownHead } from "../../lib/client/heads.ts";
 import { checkExtension, MAX_LINK_BLOCKS, MAX_LINK_REQUESTS } from "../../lib/client/head_links.ts";
 import {
-  checkShownChain,
   headAlerts,
+  type HeadObservation,
+  mayRemember,
+  observeChain,
   parseSeenHeads,
   SEEN_HEADS_KEY,
+  serializeSeenHeads,
 } from "../../lib/client/heads.ts";
 import { checkForkEvidence, serverPublicKey, signHead } from "../../lib/protocol/head.ts";
 import type { BlockRecord } from "../../lib/protocol/schemas.ts";
@@ -22,6 +27,22 @@ import { call, makeVoters, signedVote } from "../helpers/ledger_fixtures.ts";
 import { forkedChain, serverSeedOf, showChain, torsionedHeads } from "../helpers/lying_server.ts";
 import { MapStorage } from "../helpers/map_storage.ts";
 import { type Rewrite, tamperingTransport } from "../helpers/tampering_proxy.ts";
+
+/**
+ * The walk's check of the chain a client shows, as the attack lab's lens checks make it (pages
+ * check the log's proofs instead: log_view_test.ts): the key and the status head, the links from
+ * every shown head to the remembered ones, and the memory stored only when it may be.
+ */
+async function checkShownChain(
+  api: ApiClient,
+  { storage, shown = [] }: { storage: MapStorage; shown?: readonly ShownHead[] },
+): Promise<HeadObservation> {
+  const [{ key }, status] = await Promise.all([api.serverKey(), api.blockStatus()]);
+  const seen = parseSeenHeads(storage.getItem(SEEN_HEADS_KEY));
+  const observed = await observeChain(api, { key, seen, status, shown });
+  if (mayRemember(observed)) storage.setItem(SEEN_HEADS_KEY, serializeSeenHeads(observed.seen));
+  return observed;
+}
 
 /** A server over in-memory KV with `blocks` sealed blocks of one vote each, and its real seed. */
 async function ledger(blocks: number) {

@@ -145,7 +145,10 @@ export async function chainHeight(io: ClientIO): Promise<number | null> {
  * recovers by itself; then the chain height, then, once the block is sealed, the vote's record
  * and proof and the previous block's hash; integrity mismatches are logged (page §8).
  */
-export async function loadVoteStatus(io: ClientIO, namespace: string): Promise<VoteLine> {
+export async function loadVoteStatus(
+  io: ClientIO,
+  namespace: string,
+): Promise<VoteLine & { block?: { height: number; hash: string } }> {
   await recoverVote(io, namespace);
   const stored = readStoredVote(io.storage, namespace);
   const blockId = storedBlockId(stored);
@@ -164,7 +167,9 @@ export async function loadVoteStatus(io: ClientIO, namespace: string): Promise<V
     prevHash: previous?.hash ?? null,
   });
   for (const mismatch of decision.mismatches) io.log(mismatchText(mismatch));
-  return decision.line;
+  if (decision.line.status !== "voted" || !proof) return decision.line;
+  // The block a verified vote is in, for the page's log view to prove included (page §10.13).
+  return { ...decision.line, block: { height: proof.block.height, hash: proof.block.hash } };
 }
 
 /**

@@ -1,0 +1,397 @@
+/**
+ * Browser-safe. A page's view of the server's log (protocol §4.5, §4.10): the checkpoint it has
+ * accepted, accepted again only when a consistency proof joins it to the new one; every block the
+ * page is shown proven included by an inclusion proof; and, under a witness policy, whether the
+ * checkpoints it accepts are cosigned by a quorum of witnesses in time. Two checkpoints no proof
+ * joins are fork evidence. The cost of a check is O(log n) hashes whatever the distance.
+ * @module
+ */
+import * as z from "zod/mini";
+import { bytesToBase64, hexToBytes } from "../protocol/bytes.ts";
+import { type Checkpoint, openCheckpoint } from "../protocol/checkpoint.ts";
+import { logLeafHash } from "../protocol/block_log.ts";
+import { type LogForkEvidence, logForkEvidence } from "../protocol/log_evidence.ts";
+import { verifyConsistency, verifyInclusion } from "../protocol/merkle.ts";
+import {
+  decodeBase64Strict,
+  ED25519_TYPE,
+  parseNote,
+  type SignedNote,
+  verifierKey,
+  verifyCosignature,
+} from "../protocol/note.ts";
+import { ApiCallError, type ApiClient } from "./api_client.ts";
+import type { WitnessPolicy } from "./witness_policy.ts";
+
+/** Browser-storage key of a ledger's log view (one JSON value, beside the remembered heads). */
+export const SEEN_LOG_KEY = "ringvote/seen-log";
+
+/** Most blocks remembered as proven included; the highest are kept. */
+export const MAX_PROVEN = 4_096;
+
+/** Most inclusion proofs one check asks for; the other blocks wait for the next check. */
+export const MAX_INCLUSION_REQUESTS = 24;
+
+/** Checks a block shown above every checkpoint may wait for one before it counts as withheld. */
+export const MAX_BEYOND_CHECKS = 3;
+
+/** Longest checkpoint note a page reads (a note with 100 signature lines fits). */
+export const MAX_NOTE_LENGTH = 20_000;
+
+/**
+ * How far a cosignature's timestamp may be from this browser's clock, either way, and still count
+ * (page §10.13): a witness cosigns each new checkpoint and cosigns the same one again every
+ * minute, so only a witness that stopped, or a clock ten minutes wrong, falls outside it.
+ */
+export const COSIGNATURE_FRESH_MS = 600_000;
+
+/** What is added to two sealing intervals to make the bound of `unwitnessed` (page §10.13). */
+export const WITNESS_MARGIN_MS = 15_000;
+
+/** The sealing interval the bound is computed from is taken as at most this (a server could lie). */
+export const MAX_WITNESS_INTERVAL_MS = 60_000;
+
+/**
+ * How long a page waits for a quorum cosignature of a checkpoint it accepted before it raises
+ * `unwitnessed`: two sealing intervals (at most {@link MAX_WITNESS_INTERVAL_MS} each) plus
+ * {@link WITNESS_MARGIN_MS}; at most 135 s.
+ */
+export function unwitnessedBoundMs(sealIntervalMs: number): number {
+  const interval = Math.min(Math.max(sealIntervalMs, 1_000), MAX_WITNESS_INTERVAL_MS);
+  return 2 * interval + WITNESS_MARGIN_MS;
+}
+
+/** A block a page was shown: its height and hash (its signature is checked elsewhere). */
+export type ShownBlock = { height: number; hash: string };
+
+/** What a page keeps of a ledger's log between visits. */
+export type LogMemory = {
+  /** The ledger key (hex) and the log's origin the accepted checkpoint is signed by and under. */
+  key: string | null;
+  origin: string | null;
+  /** The accepted checkpoint: the note as served, its size and root (base64). */
+  note: string | null;
+  size: number;
+  root: string | null;
+  /** The largest accepted checkpoint that was witnessed by the policy's quorum, as served. */
+  witnessed: { size: number; note: string } | null;
+  /** When this browser first accepted a checkpoint larger than the witnessed one (ms). */
+  since: number | null;
+  /** Blocks proven included in an accepted checkpoint, as `height:hash`, oldest first. */
+  proven: string[];
+};
+
+const Stored = z.object({
+  key: z.nullable(z.string()),
+  origin: z.nullable(z.string()),
+  note: z.nullable(z.string()),
+  size: z.number(),
+  root: z.nullable(z.string()),
+  witnessed: z.nullable(z.object({ size: z.number(), note: z.string() })),
+  since: z.nullable(z.number()),
+  proven: z.array(z.string()),
+});
+
+/** A memory that has accepted nothing. */
+export function emptyLogMemory(): LogMemory {
+  return {
+    key: null,
+    origin: null,
+    note: null,
+    size: 0,
+    root: null,
+    witnessed: null,
+    since: null,
+    proven: [],
+  };
+}
+
+/** The log memory from storage; an empty one when absent or unreadable. */
+export function parseLogMemory(stored: string | null): LogMemory {
+  if (stored === null) return emptyLogMemory();
+  try {
+    const parsed = Stored.safeParse(JSON.parse(stored));
+    return parsed.success ? parsed.data : emptyLogMemory();
+  } catch {
+    return emptyLogMemory();
+  }
+}
+
+/** The name of a block in {@link LogMemory.proven}. */
+export function blockName({ height, hash }: ShownBlock): string {
+  return `${height}:${hash}`;
+}
+
+/**
+ * Why what the server shows does not hold up against the log: the checkpoint is not signed by the
+ * ledger key (`unsigned`), is smaller than the accepted one (`rollback`), is malformed or names
+ * another log (`inconsistent`); a block shown is not in the log (`not-extended`); a proof needed
+ * was refused or a block shown stays above every checkpoint (`withheld`); a request got no answer
+ * in time (`unchecked`); no quorum cosigned in time (`unwitnessed`).
+ */
+export type LogProblem =
+  | { kind: "unsigned"; reason: string }
+  | { kind: "rollback"; size: number; remembered: number }
+  | { kind: "inconsistent"; reason: string }
+  | { kind: "not-extended"; height: number; hash: string; size: number }
+  | { kind: "withheld"; what: string; reason: string }
+  | { kind: "unchecked"; reason: string }
+  | { kind: "unwitnessed"; size: number; waitedMs: number };
+
+/** Where the page stands with its witnesses; null without a policy. */
+export type WitnessView = {
+  status: "witnessed" | "waiting" | "unwitnessed";
+  /** The largest checkpoint size cosigned by the quorum (0 when none yet). */
+  size: number;
+  /** The policy's witnesses that cosigned the checkpoint just read, freshly. */
+  cosigners: string[];
+  quorum: number;
+};
+
+/** The outcome of one check of the log. */
+export type LogCheck = {
+  /** The memory to keep (the one given when nothing may be remembered). */
+  memory: LogMemory;
+  /** False when the memory must not be stored: a fork, or nothing accepted. */
+  remember: boolean;
+  fork: LogForkEvidence | null;
+  problems: LogProblem[];
+  /** Blocks shown above the checkpoint read, to be checked again later. */
+  beyond: ShownBlock[];
+  witness: WitnessView | null;
+  /** The checkpoint accepted by this check, opened; null when none was. */
+  checkpoint: (Checkpoint & { note: string }) | null;
+};
+
+/**
+ * Checks the checkpoint `note` the server serves now, signed by ledger `key`, against `memory`,
+ * and proves the `shown` blocks included in it. A larger checkpoint is accepted only with a
+ * consistency proof from the accepted size (every earlier accepted one is a prefix of that one);
+ * the same size must have the same root; a smaller one is a rollback. Blocks shown at heights
+ * within the checkpoint are proven with at most {@link MAX_INCLUSION_REQUESTS} inclusion
+ * proofs (the rest wait); those above it are `beyond`. Under `policy`, the checkpoint's fresh
+ * cosignatures are counted, and a checkpoint larger than the witnessed one that waited more than
+ * `boundMs` raises `unwitnessed`. Pure but for the proof reads; never throws for what the server
+ * answers.
+ */
+export async function checkLog(
+  api: ApiClient,
+  { memory, key, note, shown, policy, boundMs, now }: {
+    memory: LogMemory;
+    key: string;
+    note: string;
+    shown: readonly ShownBlock[];
+    policy: WitnessPolicy | null;
+    boundMs: number;
+    now: number;
+  },
+): Promise<LogCheck> {
+  const refused = (problem: LogProblem | null): LogCheck => ({
+    memory,
+    remember: false,
+    fork: null,
+    problems: problem ? [problem] : [],
+    beyond: [...shown],
+    witness: witnessView(memory, policy, null, boundMs, now).view,
+    checkpoint: null,
+  });
+  const forked = (evidence: LogForkEvidence): LogCheck => ({ ...refused(null), fork: evidence });
+  const opened = openNote(note, key);
+  if ("problem" in opened) return refused(opened.problem);
+  const { checkpoint, parsed } = opened;
+  if (memory.origin !== null && memory.key === key && checkpoint.origin !== memory.origin) {
+    return refused({
+      kind: "inconsistent",
+      reason: `the server now names its log "${checkpoint.origin}", not "${memory.origin}"`,
+    });
+  }
+  const root = bytesToBase64(checkpoint.root);
+  const known = memory.key === key && memory.note !== null && memory.root !== null;
+  const fork = (proof: string[]) => logForkEvidence(key, [memory.note!, note], proof);
+  if (known && checkpoint.size < memory.size) {
+    return refused({ kind: "rollback", size: checkpoint.size, remembered: memory.size });
+  }
+  if (known && checkpoint.size === memory.size && root !== memory.root) return forked(fork([]));
+  if (known && checkpoint.size > memory.size && memory.size > 0) {
+    const proof = await read(() => api.consistencyProof(memory.size, checkpoint.size), {
+      what: `the consistency proof from size ${memory.size} to ${checkpoint.size}`,
+    });
+    if ("problem" in proof) return refused(proof.problem);
+    const hashes = decodeHashes(proof.value);
+    const joined = hashes !== null && verifyConsistency({
+      oldSize: memory.size,
+      newSize: checkpoint.size,
+      oldRoot: decodeBase64Strict(memory.root!),
+      newRoot: checkpoint.root,
+      proof: hashes,
+    });
+    if (!joined) return forked(fork(proof.value));
+  }
+  const problems: LogProblem[] = [];
+  const proven = known ? new Set(memory.proven) : new Set<string>();
+  const beyond: ShownBlock[] = [];
+  let requests = MAX_INCLUSION_REQUESTS;
+  for (const block of uniqueBlocks(shown)) {
+    if (proven.has(blockName(block))) continue;
+    if (block.height >= checkpoint.size) {
+      beyond.push(block);
+      continue;
+    }
+    if (requests-- <= 0) {
+      beyond.push(block);
+      continue;
+    }
+    const path = await read(() => api.inclusionProof(block.height, checkpoint.size), {
+      what: `the inclusion proof of block ${block.height} in size ${checkpoint.size}`,
+    });
+    if ("problem" in path) {
+      problems.push(path.problem);
+      if (path.problem.kind === "unchecked") break;
+      continue;
+    }
+    const hashes = decodeHashes(path.value);
+    let included = false;
+    try {
+      included = hashes !== null && verifyInclusion({
+        index: block.height,
+        size: checkpoint.size,
+        leafHash: logLeafHash(block.hash),
+        proof: hashes,
+        root: checkpoint.root,
+      });
+    } catch {
+      included = false; // a malformed block hash is in no log
+    }
+    if (included) proven.add(blockName(block));
+    else problems.push({ kind: "not-extended", ...block, size: checkpoint.size });
+  }
+  const accepted: LogMemory = {
+    ...memory,
+    key,
+    origin: checkpoint.origin,
+    note,
+    size: checkpoint.size,
+    root,
+    proven: [...proven].slice(-MAX_PROVEN),
+  };
+  if (!known) Object.assign(accepted, { witnessed: null, since: null });
+  const witnessed = witnessView(
+    accepted,
+    policy,
+    { parsed, note, size: checkpoint.size },
+    boundMs,
+    now,
+  );
+  if (witnessed.problem) problems.push(witnessed.problem);
+  return {
+    memory: witnessed.memory,
+    remember: true,
+    fork: null,
+    problems,
+    beyond,
+    witness: witnessed.view,
+    checkpoint: { ...checkpoint, note },
+  };
+}
+
+/** The note opened as a checkpoint signed by `key` under its origin, or the problem with it. */
+function openNote(
+  note: string,
+  key: string,
+): { checkpoint: Checkpoint; parsed: SignedNote } | { problem: LogProblem } {
+  if (note.length > MAX_NOTE_LENGTH) {
+    return { problem: { kind: "inconsistent", reason: "the checkpoint is too long to be one" } };
+  }
+  try {
+    const parsed = parseNote(note);
+    const origin = parsed.text.split("\n", 1)[0];
+    const checkpoint = openCheckpoint(note, verifierKey(origin, ED25519_TYPE, hexToBytes(key, 32)));
+    if (!checkpoint) {
+      return {
+        problem: {
+          kind: "unsigned",
+          reason: "the checkpoint carries no valid signature by its key",
+        },
+      };
+    }
+    return { checkpoint, parsed };
+  } catch (error) {
+    const reason = `the checkpoint is malformed: ${(error as Error).message}`;
+    return { problem: { kind: "inconsistent", reason } };
+  }
+}
+
+/**
+ * The witness view after `read` (the checkpoint just accepted, or null when none was): its fresh
+ * quorum cosignatures move `witnessed` up; a checkpoint above it starts the wait (`since`), which
+ * past `boundMs` is `unwitnessed`.
+ */
+function witnessView(
+  memory: LogMemory,
+  policy: WitnessPolicy | null,
+  read: { parsed: SignedNote; note: string; size: number } | null,
+  boundMs: number,
+  now: number,
+): { memory: LogMemory; view: WitnessView | null; problem: LogProblem | null } {
+  if (policy === null) return { memory, view: null, problem: null };
+  const next = { ...memory };
+  let cosigners: string[] = [];
+  if (read) {
+    cosigners = policy.witnesses.filter((key) => {
+      try {
+        const cosigned = verifyCosignature(read.parsed, key);
+        return cosigned && Math.abs(cosigned.timestamp * 1000 - now) <= COSIGNATURE_FRESH_MS;
+      } catch {
+        return false;
+      }
+    }).map((key) => key.name);
+    if (cosigners.length >= policy.quorum && read.size >= (next.witnessed?.size ?? 0)) {
+      next.witnessed = { size: read.size, note: read.note };
+    }
+  }
+  const witnessedSize = next.witnessed?.size ?? 0;
+  if (next.size <= witnessedSize) next.since = null;
+  else next.since ??= now;
+  const waitedMs = next.since === null ? 0 : now - next.since;
+  const status = next.since === null ? "witnessed" : waitedMs > boundMs ? "unwitnessed" : "waiting";
+  const view = { status, size: witnessedSize, cosigners, quorum: policy.quorum } as const;
+  const problem: LogProblem | null = status === "unwitnessed"
+    ? { kind: "unwitnessed", size: next.size, waitedMs }
+    : null;
+  return { memory: next, view, problem };
+}
+
+/**
+ * The answer of `call`, or the problem of its failure: no answer in time is `unchecked`, any
+ * other failure `withheld` (what the page needs was not given).
+ */
+async function read<T>(
+  call: () => Promise<T>,
+  { what }: { what: string },
+): Promise<{ value: T } | { problem: LogProblem }> {
+  try {
+    return { value: await call() };
+  } catch (error) {
+    const reason = (error as Error).message;
+    if (error instanceof ApiCallError && error.code === "timeout") {
+      return { problem: { kind: "unchecked", reason } };
+    }
+    return { problem: { kind: "withheld", what, reason } };
+  }
+}
+
+/** The base64 hashes decoded, or null when one is not 32 bytes of strict base64. */
+function decodeHashes(lines: readonly string[]): Uint8Array[] | null {
+  try {
+    const hashes = lines.map((line) => decodeBase64Strict(line));
+    return hashes.every((h) => h.length === 32) ? hashes : null;
+  } catch {
+    return null;
+  }
+}
+
+/** `shown` without repeats, lowest height first. */
+function uniqueBlocks(shown: readonly ShownBlock[]): ShownBlock[] {
+  const byName = new Map(shown.map((b) => [blockName(b), { height: b.height, hash: b.hash }]));
+  return [...byName.values()].sort((a, b) => a.height - b.height);
+}
