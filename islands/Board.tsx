@@ -13,7 +13,7 @@ import HeadAlerts from "../components/HeadAlerts.tsx";
 import { type BulletinOptions, createBulletinState } from "./board/state.ts";
 import AnonymitySection from "./board/AnonymitySection.tsx";
 import AuditSection from "./board/AuditSection.tsx";
-import { pageApiClient, pagePolicy, useHeadWatch } from "./hooks/watch_heads.ts";
+import { pageApiClient, useHeadWatch, usePolicyNotice } from "./hooks/watch_heads.ts";
 import { useWitnessKey, witnessVkey } from "./hooks/witness_key.ts";
 import WitnessControl from "../components/WitnessControl.tsx";
 import WitnessStatus from "../components/WitnessStatus.tsx";
@@ -94,7 +94,7 @@ function RoundBoard(
     storage,
     witness: witness.witness,
   });
-  const { notice } = pagePolicy();
+  const notice = usePolicyNotice();
   return (
     <div class="bulletin" data-round={round} data-ready={bulletin.ready.value ? "true" : "false"}>
       <RoundsNav shown={round} />

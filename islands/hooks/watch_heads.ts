@@ -365,6 +365,13 @@ export function useHeadWatch(
 
 let adopted: ReturnType<typeof adoptPolicy> | null = null;
 
+/** The page's witness policy notice ({@link pagePolicy}), read once the page runs in a browser. */
+export function usePolicyNotice(): string | null {
+  const [notice, setNotice] = useState<string | null>(null);
+  useEffect(() => setNotice(pagePolicy().notice), []);
+  return notice;
+}
+
 /**
  * The witness policy of this page (page §10.13): the one in the address's fragment, kept in the
  * browser's storage, or the one kept before; with a sentence when the fragment changed it. Read

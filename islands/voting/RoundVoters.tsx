@@ -20,7 +20,7 @@ import {
 } from "../../lib/client/voter/voters.ts";
 import type { RoundInfo } from "../../lib/protocol/schemas.ts";
 import { useAnonymityLens, useChainHeight } from "../hooks/use_anonymity_lens.ts";
-import { pageApiClient, pagePolicy, useHeadWatch } from "../hooks/watch_heads.ts";
+import { pageApiClient, useHeadWatch, usePolicyNotice } from "../hooks/watch_heads.ts";
 import WitnessStatus from "../../components/WitnessStatus.tsx";
 import DemoRound from "./DemoRound.tsx";
 import JoinControl from "./JoinControl.tsx";
@@ -48,7 +48,7 @@ export default function RoundVoters({ round, ringSize, presenter }: RoundVotersP
   // and keeps one anonymity analysis per height for all of them.
   const verified = useSignal<ReadonlySet<string>>(new Set());
   const { fork, alerts, view } = useHeadWatch(HEAD_CHECK_MS, { ledger, storage });
-  const { notice } = pagePolicy();
+  const notice = usePolicyNotice();
   const api = useMemo(() => pageApiClient(ledger), []);
   const panels = useMemo(createPanelRegistry, []);
   const source = useMemo(() => lensSource(api), []);

@@ -1,11 +1,13 @@
 // A malicious server, in real Chromium and against `deno task audit`: an HTTP proxy in front of
-// the real app that holds the server's real signing key and lies — it forks one browser's view
-// and withholds the remembered block, serves the forked block, signs heads with a torsioned R,
-// shrinks a sealed block, lies in a listing's total, and shows the auditor another key. Each lie
-// must be caught where protocol §4.5–§4.6 and page §12 say, and never pass.
+// the real app that holds the server's real signing key and lies — it withholds the proof that
+// its log grew, forks one browser's view with a log of its own, serves one vote's block from
+// another history, signs heads with a torsioned R, shrinks a sealed block, lies in a listing's
+// total, and shows the auditor another key. Each lie must be caught where protocol §4.5–§4.6 and
+// page §12 say, and never pass.
 import assert from "node:assert/strict";
 import type { Browser, Page } from "playwright-core";
-import { checkForkEvidence, serverPublicKey } from "../../lib/protocol/head.ts";
+import { serverPublicKey } from "../../lib/protocol/head.ts";
+import { checkLogForkEvidence } from "../../lib/protocol/log_evidence.ts";
 import { voteLeaf } from "../../lib/protocol/merkle.ts";
 import { build } from "../../scripts/build.ts";
 import { createApp } from "../../server/app.ts";
@@ -20,10 +22,11 @@ import {
   honestChain,
   listingLie,
   showChain,
+  showLog,
   shrunkChain,
   torsionedHeads,
 } from "../helpers/lying_server.ts";
-import { type Rewrite, startTamperingProxy } from "../helpers/tampering_proxy.ts";
+import { type Lie, type Rewrite, startTamperingProxy } from "../helpers/tampering_proxy.ts";
 import { launchChromium, skipWithoutChromium, storedVoter } from "./browser.ts";
 
 const ARTIFACTS = new URL("../artifacts/", import.meta.url);
@@ -89,6 +92,19 @@ async function rememberedAt(page: Page, height: number) {
   return JSON.parse((await page.evaluate(() => localStorage.getItem("ringvote/seen-heads")))!);
 }
 
+/** The log `page` remembers (protocol §4.5), once it has accepted a checkpoint of `size`. */
+async function acceptedSize(page: Page, size: number): Promise<{ size: number; note: string }> {
+  await page.waitForFunction(
+    (n) => {
+      const stored = localStorage.getItem("ringvote/seen-log");
+      return stored !== null && JSON.parse(stored).size >= n;
+    },
+    size,
+    { timeout: 15_000 },
+  );
+  return JSON.parse((await page.evaluate(() => localStorage.getItem("ringvote/seen-log")))!);
+}
+
 /** `deno task audit` as a newcomer runs it: exit code and printed report. */
 async function cliAudit(...args: string[]) {
   const out = await new Deno.Command(Deno.execPath(), {
@@ -127,42 +143,47 @@ Deno.test({
     const liar = startTamperingProxy(ledger.url);
     const key = serverPublicKey(ledger.seed);
     const browser: Browser = await launchChromium();
-    /** A fresh browser context on `path` through the liar telling the truth, remembering `height`. */
+    /**
+     * A fresh browser context on `path` through the liar telling the truth, once it has accepted
+     * the log up to block `height`.
+     */
     const honestView = async (path: string, ready: string, height: number) => {
       liar.tell(null);
       const context = await browser.newContext({ acceptDownloads: true });
       const page = await context.newPage();
       await page.goto(liar.url + path);
       await page.locator(ready).waitFor();
-      return { context, page, seen: await rememberedAt(page, height) };
+      return { context, page, log: await acceptedSize(page, height + 1) };
+    };
+    const seenLog = async (page: Page) =>
+      JSON.parse((await page.evaluate(() => localStorage.getItem("ringvote/seen-log")))!);
+    /** The history forked from block `from` on, its blocks and its log signed with the real key. */
+    const forkedView = async (from: number) => {
+      const forked = forkedChain(await honestChain(ledger.url), { from, seed: ledger.seed });
+      return { answer: showLog(ledger.seed, () => forked), rewrite: showChain(() => forked) };
     };
     const height = async () => (await honestChain(ledger.url)).length - 1;
-    const lie = (rewrite: Rewrite) => liar.tell(rewrite);
+    const lie = (told: Rewrite | Lie) => liar.tell(told);
     try {
       for (const [name, path, ready] of PAGES) {
-        await t.step(`${name}: a fork above the remembered head, its block withheld`, async () => {
+        await t.step(`${name}: the proof that the log grew withheld`, async () => {
           const remembered = await height();
-          const { context, page, seen } = await honestView(path, ready, remembered);
+          const { context, page, log } = await honestView(path, ready, remembered);
           await sealOneMore(ledger.store);
-          const forked = forkedChain(await honestChain(ledger.url), {
-            from: remembered,
-            seed: ledger.seed,
+          lie({
+            answer: ({ path }) =>
+              path.startsWith("/api/log/consistency/")
+                ? Response.json({ error: { code: "not_found", message: "no proof" } }, {
+                  status: 404,
+                })
+                : null,
           });
-          lie(showChain(() => forked, { withhold: [remembered] }));
           await page.reload();
           const alert = page.locator('.head-alert[data-head-alert="withheld"]');
           await alert.waitFor({ timeout: 15_000 });
-          assert.match(await alert.innerText(), /withheld a block/);
-          // The page may have remembered lower honest heads since; never a head of the fork.
-          const now = JSON.parse(
-            (await page.evaluate(() => localStorage.getItem("ringvote/seen-heads")))!,
-          );
-          const top = (heads: { height: number; hash: string }[]) => heads.at(-1);
-          assert.deepEqual(top(now.heads), top(seen.heads), "the forked head is never remembered");
+          assert.match(await alert.innerText(), /withheld a proof/);
+          assert.equal((await seenLog(page)).note, log.note, "the larger checkpoint is not taken");
           await screenshot(page, `withheld-${path || "index"}`);
-          const cli = await cliAudit(liar.url, "--key", key);
-          assert.equal(cli.code, 1, cli.stdout);
-          assert.match(cli.stdout, new RegExp(`block ${remembered}`));
           await context.close();
         });
       }
@@ -206,20 +227,16 @@ Deno.test({
       let evidenceFile = "";
       for (const [name, path, ready] of PAGES) {
         await t.step(
-          `${name}: the forked block served is fork evidence under the real key`,
+          `${name}: a forked history with its own log is fork evidence under the real key`,
           async () => {
             const remembered = await height();
-            const { context, page } = await honestView(path, ready, remembered);
+            const { context, page, log } = await honestView(path, ready, remembered);
             await sealOneMore(ledger.store);
-            const forked = forkedChain(await honestChain(ledger.url), {
-              from: remembered,
-              seed: ledger.seed,
-            });
-            lie(showChain(() => forked));
+            lie(await forkedView(remembered));
             await page.reload();
             const alert = page.locator(".fork-alert");
             await alert.waitFor({ timeout: 15_000 });
-            assert.equal(await alert.getAttribute("data-fork-height"), String(remembered));
+            assert.equal(await alert.getAttribute("data-fork-size"), String(remembered + 2));
             const [download] = await Promise.all([
               page.waitForEvent("download"),
               alert.locator(".fork-download").click(),
@@ -228,7 +245,16 @@ Deno.test({
             await Deno.copyFile(await download.path(), evidenceFile);
             const evidence = JSON.parse(await Deno.readTextFile(evidenceFile));
             assert.equal(evidence.key, key, "signed by the server's own key");
-            assert.deepEqual(checkForkEvidence(evidence), { ok: true, height: remembered });
+            const proven = checkLogForkEvidence(evidence);
+            assert.ok(proven.ok && proven.form === "failed-proof", JSON.stringify(proven));
+            assert.deepEqual(proven.sizes, [remembered + 1, remembered + 2]);
+            assert.equal(
+              (await seenLog(page)).note,
+              log.note,
+              "the forked checkpoint is not taken",
+            );
+            const cli = await cliAudit(liar.url, "--key", key);
+            assert.equal(cli.code, 1, cli.stdout);
             await context.close();
           },
         );
@@ -244,9 +270,10 @@ Deno.test({
         },
       );
 
-      for (const [name, path, ready] of PAGES) {
+      for (const [name, path, ready] of PAGES.slice(1)) {
         await t.step(`${name}: head signatures with a torsioned R are refused`, async () => {
-          const { context, page, seen } = await honestView(path, ready, await height());
+          const { context, page } = await honestView(path, ready, await height());
+          const seen = await rememberedAt(page, await height());
           await sealOneMore(ledger.store);
           lie(torsionedHeads(ledger.seed));
           await page.reload();
@@ -322,7 +349,9 @@ Deno.test({
             await height(),
           );
           const otherSeed = new Uint8Array(32).fill(5);
-          lie(anotherKey(otherSeed));
+          // The other key signs the heads and the log's checkpoints alike.
+          const honest = await honestChain(ledger.url);
+          lie({ answer: showLog(otherSeed, () => honest), rewrite: anotherKey(otherSeed) });
           const cli = await cliAudit(liar.url, "--key", key);
           assert.equal(cli.code, 1, cli.stdout);
           assert.ok(

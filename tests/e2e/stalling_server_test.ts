@@ -1,5 +1,6 @@
 // A server that stalls, in real Chromium: a proxy in front of the real app holds the board's
-// `GET /api/blocks` (and, apart, `GET /api/server-key`) unanswered after the board has seen a head.
+// `GET /api/log/consistency/…` (and, apart, `GET /api/log/checkpoint`) unanswered after the board
+// has accepted a checkpoint.
 // The board must raise `unchecked` within the check's deadline (protocol §4.5, page §12), keep it
 // while the server stalls, and clear it once the server answers again.
 import assert from "node:assert/strict";
@@ -51,22 +52,21 @@ async function sealOneMore(store: Store): Promise<void> {
   await sealNextBlock(store, Date.now());
 }
 
-/** The height of the highest head `page` remembers, or -1. */
-function rememberedTop(page: Page): Promise<number> {
+/** The size of the checkpoint `page` has accepted (protocol §4.5), or 0. */
+function rememberedSize(page: Page): Promise<number> {
   return page.evaluate(() => {
-    const stored = localStorage.getItem("ringvote/seen-heads");
-    return stored === null ? -1 : JSON.parse(stored).heads.at(-1)?.height ?? -1;
+    const stored = localStorage.getItem("ringvote/seen-log");
+    return stored === null ? 0 : JSON.parse(stored).size;
   });
 }
 
-async function waitRemembered(page: Page, height: number) {
+async function waitAccepted(page: Page, size: number) {
   await page.waitForFunction(
-    (h) => {
-      const stored = localStorage.getItem("ringvote/seen-heads");
-      return stored !== null &&
-        JSON.parse(stored).heads.some((x: { height: number }) => x.height === h);
+    (n) => {
+      const stored = localStorage.getItem("ringvote/seen-log");
+      return stored !== null && JSON.parse(stored).size === n;
     },
-    height,
+    size,
     { timeout: 15_000 },
   );
 }
@@ -83,7 +83,10 @@ Deno.test({
     const browser: Browser = await launchChromium();
     try {
       for (
-        const [path, grows] of [["/api/blocks", true], ["/api/server-key", false]] as const
+        const [path, grows] of [["/api/log/consistency/", true], [
+          "/api/log/checkpoint",
+          false,
+        ]] as const
       ) {
         await t.step(
           `${path} stalled: unchecked within the deadline, until it answers`,
@@ -94,9 +97,11 @@ Deno.test({
               await page.goto(proxy.url + "board");
               await page.locator('.bulletin[data-ready="true"]').waitFor();
               const height = (await ledger.store.status()).height;
-              await waitRemembered(page, height);
-              proxy.stall(path);
-              // A new head makes the check read the blocks linking it to the remembered one.
+              await waitAccepted(page, height + 1);
+              proxy.stall(
+                path.replace("{old}", String(height + 1)).replace("{new}", String(height + 2)),
+              );
+              // A new block makes the check ask for the proof joining the remembered checkpoint.
               if (grows) await sealOneMore(ledger.store);
               const started = performance.now();
               const alert = page.locator('.head-alert[data-head-alert="unchecked"]');
@@ -112,13 +117,13 @@ Deno.test({
                 await page.waitForTimeout(500);
               }
               assert.equal(
-                await rememberedTop(page),
-                height,
-                "nothing new is remembered meanwhile",
+                await rememberedSize(page),
+                height + 1,
+                "nothing new is accepted meanwhile",
               );
               proxy.answer();
               await alert.waitFor({ state: "detached", timeout: BOUND_MS });
-              if (grows) await waitRemembered(page, height + 1);
+              if (grows) await waitAccepted(page, height + 2);
               assert.equal(
                 await page.locator(".head-alert").count(),
                 0,
