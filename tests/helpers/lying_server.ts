@@ -1,19 +1,30 @@
 /**
  * A malicious server for tests: it holds the real server's signing key (read from the server's
  * KV) and rewrites what the real server answers — a forked history re-linked and re-signed, a
- * withheld block, torsioned head signatures, a shrunk block, a lying `total`, another key — as
- * rewrites for the tampering proxy (HTTP) or transport (in-process) of tampering_proxy.ts.
+ * withheld block, torsioned head signatures, a shrunk block, a lying `total`, another key, the log
+ * of a shown chain — as lies for the tampering proxy (HTTP) or transport (in-process) of
+ * tampering_proxy.ts.
  * @module
  */
 import { ed25519, ED25519_TORSION_SUBGROUP } from "@noble/curves/ed25519.js";
-import { bytesToHex, concatBytes, hexToBytes } from "../../lib/protocol/bytes.ts";
+import { bytesToBase64, bytesToHex, concatBytes, hexToBytes } from "../../lib/protocol/bytes.ts";
+import { logLeafHash } from "../../lib/protocol/block_log.ts";
 import { blockHash } from "../../lib/protocol/chain.ts";
-import { merkleRoot } from "../../lib/protocol/merkle.ts";
+import { parseCheckpoint, signCheckpoint } from "../../lib/protocol/checkpoint.ts";
+import {
+  type AppendOnlyTree,
+  createAppendOnlyTree,
+  merkleRoot,
+} from "../../lib/protocol/merkle.ts";
 import { headMessage, serverPublicKey, signHead } from "../../lib/protocol/head.ts";
 import { sha512 } from "../../lib/protocol/hash.ts";
 import { keyPairFromSeed, L } from "../../lib/protocol/keys.ts";
+import { parseNote } from "../../lib/protocol/note.ts";
 import type { BlockRecord } from "../../lib/protocol/schemas.ts";
-import type { Rewrite } from "./tampering_proxy.ts";
+import { integerParam } from "../../server/api/common.ts";
+import { LOG_CONTENT_TYPE } from "../../server/api/log.ts";
+import { ApiError, invalidRequest, refusal } from "../../server/errors.ts";
+import type { Answer, Rewrite } from "./tampering_proxy.ts";
 
 /** The real server's signing seed, read from its KV (`["cfg", "server-key"]`, protocol §5.2). */
 export async function serverSeedOf(kv: Deno.Kv): Promise<Uint8Array> {
@@ -175,6 +186,141 @@ export function showChain(
       const block = at.get(Number(HASH.exec(path)![1]));
       if (block) body.hash = block.hash;
     }
+  };
+}
+
+/**
+ * A lie that serves the log (protocol §4.10) of `chain` (blocks by height from genesis, read at
+ * every request, so it may grow) under `base` in place of the ledger's: the checkpoint of size
+ * `chain().length`, signed by `seed` under the real origin (`origin`, else the first line of the
+ * honest checkpoint) and carrying no cosignature, since a forker cannot make a witness's; and the
+ * consistency and inclusion proofs over the chain's leaves `logLeafHash(block.hash)`, with the
+ * statuses, refusals and text formats of server/api/log.ts. Every other request passes on.
+ */
+export function showLog(
+  seed: Uint8Array,
+  chain: () => readonly BlockRecord[],
+  { origin, base = "/api" }: { origin?: string; base?: string } = {},
+): Answer {
+  const logOf = shownLog();
+  const prefix = `${base.replace(/\/+$/, "")}/log/`;
+  let named = origin ?? null;
+  return async ({ path, method, honest }) => {
+    if ((method !== "GET" && method !== "HEAD") || !path.startsWith(prefix)) return null;
+    const [call, ...params] = path.slice(prefix.length).split("/").map(decodedParam);
+    // What the log's routes do not match (an empty or extra segment) is the real server's 404.
+    if (params.includes("")) return null;
+    try {
+      if (call === "checkpoint" && params.length === 0) {
+        named ??= await originOf(await honest());
+        const { tree, size } = logOf(chain());
+        const note = signCheckpoint({ origin: named, size, root: tree.root(size) }, seed);
+        return logAnswer(note, { "Cache-Control": "no-cache" });
+      }
+      if (call === "consistency" && params.length === 2) {
+        const oldSize = integerParam(params[0], "old");
+        const newSize = integerParam(params[1], "new");
+        if (oldSize > newSize) {
+          throw invalidRequest(`old must be at most new ${newSize}, got ${oldSize}`);
+        }
+        const { tree, size } = logOf(chain());
+        if (newSize > size) throw unknownTree(newSize, size);
+        return logAnswer(proofLines(tree.consistencyProof(oldSize, newSize)));
+      }
+      if (call === "inclusion" && params.length === 2) {
+        const height = integerParam(params[0], "height");
+        const treeSize = integerParam(params[1], "size");
+        if (height >= treeSize) {
+          throw invalidRequest(`height must be below size ${treeSize}, got ${height}`);
+        }
+        const { tree, size } = logOf(chain());
+        if (treeSize > size) throw unknownTree(treeSize, size);
+        return logAnswer(proofLines(tree.inclusionProof(height, treeSize)));
+      }
+    } catch (error) {
+      if (error instanceof ApiError) return error.getResponse();
+      throw error;
+    }
+    return null;
+  };
+}
+
+/**
+ * The log of whichever chain it is given: the tree of its leaves and its size. The tree is kept
+ * while each chain given extends (or is a prefix of) the last, and made again when one is not.
+ */
+function shownLog(): (chain: readonly BlockRecord[]) => { tree: AppendOnlyTree; size: number } {
+  let hashes: string[] = [];
+  let tree = createAppendOnlyTree();
+  return (chain) => {
+    for (const [i, block] of chain.entries()) {
+      if (block.height !== i) {
+        throw new RangeError(
+          `a shown chain holds heights 0, 1, 2 …; block ${i} is at ${block.height}`,
+        );
+      }
+    }
+    let common = 0;
+    while (
+      common < Math.min(hashes.length, chain.length) && hashes[common] === chain[common].hash
+    ) {
+      common++;
+    }
+    if (common < Math.min(hashes.length, chain.length)) {
+      hashes = [];
+      tree = createAppendOnlyTree();
+    }
+    for (const block of chain.slice(hashes.length)) {
+      tree.append(logLeafHash(block.hash));
+      hashes.push(block.hash);
+    }
+    return { tree, size: chain.length };
+  };
+}
+
+/** A path segment as Hono's `param` reads it: percent-decoded when it decodes, else as it is. */
+function decodedParam(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/** The origin an honest checkpoint answer names in its first line. */
+async function originOf(answer: Response): Promise<string> {
+  const text = await answer.text();
+  if (answer.status !== 200) {
+    throw new Error(`the honest checkpoint answered ${answer.status}: ${text.slice(0, 200)}`);
+  }
+  return parseCheckpoint(parseNote(text).text).origin;
+}
+
+/** 404 `unknown_tree`, worded as server/api/log.ts words it. */
+function unknownTree(size: number, current: number): ApiError {
+  return refusal("unknown_tree", `No tree of size ${size}: the log's size is ${current}`);
+}
+
+/** One base64 hash per line, each ending in a newline; empty for no hashes. */
+function proofLines(hashes: Uint8Array[]): string {
+  return hashes.map((hash) => `${bytesToBase64(hash)}\n`).join("");
+}
+
+function logAnswer(body: string, headers: Record<string, string> = {}): Response {
+  return new Response(body, {
+    status: 200,
+    headers: { "Content-Type": LOG_CONTENT_TYPE, ...headers },
+  });
+}
+
+/** The first answer of `answers` that answers a request; null (passed on) when none does. */
+export function firstAnswerOf(...answers: Answer[]): Answer {
+  return async (request) => {
+    for (const answer of answers) {
+      const own = await answer(request);
+      if (own) return own;
+    }
+    return null;
   };
 }
 

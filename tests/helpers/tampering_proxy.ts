@@ -1,60 +1,119 @@
 // A lying server for browser tests: an HTTP proxy in front of the real one that passes every
-// request through and lets a test rewrite the JSON answers, one lie at a time; and the same lie
-// told in-process, as an API client's transport.
+// request through and lets a test rewrite the JSON answers, or answer some requests itself (text
+// answers such as the log's of protocol §4.10 included), one lie at a time; and the same lie told
+// in-process, as an API client's transport.
 import type { Transport } from "../../lib/client/api_client.ts";
 
 /** Changes a parsed JSON answer in place; `path` is the request's pathname. */
 // deno-lint-ignore no-explicit-any
 export type Rewrite = (path: string, body: any) => void;
 
-/** Starts a proxy to `target` on a free loopback port, answering through `rewrite` (if any). */
-export function startTamperingProxy(target: string, rewrite: Rewrite | null = null) {
-  let lie = rewrite;
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+/** A request as an {@link Answer} sees it. */
+export type AskedRequest = {
+  /** The request's pathname. */
+  path: string;
+  /** The request's method, upper case. */
+  method: string;
+  /**
+   * The real server's answer to this very request, asked for on the first call only (later calls
+   * answer the same Response, whose body can be read once).
+   */
+  honest: () => Promise<Response>;
+};
+
+/**
+ * Answers a request in the real server's place: the Response to send as it is, or null to let the
+ * real server answer (its JSON then rewritten as usual). An answer that reads the body of
+ * `honest()` must answer itself.
+ */
+export type Answer = (request: AskedRequest) => Response | null | Promise<Response | null>;
+
+/** What a lying server tells: its own answers where `answer` gives one, JSON rewritten elsewhere. */
+export type Lie = { answer?: Answer; rewrite?: Rewrite };
+
+/** A rewrite alone, or a whole lie: both as a {@link Lie}. */
+function lieOf(told: Rewrite | Lie | null): Lie {
+  if (told === null) return {};
+  return typeof told === "function" ? { rewrite: told } : told;
+}
+
+/**
+ * The answer to one request under `lie`: its own, or the real one from `ask` (called at most once)
+ * with its JSON rewritten.
+ */
+async function answerUnder(
+  lie: Lie,
+  { path, method, ask }: { path: string; method: string; ask: () => Promise<Response> },
+): Promise<Response> {
+  // Widened: TypeScript does not see `honest` assign it inside `lie.answer`.
+  let asked = null as Promise<Response> | null;
+  const honest = () => asked ??= ask();
+  const own = await lie.answer?.({ path, method: method.toUpperCase(), honest });
+  if (own) {
+    // A real answer asked for and left unread is released, not leaked.
+    if (asked !== null) {
+      const unread = await asked;
+      if (!unread.bodyUsed) await unread.body?.cancel();
+    }
+    return own;
+  }
+  const upstream = await honest();
+  const headers = new Headers(upstream.headers);
+  // fetch has already decoded the body; the rewritten one has another length.
+  headers.delete("content-encoding");
+  headers.delete("content-length");
+  if (
+    !lie.rewrite || !(upstream.headers.get("content-type") ?? "").startsWith("application/json")
+  ) {
+    return new Response(upstream.body, { status: upstream.status, headers });
+  }
+  const body = await upstream.json();
+  lie.rewrite(path, body);
+  return new Response(JSON.stringify(body), { status: upstream.status, headers });
+}
+
+/**
+ * Starts a proxy to `target` on a free loopback port, telling `lie` (if any): a rewrite of the JSON
+ * answers, or a {@link Lie} that may also answer requests itself.
+ */
+export function startTamperingProxy(target: string, lie: Rewrite | Lie | null = null) {
+  let told = lieOf(lie);
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
     const url = new URL(req.url);
     const headers = new Headers();
     for (const name of ["accept", "content-type"]) {
       const value = req.headers.get(name);
       if (value !== null) headers.set(name, value);
     }
-    const upstream = await fetch(new URL(url.pathname + url.search, target), {
-      method: req.method,
-      headers,
-      body: req.body,
-    });
-    const out = new Headers(upstream.headers);
-    // fetch has already decoded the body.
-    out.delete("content-encoding");
-    out.delete("content-length");
-    if (!(upstream.headers.get("content-type") ?? "").startsWith("application/json")) {
-      return new Response(upstream.body, { status: upstream.status, headers: out });
-    }
-    const body = await upstream.json();
-    lie?.(url.pathname, body);
-    return new Response(JSON.stringify(body), { status: upstream.status, headers: out });
+    const ask = () =>
+      fetch(new URL(url.pathname + url.search, target), {
+        method: req.method,
+        headers,
+        body: req.body,
+      });
+    return answerUnder(told, { path: url.pathname, method: req.method, ask });
   });
   return {
     url: `http://127.0.0.1:${server.addr.port}/`,
     /** Replaces the current lie; null tells the truth. */
-    tell(next: Rewrite | null) {
-      lie = next;
+    tell(next: Rewrite | Lie | null) {
+      told = lieOf(next);
     },
     close: () => server.shutdown(),
   };
 }
 
 /**
- * The in-process lying server: `transport` (a Hono app's `request`, or fetch) with its JSON
- * answers rewritten by `rewrite`, for an API client in tests.
+ * The in-process lying server: `transport` (a Hono app's `request`, or fetch) telling `lie` — its
+ * JSON answers rewritten, or a {@link Lie} that may also answer requests itself — for an API
+ * client in tests.
  */
-export function tamperingTransport(transport: Transport, rewrite: Rewrite): Transport {
-  return async (url, init) => {
-    const res = await transport(url, init);
-    if (!(res.headers.get("content-type") ?? "").startsWith("application/json")) return res;
-    const body = await res.json();
-    rewrite(new URL(url, "http://localhost").pathname, body);
-    const headers = new Headers(res.headers);
-    headers.delete("content-length");
-    return Response.json(body, { status: res.status, headers });
-  };
+export function tamperingTransport(transport: Transport, lie: Rewrite | Lie): Transport {
+  const told = lieOf(lie);
+  return (url, init) =>
+    answerUnder(told, {
+      path: new URL(url, "http://localhost").pathname,
+      method: init.method ?? "GET",
+      ask: async () => await transport(url, init),
+    });
 }

@@ -10,8 +10,10 @@
 //	 "inclusion": [{"index": i, "size": n, "leafHash": "<b64>", "root": "<b64>", "proof": [...]}]}
 //
 // and prints one line per check, "ok ..." or "FAIL ...", exiting 1 when any check fails (2 when
-// the request cannot be read). The roots of the request are compared with the roots tlog computes
-// from the entries, and every proof is checked against them with tlog.CheckTree and CheckRecord.
+// the request cannot be read); among them, the time each verified cosignature/v1 line carries
+// ("ok cosignature/v1 by <name>+<key ID> at time <POSIX seconds>"). The roots of the request are
+// compared with the roots tlog computes from the entries, and every proof is checked against them
+// with tlog.CheckTree and CheckRecord.
 package main
 
 import (
@@ -133,6 +135,24 @@ func main() {
 			signed = signed || sig.Name == v.Name() && sig.Hash == v.KeyHash()
 		}
 		report(signed, "signature by %s+%08x", v.Name(), v.KeyHash())
+	}
+	// Each cosignature/v1 line note.Open verified: the timestamp it carries, after the key ID.
+	for _, v := range verifiers {
+		c, ok := v.(cosignatureV1)
+		if !ok {
+			continue
+		}
+		for _, sig := range n.Sigs {
+			if sig.Name != c.name || sig.Hash != c.hash {
+				continue
+			}
+			raw, err := base64.StdEncoding.DecodeString(sig.Base64)
+			if err != nil || len(raw) != 4+8+ed25519.SignatureSize {
+				report(false, "cosignature/v1 by %s+%08x: not a key ID, a timestamp and a signature", c.name, c.hash)
+				continue
+			}
+			report(true, "cosignature/v1 by %s+%08x at time %d", c.name, c.hash, binary.BigEndian.Uint64(raw[4:12]))
+		}
 	}
 
 	// The checkpoint body (c2sp.org/tlog-checkpoint): origin, size, root, then extension lines.
