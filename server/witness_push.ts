@@ -265,6 +265,10 @@ export function createWitnessPusher(options: WitnessPushOptions): WitnessPusher 
       now: now(),
       pinned,
     });
+    if (kept.kind === "early") {
+      // A witness whose clock runs ahead signs validly: retried with backoff, never an alarm.
+      return await fail(peer, { kind: "refused", status: 200, reason: kept.reason });
+    }
     if (kept.kind === "bad") {
       return await alarm(peer, { kind: "bad-cosignature", status: 200, reason: kept.reason });
     }

@@ -112,7 +112,9 @@ export function createLogApp(
       { text, size: body.size, root },
       { line, key, now: now(), pinned },
     );
-    if (kept.kind === "bad") throw refusal("bad_cosignature", capitalized(kept.reason));
+    if (kept.kind !== "kept") {
+      throw refusal("bad_cosignature", capitalized(kept.reason));
+    }
     const answer: CosignatureAccepted = {
       size: body.size,
       timestamp: kept.timestamp,

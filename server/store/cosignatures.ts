@@ -56,7 +56,9 @@ export type CheckpointBody = { text: string; size: number; root: Uint8Array };
 /** What {@link CosignatureStore.keep} came to. */
 export type KeepResult =
   | { kind: "kept"; timestamp: number; stored: boolean }
-  | { kind: "bad"; reason: string };
+  | { kind: "bad"; reason: string }
+  /** A valid cosignature from a clock ahead of ours: not kept now, but no sign of a bad witness. */
+  | { kind: "early"; reason: string };
 
 /** The witness state of one ledger. */
 export type CosignatureStore = {
@@ -122,7 +124,7 @@ export function createCosignatureStore({ kv, keys }: KvLedger): CosignatureStore
       const limit = Math.floor(now / 1000) + MAX_FUTURE_SECONDS;
       if (timestamp > limit) {
         return {
-          kind: "bad",
+          kind: "early",
           reason: `the timestamp ${timestamp} is more than ${MAX_FUTURE_SECONDS} s in the future`,
         };
       }
