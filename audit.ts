@@ -1,36 +1,67 @@
-// `deno task audit [URL] [--round ID] [--key HEX] [--save FILE]`: re-verifies the whole public
-// record of a Ringvote server through its read-only API (protocol §4) with the same lib/ the server
-// uses, and exits 0 only when every check holds. Default URL: http://localhost:8000. `--round`
-// audits that round's ledger (protocol §4.9, under /api/rounds/ID/) instead of round 1's. `--key`
-// pins the server key the auditor trusts: a server answering another key is refused before
-// anything else is read. `--save FILE` writes the election record (protocol §4.8) of exactly what
-// was audited.
-// `deno task audit FILE [--key HEX]`: the same audit, offline, of an election record file.
-// Signatures are checked on one audit worker per core, the board's (lib/client/audit/check_pool.ts).
-// `deno task audit --evidence FILE [--key HEX]`: checks a fork-evidence file (protocol §4.5) alone;
-// exits 0 when it proves a fork (by the pinned key, when one is given), 1 when not. Exit 2: usage.
+// `deno task audit [URL] [--round ID] [--key HEX] [--witness VKEY …] [--quorum K] [--save FILE]`:
+// re-verifies the whole public record of a Ringvote server through its read-only API (protocol §4)
+// with the same lib/ the server uses, and exits 0 only when every check holds. Default URL:
+// http://localhost:8000. `--round` audits that round's ledger (protocol §4.9, under
+// /api/rounds/ID/) instead of round 1's. `--key` pins the server key the auditor trusts: a server
+// answering another key is refused before anything else is read. The log's checkpoint (protocol
+// §4.10) must be signed by that key and its root made by the audited blocks. `--witness VKEY`
+// (repeatable) trusts a witness: at least `--quorum K` of them (all by default) must have cosigned
+// the audited checkpoint. `--save FILE` writes the election record (protocol §4.8) of exactly what
+// was audited, its checkpoint included.
+// `deno task audit FILE [--key HEX] [--witness VKEY …] [--quorum K]`: the same audit, offline, of
+// an election record file. Signatures are checked on one audit worker per core, the board's
+// (lib/client/audit/check_pool.ts).
+// `deno task audit --evidence FILE [--key HEX]`: checks a fork-evidence file of either form
+// (protocol §4.5: two signed heads; §4.10: two checkpoints) alone; exits 0 when it proves a fork
+// (by the pinned key, when one is given), 1 when not. Exit 2: usage.
 import { stripVTControlCharacters } from "node:util";
 import { createApiClient } from "./lib/client/api_client.ts";
 import { recordWriter } from "./lib/client/audit/election_record.ts";
 import { auditRecord } from "./lib/client/audit/election_record_source.ts";
 import { readRecordFile, recordFileSink } from "./record_file.ts";
 import { auditLedger, type AuditProgress, formatReport } from "./lib/client/audit/audit.ts";
-import { checkEvidence, type EvidenceVerdict } from "./lib/client/audit/evidence.ts";
+import {
+  checkEvidence,
+  type EvidenceVerdict,
+  type ProvenFork,
+} from "./lib/client/audit/evidence.ts";
 import { createVoteCheckPool } from "./lib/client/audit/check_pool.ts";
+import type { TrustedWitnesses } from "./lib/client/audit/log_checks.ts";
+import {
+  COSIGNATURE_V1_TYPE,
+  formatVerifierKey,
+  parseVerifierKey,
+  type VerifierKey,
+} from "./lib/protocol/note.ts";
 import { inThreadChecker, type VoteChecker } from "./lib/client/audit/vote_checks.ts";
 
 const BAR_WIDTH = 30;
 
-const USAGE = `usage: deno task audit [URL] [--round ID] [--key HEX] [--save FILE]
-       deno task audit FILE [--key HEX]
+const USAGE = `usage: deno task audit [URL] [--round ID] [--key HEX] [--witness VKEY …] [--quorum K]
+                       [--save FILE]
+       deno task audit FILE [--key HEX] [--witness VKEY …] [--quorum K]
        deno task audit --evidence FILE [--key HEX]
 A URL starts with http:// or https://; anything else is an election record file.
---round ID audits round ID of the server (2, 3, …); without it, round 1, the election.`;
+--round ID      audits round ID of the server (2, 3, …); without it, round 1, the election.
+--key HEX       the server's public key, had out of band: another key is refused.
+--witness VKEY  a witness trusted to cosign the log's checkpoint: its cosignature/v1 vkey,
+                <name>+<key ID>+<base64 key>; repeat it for more witnesses.
+--quorum K      how many of the witnesses must have cosigned the audited checkpoint (1 to their
+                number; all of them by default).
+--save FILE     writes the election record of what was audited.
+--evidence FILE checks a fork-evidence file (two signed heads, or two checkpoints) alone.`;
 
 /** What the command line asks for. */
 type Command =
-  | { kind: "audit"; url: string; round: number | null; key: string | null; save: string | null }
-  | { kind: "record"; file: string; key: string | null }
+  | {
+    kind: "audit";
+    url: string;
+    round: number | null;
+    key: string | null;
+    witnesses: TrustedWitnesses | null;
+    save: string | null;
+  }
+  | { kind: "record"; file: string; key: string | null; witnesses: TrustedWitnesses | null }
   | { kind: "evidence"; file: string; key: string | null }
   | { kind: "help" };
 
@@ -44,6 +75,8 @@ function parseCommand(args: readonly string[]): Command {
   let file: string | null = null;
   let save: string | null = null;
   let round: number | null = null;
+  const witnesses: VerifierKey[] = [];
+  let quorum: string | null = null;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     const [flag, inline] = arg.startsWith("--") && arg.includes("=")
@@ -59,7 +92,11 @@ function parseCommand(args: readonly string[]): Command {
     else if (flag === "--evidence") file = value();
     else if (flag === "--save") save = value();
     else if (flag === "--round") round = roundId(value());
-    else if (arg.startsWith("-")) throw new UsageError(`unknown option "${arg}"`);
+    else if (flag === "--witness") witnesses.push(witnessKey(value(), witnesses));
+    else if (flag === "--quorum") {
+      if (quorum !== null) throw new UsageError("--quorum is given twice");
+      quorum = value();
+    } else if (arg.startsWith("-")) throw new UsageError(`unknown option "${arg}"`);
     else if (target === null) target = arg;
     else throw new UsageError(`one URL or FILE at most, got "${target}" and "${arg}"`);
   }
@@ -67,16 +104,66 @@ function parseCommand(args: readonly string[]): Command {
     if (target !== null) throw new UsageError("--evidence checks a file alone: give no URL");
     if (save !== null) throw new UsageError("--save writes the record of a server, not evidence");
     if (round !== null) throw new UsageError("--round names a round of a server, not evidence");
+    if (witnesses.length > 0 || quorum !== null) {
+      throw new UsageError("--witness and --quorum check an audited checkpoint, not evidence");
+    }
     return { kind: "evidence", file, key };
   }
+  const trusted = trustedWitnesses(witnesses, quorum);
   if (target !== null && !/^https?:\/\//i.test(target)) {
     if (save !== null) throw new UsageError("--save writes the record of a URL: give a URL");
     if (round !== null) {
       throw new UsageError("--round names a round of a server: give a URL, not a record file");
     }
-    return { kind: "record", file: target, key };
+    return { kind: "record", file: target, key, witnesses: trusted };
   }
-  return { kind: "audit", url: target ?? "http://localhost:8000", round, key, save };
+  return {
+    kind: "audit",
+    url: target ?? "http://localhost:8000",
+    round,
+    key,
+    witnesses: trusted,
+    save,
+  };
+}
+
+/** `value` as a witness's cosignature/v1 vkey, not one of `given` already. */
+function witnessKey(value: string, given: readonly VerifierKey[]): VerifierKey {
+  let key: VerifierKey;
+  try {
+    key = parseVerifierKey(value);
+  } catch (error) {
+    throw new UsageError(
+      `--witness must be a vkey; "${value}" is not: ${(error as Error).message}`,
+    );
+  }
+  if (key.type !== COSIGNATURE_V1_TYPE) {
+    throw new UsageError(
+      `--witness must be a witness's cosignature/v1 (type 0x04) vkey; "${value}" is of type ` +
+        `0x0${key.type}`,
+    );
+  }
+  const vkey = formatVerifierKey(key);
+  if (given.some((k) => formatVerifierKey(k) === vkey)) {
+    throw new UsageError(`--witness "${value}" is given twice`);
+  }
+  return key;
+}
+
+/** The witnesses given and the quorum (`value`, all of them when null): 1 ≤ quorum ≤ count. */
+function trustedWitnesses(keys: VerifierKey[], value: string | null): TrustedWitnesses | null {
+  if (keys.length === 0) {
+    if (value !== null) throw new UsageError("--quorum counts witnesses: give --witness VKEY");
+    return null;
+  }
+  const quorum = value === null ? keys.length : Number(value);
+  if (value !== null && (!/^[1-9][0-9]{0,8}$/.test(value) || quorum > keys.length)) {
+    throw new UsageError(
+      `--quorum must be a whole number from 1 to ${keys.length}, the witnesses given; got ` +
+        `"${value}"`,
+    );
+  }
+  return { keys, quorum };
 }
 
 /** `value` as a round id (protocol §4.9): a whole number from 1, as the server's paths take it. */
@@ -145,14 +232,19 @@ function voteChecker(): { checker?: VoteChecker; parallel?: number; close(): voi
   return { checker, parallel: pool.size * 2, close: () => pool.close() };
 }
 
-/** The audit's options for the pinned `key`, with its progress printed on stderr. */
-function auditOptions(key: string | null) {
+/** The audit's options for the pinned `key` and `witnesses`, with its progress on stderr. */
+function auditOptions(
+  { key, witnesses }: { key: string | null; witnesses: TrustedWitnesses | null },
+) {
   const encoder = new TextEncoder();
   const tty = Deno.stderr.isTerminal();
   const workers = voteChecker();
   let last = 0;
   return {
-    trusted: key === null ? {} : { key },
+    trusted: {
+      ...(key === null ? {} : { key }),
+      ...(witnesses === null ? {} : { witnesses }),
+    },
     ...(workers.checker ? { checker: workers.checker, parallel: workers.parallel } : {}),
     onProgress: (p: AuditProgress) => {
       const now = Date.now();
@@ -169,14 +261,20 @@ function auditOptions(key: string | null) {
 }
 
 /**
- * Audits round `round` (round 1 when null) of the server at `url` against the pinned `key`, if
- * any, writing the record of what it read to `save` when given; answers the exit status.
+ * Audits round `round` (round 1 when null) of the server at `url` against the pinned `key` and
+ * the trusted `witnesses`, if any, writing the record of what it read to `save` when given;
+ * answers the exit status.
  */
 async function runAudit(
   url: string,
-  { round, key, save }: { round: number | null; key: string | null; save: string | null },
+  { round, key, witnesses, save }: {
+    round: number | null;
+    key: string | null;
+    witnesses: TrustedWitnesses | null;
+    save: string | null;
+  },
 ): Promise<number> {
-  const { done, ...opts } = auditOptions(key);
+  const { done, ...opts } = auditOptions({ key, witnesses });
   const ledger = round === null ? "election" : { round };
   const api = createApiClient({ fetch, baseUrl: url, ledger });
   const audited = round === null ? url : `${url} (round ${round})`;
@@ -212,15 +310,21 @@ async function runAudit(
   return report.ok ? 0 : 1;
 }
 
-/** Audits the election record in `file`, offline, against the pinned `key`; the exit status. */
-async function runRecord(file: string, key: string | null): Promise<number> {
+/**
+ * Audits the election record in `file`, offline, against the pinned `key` and the trusted
+ * `witnesses`; answers the exit status.
+ */
+async function runRecord(
+  file: string,
+  { key, witnesses }: { key: string | null; witnesses: TrustedWitnesses | null },
+): Promise<number> {
   let input;
   try {
     input = await readRecordFile(file);
   } catch (error) {
     throw new UsageError(`cannot read "${file}": ${(error as Error).message}`);
   }
-  const { done, ...opts } = auditOptions(key);
+  const { done, ...opts } = auditOptions({ key, witnesses });
   const report = await auditRecord(input, opts);
   done();
   console.log(formatReport(`${file} (election record, offline)`, report));
@@ -238,19 +342,44 @@ function formatEvidence(
     return { text: lines.join("\n"), code: 1 };
   }
   const trust = key === null ? "(not pinned: compare it out of band)" : "(pinned)";
+  lines.push(`  form              ${FORMS[verdict.form]}`);
+  if (verdict.form !== "heads") {
+    lines.push(
+      `  origin            ${verdict.origin}`,
+      `  sizes             ${verdict.sizes[0]} and ${verdict.sizes[1]}`,
+    );
+  }
   lines.push(`  evidence key      ${verdict.key}`, `  server key        ${key ?? "none"} ${trust}`);
+  const signed = verdict.form === "heads" ? "heads" : "checkpoints";
   if (verdict.keyMatches === false) {
     lines.push(
-      `VERDICT: NO FORK PROVEN for this server: the heads are signed by ${verdict.key}, ` +
+      `VERDICT: NO FORK PROVEN for this server: the ${signed} are signed by ${verdict.key}, ` +
         `not by the pinned key ${key}`,
     );
     return { text: lines.join("\n"), code: 1 };
   }
-  lines.push(
-    `VERDICT: FORK PROVEN: key ${verdict.key} signed two different blocks at height ` +
-      `${verdict.height}`,
-  );
+  lines.push(`VERDICT: FORK PROVEN: ${provenText(verdict)}`);
   return { text: lines.join("\n"), code: 0 };
+}
+
+/** Each form of evidence, in words. */
+const FORMS: Record<ProvenFork["form"], string> = {
+  "heads": "two signed heads at one height",
+  "same-size": "two checkpoints of one size with two roots",
+  "failed-proof": "two checkpoints of two sizes and a consistency proof between them that fails",
+};
+
+/** What a proven fork shows, in one sentence. */
+function provenText(verdict: ProvenFork & { key: string }): string {
+  if (verdict.form === "heads") {
+    return `key ${verdict.key} signed two different blocks at height ${verdict.height}`;
+  }
+  const [a, b] = verdict.sizes;
+  return verdict.form === "same-size"
+    ? `key ${verdict.key} signed two different roots of log ${verdict.origin} at size ${a}`
+    : `key ${verdict.key} signed checkpoints of log ${verdict.origin} at sizes ${a} and ${b}, ` +
+      "and the enclosed consistency proof does not join them; a proof that joins them " +
+      `(GET {base}/log/consistency/${Math.min(a, b)}/${Math.max(a, b)}) would refute this`;
 }
 
 /** Checks the evidence in `file` against the pinned `key`, if any; answers the exit status. */
@@ -283,7 +412,7 @@ if (import.meta.main) {
       console.log(USAGE);
       code = 0;
     } else if (command.kind === "evidence") code = await runEvidence(command.file, command.key);
-    else if (command.kind === "record") code = await runRecord(command.file, command.key);
+    else if (command.kind === "record") code = await runRecord(command.file, command);
     else code = await runAudit(command.url, command);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;

@@ -1,11 +1,14 @@
 // `deno task audit URL --save FILE` and `deno task audit FILE` as a user runs them: the real server
-// in its own process is audited and its record saved; the server is stopped and the record audited
-// again by a process allowed to read files and nothing else (no network); changed copies fail,
-// naming the vote or block; a malformed file fails with its line, never a stack trace.
+// in its own process is audited and its record saved, with the log's checkpoint a witness
+// cosigned; the server is stopped and the record audited again by a process allowed to read files
+// and nothing else (no network), its witness counted as from the server; changed copies fail,
+// naming the vote or block; a record without a checkpoint fails with its own line; a malformed
+// file fails with its line, never a stack trace.
 import assert from "node:assert/strict";
 import { serverPublicKey } from "../lib/protocol/head.ts";
 import { call, makeVoters, signedVote } from "./helpers/ledger_fixtures.ts";
 import { startServer } from "./helpers/server_process.ts";
+import { cosignServed, makeWitness } from "./client/audit/log_fixtures.ts";
 
 const AUDIT = new URL("../audit.ts", import.meta.url).pathname;
 
@@ -47,6 +50,10 @@ Deno.test({
     const record = `${dir}/record.ndjson`;
     const server = await startServer();
     let key = "";
+    const [witness, stranger] = [
+      makeWitness("witness.example/a"),
+      makeWitness("witness.example/b"),
+    ];
     try {
       const voters = makeVoters(4);
       for (const v of voters) await call(server.url, "POST", "/api/pki/key", { key: v.key });
@@ -63,15 +70,21 @@ Deno.test({
         await new Promise((r) => setTimeout(r, 100));
       }
       key = (await call(server.url, "GET", "/api/server-key")).body.key;
+      const { note } = await cosignServed(server.url, witness);
 
       await t.step("audit URL --save FILE: exit 0, the record written", async () => {
-        const run = await audit(TASK, server.url, "--save", record);
+        const run = await audit(TASK, server.url, "--save", record, "--witness", witness.vkey);
         assert.equal(run.code, 0, run.stdout + run.stderr);
         assert.match(run.stdout, /VERDICT: the record is consistent/);
         assert.match(run.stdout, /saved to .*record\.ndjson: 4 keys, \d+ blocks, 3 votes$/m);
-        const first = JSON.parse((await Deno.readTextFile(record)).split("\n")[0]);
+        const [first, second] = (await Deno.readTextFile(record)).split("\n").slice(0, 2)
+          .map((l) => JSON.parse(l));
         assert.equal(first.kind, "ringvote/v1/election-record");
         assert.equal(first.key, key);
+        // The checkpoint it was taken at, as served, with the witness's cosignature.
+        assert.equal(second.kind, "checkpoint");
+        assert.ok(second.note.startsWith(note.slice(0, note.indexOf("\n\n"))));
+        assert.match(second.note, /\n— witness\.example\/a \S+\n$/);
       });
     } finally {
       await server.stop();
@@ -117,6 +130,51 @@ Deno.test({
         assert.deepEqual(failureLines(refused.stdout), [
           `server key: the server answers ${key}, but the trusted key is ${other}`,
         ]);
+      });
+      await t.step("audit FILE --witness: its cosigner passes offline, another fails", async () => {
+        const cosigned = await audit(OFFLINE, record, "--witness", witness.vkey);
+        assert.equal(cosigned.code, 0, cosigned.stdout);
+        assert.match(cosigned.stdout, /^ {2}witnesses {9}1 of 1 cosigned, 1 needed$/m);
+        const other = await audit(OFFLINE, record, "--witness", stranger.vkey);
+        assert.equal(other.code, 1, other.stdout);
+        const failures = failureLines(other.stdout);
+        assert.equal(failures.length, 1, other.stdout);
+        assert.match(
+          failures[0],
+          /^witnesses: 0 of the 1 trusted witnesses cosigned checkpoint \d+, 1 needed$/,
+        );
+      });
+      await t.step(
+        "a record without its checkpoint line, as written before: exit 1, its own line",
+        async () => {
+          const copy = await tampered(
+            record,
+            `${dir}/old.ndjson`,
+            (lines) => lines.filter((l) => l.kind !== "checkpoint"),
+          );
+          const run = await audit(OFFLINE, copy);
+          assert.equal(run.code, 1, run.stdout);
+          assert.match(run.stdout, /votes verified {4}3\n/);
+          assert.deepEqual(failureLines(run.stdout), [
+            "checkpoint: not given: the record holds no checkpoint line after its header: it was " +
+            "written before records carried the log's checkpoint (protocol §4.8), so its log cannot " +
+            "be checked",
+          ]);
+        },
+      );
+      await t.step("a changed checkpoint: exit 1", async () => {
+        const copy = await tampered(record, `${dir}/checkpoint.ndjson`, (lines) => {
+          lines[1].note = lines[1].note.replace(
+            /\n(\d+)\n/,
+            (_: string, n: string) => `\n${+n + 1}\n`,
+          );
+        });
+        const run = await audit(OFFLINE, copy);
+        assert.equal(run.code, 1, run.stdout);
+        assert.match(
+          run.stdout,
+          /^ {2}- checkpoint: not signed by the server key [0-9a-f]{64} under its origin /m,
+        );
       });
       await t.step("a changed payload: exit 1, the vote named", async () => {
         let voteId = "";

@@ -1,10 +1,15 @@
 /**
- * The board's check of a fork-evidence file (protocol §4.5), with the command line's own check
- * (lib/client/audit/evidence.ts `checkEvidence`) and its key compared with the trusted server key.
+ * The board's check of a fork-evidence file (protocol §4.5, §4.10: two signed heads, or two
+ * checkpoints), with the command line's own check (lib/client/audit/evidence.ts `checkEvidence`)
+ * and its key compared with the trusted server key.
  * @module
  */
 import { useState } from "react";
-import { checkEvidence, type EvidenceVerdict } from "../../lib/client/audit/evidence.ts";
+import {
+  checkEvidence,
+  type EvidenceVerdict,
+  type ProvenFork,
+} from "../../lib/client/audit/evidence.ts";
 import type { ApiClient } from "../../lib/client/api_client.ts";
 import { parseSeenHeads, SEEN_HEADS_KEY } from "../../lib/client/heads.ts";
 import type { PageStorage } from "../../lib/client/rounds/round_storage.ts";
@@ -88,12 +93,10 @@ function EvidenceResult({ file, verdict, trusted }: Checked) {
     <div
       class="evidence-result evidence-fork"
       data-evidence-verdict="fork"
+      data-evidence-form={verdict.form}
       data-evidence-against={against}
     >
-      <p class="evidence-verdict">
-        ✓ {file} proves a fork: block {verdict.height}{" "}
-        was signed twice by the same key, with two different contents.
-      </p>
+      <p class="evidence-verdict">✓ {file} proves a fork: {forkText(verdict)}</p>
       <p>
         {against === "this-server"
           ? `It is proof against this server: it is signed with the key this browser trusts for it (${
@@ -106,11 +109,23 @@ function EvidenceResult({ file, verdict, trusted }: Checked) {
             "is against this server."}
       </p>
       <dl class="evidence-keys">
-        <dt>Key that signed both blocks</dt>
+        <dt>Key that signed both {verdict.form === "heads" ? "blocks" : "checkpoints"}</dt>
         <dd class="hex">{verdict.key}</dd>
         <dt>Key this browser trusts for this server</dt>
         <dd class="hex">{trusted?.key ?? "(none)"}</dd>
       </dl>
     </div>
   );
+}
+
+/** What a proven fork shows, in words: the two heads, or the two checkpoints of a log. */
+function forkText(fork: ProvenFork): string {
+  if (fork.form === "heads") {
+    return `block ${fork.height} was signed twice by the same key, with two different contents.`;
+  }
+  const [a, b] = fork.sizes;
+  return fork.form === "same-size"
+    ? `the log ${fork.origin} was signed by the same key at size ${a} with two different roots.`
+    : `the log ${fork.origin} was signed by the same key at sizes ${a} and ${b}, and the ` +
+      "enclosed consistency proof does not join them (a proof that joins them would refute it).";
 }

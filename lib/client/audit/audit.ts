@@ -1,7 +1,8 @@
 /**
  * Browser-safe. The independent audit of the public record (protocol §3–§4, §4.6): its phases,
- * options and report, anchored in what the auditor trusts (a pinned key, remembered heads); the
- * same code runs in `deno task audit` and in the board's one-click audit.
+ * options and report, anchored in what the auditor trusts (a pinned key, remembered heads, the
+ * witnesses of the log's checkpoint); the same code runs in `deno task audit` and in the board's
+ * one-click audit.
  * @module
  */
 import type { BlockRecord, SignedHead } from "../../protocol/schemas.ts";
@@ -14,6 +15,15 @@ import {
   checkTally,
   MAX_AUDIT_RUNS,
 } from "./cross_checks.ts";
+import {
+  type AuditedCheckpoint,
+  checkCheckpoint,
+  checkWitnesses,
+  readCheckpoint,
+  type TrustedWitnesses,
+  witnessFindings,
+  type WitnessReport,
+} from "./log_checks.ts";
 import {
   type AuditSource,
   type Ledger,
@@ -67,6 +77,10 @@ export type AuditReport = {
   keyPinned: boolean;
   /** How many trusted heads were compared with the chain. */
   trustedHeads: number;
+  /** The log's checkpoint, once it verified against the audited blocks; null otherwise. */
+  checkpoint: AuditedCheckpoint | null;
+  /** The trusted witnesses' cosignatures on that checkpoint; null when none are trusted. */
+  witnesses: WitnessReport | null;
   height: number;
   keys: number;
   blocks: number;
@@ -80,10 +94,16 @@ export type AuditReport = {
 
 /**
  * What the auditor trusts beside the server's word: the server key it pins (`deno task audit
- * --key`, or the key a page remembers) and signed heads it saw before (a page's memory, page.md
- * §12), which the audited chain must contain. The heads are under `key` when it is given.
+ * --key`, or the key a page remembers), signed heads it saw before (a page's memory, page.md
+ * §12), which the audited chain must contain, and witnesses (`--witness`, `--quorum`), of which
+ * at least `quorum` must have cosigned the audited checkpoint. The heads are under `key` when it
+ * is given.
  */
-export type TrustedAnchor = { key?: string; heads?: readonly SignedHead[] };
+export type TrustedAnchor = {
+  key?: string;
+  heads?: readonly SignedHead[];
+  witnesses?: TrustedWitnesses;
+};
 
 /**
  * Options: a progress callback, how many failures to collect before stopping, the checker of
@@ -135,6 +155,11 @@ async function auditOnce(
     serverKey: null,
     keyPinned: trusted.key !== undefined,
     trustedHeads: trusted.heads?.length ?? 0,
+    checkpoint: null,
+    witnesses: trusted.witnesses === undefined ? null : {
+      quorum: trusted.witnesses.quorum,
+      findings: witnessFindings(null, trusted.witnesses.keys),
+    },
     height: 0,
     keys: 0,
     blocks: 0,
@@ -164,6 +189,8 @@ async function auditOnce(
     const { key: serverKey } = await api.serverKey();
     report.serverKey = serverKey;
     checkPinnedKey(serverKey, { trusted, fail });
+    // Read before the head: a chain that grows meanwhile makes the checkpoint a prefix of it.
+    const served = await readCheckpoint(api);
     const status = await api.blockStatus();
     report.height = status.height;
     const registered = await readKeys(api, context("keys"));
@@ -177,6 +204,15 @@ async function auditOnce(
       heads: trusted.heads ?? [],
       ctx: context("blocks"),
     });
+    report.checkpoint = await checkCheckpoint(api, {
+      served,
+      serverKey,
+      blocks,
+      ctx: context("blocks"),
+    });
+    if (trusted.witnesses !== undefined) {
+      report.witnesses = checkWitnesses(report.checkpoint, { trusted: trusted.witnesses, fail });
+    }
     const ledger = await readVotes(api, {
       ctx: context("signatures"),
       registered,
@@ -282,6 +318,7 @@ export function formatReport(url: string, report: AuditReport): string {
     ...(report.trustedHeads > 0 ? [`  remembered heads  ${report.trustedHeads}`] : []),
     `  keys registered   ${report.keys}`,
     `  blocks            ${report.blocks} (height ${report.height})`,
+    ...checkpointLines(report),
     `  votes verified    ${report.votes}`,
     "  tally (recomputed from the chain):",
     ...report.tally.map((t) => `    ${String(t.count).padStart(6)}  ${JSON.stringify(t.payload)}`),
@@ -293,4 +330,27 @@ export function formatReport(url: string, report: AuditReport): string {
     lines.push(...report.failures.map((f) => `  - ${f}`));
   }
   return lines.join("\n");
+}
+
+/** The report's lines on the log: the checkpoint verified, and each trusted witness's finding. */
+function checkpointLines({ checkpoint, witnesses }: AuditReport): string[] {
+  const lines = [
+    checkpoint === null
+      ? "  checkpoint        (not verified)"
+      : `  checkpoint        size ${checkpoint.size} of log ${checkpoint.origin}, root ` +
+        `${checkpoint.root}`,
+  ];
+  if (witnesses === null) return lines;
+  for (const { vkey, cosignedAt } of witnesses.findings) {
+    const when = cosignedAt === null
+      ? "no valid cosignature"
+      : `cosigned at ${new Date(cosignedAt).toISOString()}`;
+    lines.push(`  witness           ${vkey}: ${when}`);
+  }
+  const count = witnesses.findings.filter((f) => f.cosignedAt !== null).length;
+  lines.push(
+    `  witnesses         ${count} of ${witnesses.findings.length} cosigned, ` +
+      `${witnesses.quorum} needed`,
+  );
+  return lines;
 }

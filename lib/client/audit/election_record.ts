@@ -16,6 +16,7 @@ import {
   VoteId,
   VoteRecord,
 } from "../../protocol/schemas.ts";
+import { MAX_CHECKPOINT_CHARS } from "./log_checks.ts";
 import { type AuditSource, pageRequests } from "./reads.ts";
 import { type BlockVoteEntry, type DirectoryEntry, pagesOf } from "../api_client.ts";
 
@@ -32,6 +33,10 @@ const HeaderLine = z.object({
   hash,
   timestamp,
   head_signature,
+});
+const CheckpointLine = z.object({
+  kind: z.literal("checkpoint"),
+  note: z.string().check(z.minLength(1), z.maxLength(MAX_CHECKPOINT_CHARS)),
 });
 const KeyLine = z.object({ kind: z.literal("key"), id: z.int().check(z.gte(1)), key: Hex32 });
 const BlockLine = z.object({
@@ -64,6 +69,7 @@ const EndLine = z.object({ kind: z.literal("end"), keys: Count, blocks: Count, v
 /** The line schemas by kind, in the order their lines come in a record. */
 const LINES = {
   [RECORD_KIND]: HeaderLine,
+  checkpoint: CheckpointLine,
   key: KeyLine,
   block: BlockLine,
   vote: VoteLine,
@@ -77,6 +83,7 @@ export const LINE_ORDER = Object.keys(LINES) as RecordLine["kind"][];
 /** One line of a record, parsed. */
 export type RecordLine =
   | z.infer<typeof HeaderLine>
+  | z.infer<typeof CheckpointLine>
   | z.infer<typeof KeyLine>
   | z.infer<typeof BlockLine>
   | z.infer<typeof VoteLine>
@@ -101,6 +108,8 @@ export function encodeLine(line: RecordLine): string {
         timestamp: line.timestamp,
         ...signed(line.head_signature),
       });
+    case "checkpoint":
+      return stringify({ kind: line.kind, note: line.note });
     case "key":
       return stringify({ kind: line.kind, id: line.id, key: line.key });
     case "block":
@@ -199,9 +208,10 @@ export type RecordSink = {
  * Tees what the audit reads through `api` into `sink`, as a record: `source` is the client to
  * audit through, `finish` writes the end line once the audit is over and answers the counts. A
  * new run of the audit (it starts again when the chain grows) empties the sink and writes afresh,
- * so the record is exactly the last run's reads. Votes pages are written in the order they were
- * asked for, as the audit takes them, and a page after a short page of its block is dropped, as
- * the audit drops it.
+ * so the record is exactly the last run's reads. The checkpoint, read before the head, is written
+ * right after the header; a checkpoint that could not be read is not written. Votes pages are
+ * written in the order they were asked for, as the audit takes them, and a page after a short
+ * page of its block is dropped, as the audit drops it.
  */
 export function recordWriter(
   api: AuditSource,
@@ -214,6 +224,8 @@ export function recordWriter(
   };
   let key: string | null = null;
   let header = false;
+  /** The checkpoint read before the header was written, to be written after it. */
+  let checkpoint: string | null = null;
   let counts: RecordCounts = { keys: 0, blocks: 0, votes: 0 };
   let ended = new Set<number>();
   const write = (line: RecordLine) => sink.write(encodeLine(line));
@@ -223,21 +235,31 @@ export function recordWriter(
       const answer = await api.serverKey();
       await inOrder(async () => {
         await sink.restart();
-        [key, header, counts, ended] = [
+        [key, header, checkpoint, counts, ended] = [
           answer.key,
           false,
+          null,
           { keys: 0, blocks: 0, votes: 0 },
           new Set(),
         ];
       });
       return answer;
     },
+    async checkpoint() {
+      const note = await api.checkpoint();
+      await inOrder(() => {
+        if (header) return write({ kind: "checkpoint", note });
+        checkpoint = note;
+      });
+      return note;
+    },
     async blockStatus() {
       const status = await api.blockStatus();
-      await inOrder(() => {
+      await inOrder(async () => {
         if (header || key === null) return;
         header = true;
-        return write(headerOf(key, status));
+        await write(headerOf(key, status));
+        if (checkpoint !== null) await write({ kind: "checkpoint", note: checkpoint });
       });
       return status;
     },
@@ -306,11 +328,11 @@ const MAX_WRITE_RUNS = 3;
 
 /**
  * Writes the record of the chain `api` serves into `sink`, without checking it (the board's
- * download): the audit's reads, in its order, through {@link recordWriter} — the key, the head, the
- * key directory, every block, every block's votes (pages bounded by its size, ended by a short
- * page), the tally — and the head again: when a block was sealed meanwhile, the tally counts votes
- * not read, so it starts again, a few times at most. Answers the counts and the height. Throws
- * the client's error when a read fails.
+ * download): the audit's reads, in its order, through {@link recordWriter} — the key, the log's
+ * checkpoint, the head, the key directory, every block, every block's votes (pages bounded by its
+ * size, ended by a short page), the tally — and the head again: when a block was sealed
+ * meanwhile, the tally counts votes not read, so it starts again, a few times at most. Answers the
+ * counts and the height. Throws the client's error when a read fails.
  */
 export async function writeRecord(
   api: AuditSource,
@@ -320,6 +342,7 @@ export async function writeRecord(
   for (let run = 1;; run++) {
     const { source, finish } = recordWriter(api, sink);
     await source.serverKey();
+    await source.checkpoint();
     const { height } = await source.blockStatus();
     onProgress?.({ height: 0, of: height });
     for await (const _page of pagesOf<DirectoryEntry>(source.keys)) {

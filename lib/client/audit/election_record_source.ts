@@ -19,6 +19,13 @@ import {
 /** The longest line a reader accepts, in bytes; a vote line is at most a few KiB. */
 export const MAX_LINE_BYTES = 64 * 1024 * 1024;
 
+/**
+ * Why a record without a checkpoint line (one written before records carried it, protocol §4.8)
+ * gives the audit no checkpoint: a failure of its own, the rest of the record audited as ever.
+ */
+const NO_CHECKPOINT = "the record holds no checkpoint line after its header: it was written " +
+  "before records carried the log's checkpoint (protocol §4.8), so its log cannot be checked";
+
 /** Lines out of place reported one by one; the rest are counted in one line. */
 const OUT_OF_PLACE_SHOWN = 10;
 
@@ -132,12 +139,13 @@ export function recordSource(input: ReadableStream<Uint8Array>): RecordSource {
     }
     const line = raw.n === 1 ? headerLine(text) : parseLine(text, raw.n);
     const rank = LINE_ORDER.indexOf(line.kind);
-    const once = line.kind === RECORD_KIND || line.kind === "tally" || line.kind === "end";
+    const once = line.kind === RECORD_KIND || line.kind === "checkpoint" || line.kind === "tally" ||
+      line.kind === "end";
     if (rank < last || (rank === last && once)) {
       throw new RecordLineError(
         raw.n,
         `a "${line.kind}" line cannot follow a "${LINE_ORDER[last]}" line: the order is the ` +
-          "header, the keys, the blocks, the votes, the tally, the end line",
+          "header, the checkpoint, the keys, the blocks, the votes, the tally, the end line",
       );
     }
     last = rank;
@@ -230,6 +238,12 @@ export function recordSource(input: ReadableStream<Uint8Array>): RecordSource {
 
   return {
     serverKey: () => serial(async () => ({ key: (await readHeader()).key })),
+    checkpoint: () =>
+      serial(async () => {
+        await readHeader();
+        if ((await peek())?.kind !== "checkpoint") throw new Error(NO_CHECKPOINT);
+        return (take() as Extract<RecordLine, { kind: "checkpoint" }>).note;
+      }),
     blockStatus: () =>
       serial(async () => {
         const { height, hash, timestamp, head_signature } = await readHeader();

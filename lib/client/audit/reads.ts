@@ -21,7 +21,7 @@ import type { VoteChecker, VoteFinding } from "./vote_checks.ts";
  */
 export type AuditSource = Pick<
   ApiClient,
-  "serverKey" | "blockStatus" | "keys" | "blocks" | "blockVotes" | "tally"
+  "serverKey" | "checkpoint" | "blockStatus" | "keys" | "blocks" | "blockVotes" | "tally"
 >;
 
 /** One vote as the audit read it, with what it showed on its own. */

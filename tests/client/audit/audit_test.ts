@@ -27,6 +27,7 @@ import { inMemoryApp } from "../../helpers/in_memory_app.ts";
 import { buildLedger } from "../../helpers/ledger_builder.ts";
 import { call, makeVoters, ringFor, signedVote } from "../../helpers/ledger_fixtures.ts";
 import { tamperingTransport } from "../../helpers/tampering_proxy.ts";
+import { checkpointOver, checkpointTransport } from "./log_fixtures.ts";
 
 /** A ledger of three sealed blocks (3, 2 and 2 votes) behind the real app, in-memory KV. */
 async function honestLedger() {
@@ -348,17 +349,20 @@ type Ledger6 = Awaited<ReturnType<typeof sixVoteLedger>>;
  * A server that hides leaf `drop` of block `height`: its listing serves the other votes, re-indexed,
  * with `total` (default: the votes served); the block's Merkle root is recomputed over them, its
  * size `kept` or lowered by one, its hash recomputed, every later block re-linked, and every head
- * from that block up, the status's too, re-signed with the server's real key. With `tally`, the
- * served tally no longer counts the hidden vote either: the lie is then consistent throughout.
+ * from that block up, the status's too, re-signed with the server's real key, and so is the log's
+ * checkpoint over the forged chain (unless `log` is "honest": the log then tells the truth). With
+ * `tally`, the served tally no longer counts the hidden vote either: the lie is then consistent
+ * throughout.
  */
 function hidingServer(
   ledger: Ledger6,
-  { height, drop, size, total, tally = false }: {
+  { height, drop, size, total, tally = false, log = "forged" }: {
     height: number;
     drop: number;
     size: "kept" | "lowered";
     total?: number;
     tally?: boolean;
+    log?: "forged" | "honest";
   },
 ): ApiClient {
   const hidden = ledger.votes.get(height)![drop];
@@ -376,25 +380,28 @@ function hidingServer(
     forged.set(b.height, b);
   }
   const listing = `/api/block/id/${height}/votes`;
+  const hashes = ledger.blocks.map((b) => forged.get(b.height)?.hash ?? b.hash);
+  const checkpoint = checkpointOver(ledger.seed, hashes);
+  const lies = tamperingTransport(ledger.app.request, (path, body) => {
+    if (path === "/api/blocks") {
+      body.blocks = body.blocks.map((b: BlockRecord) => forged.get(b.height) ?? b);
+    } else if (path === "/api/block/status") {
+      const head = forged.get(body.height);
+      if (head) Object.assign(body, { hash: head.hash, head_signature: head.head_signature });
+    } else if (path === listing) {
+      body.votes = served;
+      body.total = total ?? served.length;
+    } else if (path === "/api/tally" && tally) {
+      const row = body.results.find((r: TallyEntry) => r.payload === hidden.vote.payload);
+      row.count -= 1;
+      body.total -= 1;
+      body.results = rankTally(
+        new Map(body.results.map((r: TallyEntry) => [r.payload, r.count])),
+      );
+    }
+  });
   return createApiClient({
-    fetch: tamperingTransport(ledger.app.request, (path, body) => {
-      if (path === "/api/blocks") {
-        body.blocks = body.blocks.map((b: BlockRecord) => forged.get(b.height) ?? b);
-      } else if (path === "/api/block/status") {
-        const head = forged.get(body.height);
-        if (head) Object.assign(body, { hash: head.hash, head_signature: head.head_signature });
-      } else if (path === listing) {
-        body.votes = served;
-        body.total = total ?? served.length;
-      } else if (path === "/api/tally" && tally) {
-        const row = body.results.find((r: TallyEntry) => r.payload === hidden.vote.payload);
-        row.count -= 1;
-        body.total -= 1;
-        body.results = rankTally(
-          new Map(body.results.map((r: TallyEntry) => [r.payload, r.count])),
-        );
-      }
-    }),
+    fetch: log === "honest" ? lies : checkpointTransport(lies, () => checkpoint),
   });
 }
 
@@ -409,7 +416,7 @@ Deno.test("a block serving 5 of its 6 votes under its own size fails: the audit 
         report.failures.includes("block 2: size 6, but 5 votes read"),
         report.failures.join("\n"),
       );
-      // Nothing else gives it away: every hash, link, root and head signature holds.
+      // Nothing else gives it away: every hash, link, root, head signature and the checkpoint.
       const others = report.failures.filter((f) => !/^block 2: size 6, but/.test(f));
       assert.deepEqual(others, []);
       const totalLines = report.failures.filter((f) => /listing says total/.test(f));
@@ -439,6 +446,20 @@ Deno.test("a block shrunk to 5 of its 6 votes and re-signed fails against a reme
   // trusts from before can tell, and it does: both blocks from the shrunk one up differ from it.
   const wholeLie = hidingServer(ledger, { height: 2, drop: 2, size: "lowered", tally: true });
   assert.deepEqual((await auditLedger(wholeLie)).failures, [], "consistent without an anchor");
+  // Unless the log was left alone: its checkpoint, signed before the rewrite, is a head too.
+  const logKept = hidingServer(ledger, {
+    height: 2,
+    drop: 2,
+    size: "lowered",
+    tally: true,
+    log: "honest",
+  });
+  const byLog = await auditLedger(logKept);
+  assert.equal(byLog.failures.length, 1, byLog.failures.join("\n"));
+  assert.match(
+    byLog.failures[0],
+    /^checkpoint: size 4 has root \S+, but the audited blocks 0–3 make/,
+  );
   const anchored = await auditLedger(wholeLie, { trusted: { heads: remembered } });
   assert.equal(anchored.ok, false);
   const forged = (await readPages(wholeLie.blocks)).items;

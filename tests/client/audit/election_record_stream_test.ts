@@ -19,6 +19,7 @@ import { sha256 } from "../../../lib/protocol/hash.ts";
 import { serverPublicKey, signHead } from "../../../lib/protocol/head.ts";
 import { merkleRoot, voteLeaf } from "../../../lib/protocol/merkle.ts";
 import { tallyOf } from "../../../lib/protocol/tally.ts";
+import { checkpointOver } from "./log_fixtures.ts";
 
 const VOTES = 3000;
 const PER_BLOCK = 100;
@@ -62,6 +63,7 @@ function syntheticRecord() {
   const { height, hash, timestamp, head_signature } = head;
   const all: RecordLine[] = [
     { kind: RECORD_KIND, key: serverPublicKey(seed), height, hash, timestamp, head_signature },
+    { kind: "checkpoint", note: checkpointOver(seed, signed.map((b) => b.hash)) },
     ...lines,
     ...signed.map((b): RecordLine => ({ kind: "block", ...b })),
     ...votes,

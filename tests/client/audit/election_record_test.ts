@@ -99,6 +99,7 @@ Deno.test("a record saved from an honest server audits clean offline, with the s
   const kinds = text.trimEnd().split("\n").map((l) => JSON.parse(l).kind);
   assert.deepEqual(kinds, [
     RECORD_KIND,
+    "checkpoint",
     ...Array(7).fill("key"),
     ...Array(4).fill("block"),
     ...Array(7).fill("vote"),
@@ -255,17 +256,17 @@ Deno.test("every change to a record fails its audit, naming what failed", async 
       {
         desc: "the file cut inside its last line",
         record: text.slice(0, -10),
-        expect: /^record line 21: the file ends inside this line: it has no \\n \(truncated\?\)$/,
+        expect: /^record line 22: the file ends inside this line: it has no \\n \(truncated\?\)$/,
       },
       {
         desc: "the end line missing",
         record: text.slice(0, text.lastIndexOf("{")),
-        expect: /^record: the file ends after line 20 \(truncated\?\); expected the "end" line$/,
+        expect: /^record: the file ends after line 21 \(truncated\?\); expected the "end" line$/,
       },
       {
         desc: "the end line's counts changed",
         record: edited(text, (ls) => void (ls.at(-1).votes = 6)),
-        expect: /^record line 21: the end line counts 7 keys, 4 blocks and 6 votes, but the record/,
+        expect: /^record line 22: the end line counts 7 keys, 4 blocks and 6 votes, but the record/,
       },
       {
         desc: "a vote moved after a later block's votes",
@@ -274,18 +275,18 @@ Deno.test("every change to a record fails its audit, naming what failed", async 
           ls.splice(ls.indexOf(votesOf(ls, 3)[0]), 0, moved);
         }),
         expect: new RegExp(
-          `^record line 18: vote ${v1[2].voteId} of block 1 lies outside its block's listing`,
+          `^record line 19: vote ${v1[2].voteId} of block 1 lies outside its block's listing`,
         ),
       },
       {
         desc: "a line after the end line",
-        record: text + JSON.stringify(lines[1]) + "\n",
-        expect: /^record line 22: a "key" line cannot follow a "end" line/,
+        record: text + JSON.stringify(lines[2]) + "\n",
+        expect: /^record line 23: a "key" line cannot follow a "end" line/,
       },
       {
         desc: "a space in a line",
         record: text.replace('"kind":"tally",', '"kind":"tally", '),
-        expect: /^audit stopped: record line 20: a "tally" line not in its one form/,
+        expect: /^audit stopped: record line 21: a "tally" line not in its one form/,
       },
       {
         desc: "a file that is not a record",
