@@ -32,9 +32,9 @@ export default function ForkAlert(
         </p>
         <dl class="fork-heads">
           <dt>Checkpoint seen before</dt>
-          <dd class="hex">{evidence.checkpoints[0]}</dd>
+          <dd class="fork-checkpoint">{evidence.checkpoints[0]}</dd>
           <dt>Checkpoint shown now</dt>
-          <dd class="hex">{evidence.checkpoints[1]}</dd>
+          <dd class="fork-checkpoint">{evidence.checkpoints[1]}</dd>
           <dt>{signer === "server" ? "Server key" : "Lens key"}</dt>
           <dd class="hex">{evidence.key}</dd>
         </dl>

@@ -10,6 +10,8 @@ import AddressQr from "../components/AddressQr.tsx";
 import { roundName, roundQuestion } from "../lib/client/board/rounds.ts";
 import { useRounds } from "./hooks/use_rounds.ts";
 import RoomRound from "./board/RoomRound.tsx";
+import { useWitnessKey, witnessVkey } from "./hooks/witness_key.ts";
+import { witnessAddress } from "../components/WitnessControl.tsx";
 
 /**
  * Props the server renders the view with: the polling interval, the round the address names (null:
@@ -25,6 +27,9 @@ const LONG_QUESTION = 60;
 export default function RoomView({ pollMs, round, address }: RoomViewProps) {
   const list = useRounds();
   const [qr, setQr] = useState(false);
+  // A witnessing projector's code carries its key (page §10.13): phones that scan it require it.
+  const witness = useWitnessKey();
+  const scanned = witness.witness ? witnessAddress(address, witnessVkey(witness.witness)) : address;
   const shown = round ?? list?.current ?? null;
   const info = list?.rounds.find((r) => r.id === shown) ?? null;
   const question = info !== null
@@ -50,22 +55,44 @@ export default function RoomView({ pollMs, round, address }: RoomViewProps) {
         >
           {question}
         </h1>
-        <button
-          type="button"
-          class="room-qr-toggle"
-          data-action="show-qr"
-          aria-expanded={qr ? "true" : "false"}
-          aria-controls={QR_ID}
-          onClick={() => setQr(!qr)}
-        >
-          {qr ? "Hide the QR code" : "Show the QR code"}
-        </button>
+        <div class="room-controls">
+          <button
+            type="button"
+            class="room-qr-toggle"
+            data-action="show-qr"
+            aria-expanded={qr ? "true" : "false"}
+            aria-controls={QR_ID}
+            onClick={() => setQr(!qr)}
+          >
+            {qr ? "Hide the QR code" : "Show the QR code"}
+          </button>
+          <button
+            type="button"
+            class="room-qr-toggle room-witness-toggle"
+            data-action="witness"
+            aria-pressed={witness.witness ? "true" : "false"}
+            onClick={witness.witness ? witness.stop : witness.start}
+          >
+            {witness.witness ? "Stop witnessing" : "Witness from this screen"}
+          </button>
+        </div>
       </header>
       {shown !== null && (
-        <RoomRound key={shown} round={shown} choices={info?.choices ?? []} pollMs={pollMs} />
+        <RoomRound
+          key={shown}
+          round={shown}
+          choices={info?.choices ?? []}
+          pollMs={pollMs}
+          witness={witness.witness}
+        />
       )}
-      <div id={QR_ID} class="room-qr" hidden={!qr}>
-        {qr && <AddressQr address={address} size="present" />}
+      <div
+        id={QR_ID}
+        class="room-qr"
+        hidden={!qr}
+        data-witness-qr={witness.witness ? scanned : undefined}
+      >
+        {qr && <AddressQr address={scanned} size="present" />}
       </div>
     </div>
   );

@@ -15,17 +15,28 @@ import { useHeadTally, useNow, useOpenBlock } from "../hooks/polling.ts";
 import { type RoomAudit, useRoundAudit } from "./room_audit.ts";
 import RoomTally from "./RoomTally.tsx";
 import Notice from "../../components/Notice.tsx";
+import type { NoteSigner } from "../../lib/protocol/note.ts";
 
-/** Props: the round, the choices it offers (none: free text), and how often it is read. */
-export type RoomRoundProps = { round: number; choices: string[]; pollMs: number };
+/**
+ * Props: the round, the choices it offers (none: free text), how often it is read, and this
+ * browser's witness key while the projector witnesses (page §10.13).
+ */
+export type RoomRoundProps = {
+  round: number;
+  choices: string[];
+  pollMs: number;
+  witness?: NoteSigner | null;
+};
 
 /** The round's live figures: the tally beside the seal and audit panel. */
-export default function RoomRound({ round, choices, pollMs }: RoomRoundProps) {
+export default function RoomRound(
+  { round, choices, pollMs, witness = null }: RoomRoundProps,
+) {
   const ledger = { round };
   const api = useMemo(() => pageApiClient(ledger), []);
   const storage = useMemo(() => pageRoundStorage(round), []);
   // The room is shown the chain too: it must extend every signed head this browser saw.
-  const { fork, alerts } = useHeadWatch(pollMs, { ledger, storage });
+  const { fork, alerts, witnessing } = useHeadWatch(pollMs, { ledger, storage, witness });
   const chain = useHeadTally(api, pollMs);
   const open = useOpenBlock(api, pollMs);
   const now = useNow();
@@ -54,6 +65,15 @@ export default function RoomRound({ round, choices, pollMs }: RoomRoundProps) {
             : <span data-seal-countdown="">Next seal unknown: {open.problem}</span>}
         </p>
         <RoomAuditLine audit={audit} />
+        {witness !== null && (
+          <p class="room-witness" data-witness-activity={witnessing?.kind ?? "starting"}>
+            {witnessing?.kind === "cosigned"
+              ? `Witnessed: this screen cosigned ${witnessing.size} blocks`
+              : witnessing?.kind === "refused"
+              ? `Witness refused: ${witnessing.reason}`
+              : "Witness: checking the history…"}
+          </p>
+        )}
       </section>
     </div>
   );

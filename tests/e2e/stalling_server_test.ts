@@ -83,10 +83,10 @@ Deno.test({
     const browser: Browser = await launchChromium();
     try {
       for (
-        const [path, grows] of [["/api/log/consistency/", true], [
-          "/api/log/checkpoint",
-          false,
-        ]] as const
+        const [path, grows] of [
+          ["/api/log/consistency/{old}/{new}", true],
+          ["/api/log/checkpoint", false],
+        ] as const
       ) {
         await t.step(
           `${path} stalled: unchecked within the deadline, until it answers`,
