@@ -11,9 +11,11 @@
 // `deno task audit FILE [--key HEX] [--witness VKEY …] [--quorum K]`: the same audit, offline, of
 // an election record file. Signatures are checked on one audit worker per core, the board's
 // (lib/client/audit/check_pool.ts).
-// `deno task audit --evidence FILE [--key HEX]`: checks a fork-evidence file of either form
-// (protocol §4.5: two signed heads; §4.10: two checkpoints) alone; exits 0 when it proves a fork
-// (by the pinned key, when one is given), 1 when not. Exit 2: usage.
+// `deno task audit --evidence FILE [URL] [--round ID] [--key HEX]`: checks a fork-evidence file of
+// either form (protocol §4.5: two signed heads, or two checkpoints); two checkpoints of two sizes
+// are settled by the consistency proof the server at URL answers between them (a proof carries no
+// signature, so the one in the file proves nothing alone). Exits 0 when it proves a fork (by the
+// pinned key, when one is given), 1 when not or not settled. Exit 2: usage.
 import { stripVTControlCharacters } from "node:util";
 import { createApiClient } from "./lib/client/api_client.ts";
 import { recordWriter } from "./lib/client/audit/election_record.ts";
@@ -24,6 +26,7 @@ import {
   checkEvidence,
   type EvidenceVerdict,
   type ProvenFork,
+  settleEvidence,
 } from "./lib/client/audit/evidence.ts";
 import { createVoteCheckPool } from "./lib/client/audit/check_pool.ts";
 import type { TrustedWitnesses } from "./lib/client/audit/log_checks.ts";
@@ -40,7 +43,7 @@ const BAR_WIDTH = 30;
 const USAGE = `usage: deno task audit [URL] [--round ID] [--key HEX] [--witness VKEY …] [--quorum K]
                        [--save FILE]
        deno task audit FILE [--key HEX] [--witness VKEY …] [--quorum K]
-       deno task audit --evidence FILE [--key HEX]
+       deno task audit --evidence FILE [URL] [--round ID] [--key HEX]
 A URL starts with http:// or https://; anything else is an election record file.
 --round ID      audits round ID of the server (2, 3, …); without it, round 1, the election.
 --key HEX       the server's public key, had out of band: another key is refused.
@@ -49,7 +52,9 @@ A URL starts with http:// or https://; anything else is an election record file.
 --quorum K      how many of the witnesses must have cosigned the audited checkpoint (1 to their
                 number; all of them by default).
 --save FILE     writes the election record of what was audited.
---evidence FILE checks a fork-evidence file (two signed heads, or two checkpoints) alone.`;
+--evidence FILE checks a fork-evidence file (two signed heads, or two checkpoints); two
+                checkpoints of two sizes are settled by the server's own consistency proof
+                between them, read from URL (without it: not settled, exit 1).`;
 
 /** What the command line asks for. */
 type Command =
@@ -62,7 +67,7 @@ type Command =
     save: string | null;
   }
   | { kind: "record"; file: string; key: string | null; witnesses: TrustedWitnesses | null }
-  | { kind: "evidence"; file: string; key: string | null }
+  | { kind: "evidence"; file: string; key: string | null; url: string | null; round: number | null }
   | { kind: "help" };
 
 /** A command line that cannot be run: exit status 2. */
@@ -101,13 +106,17 @@ function parseCommand(args: readonly string[]): Command {
     else throw new UsageError(`one URL or FILE at most, got "${target}" and "${arg}"`);
   }
   if (file !== null) {
-    if (target !== null) throw new UsageError("--evidence checks a file alone: give no URL");
+    if (target !== null && !/^https?:\/\//i.test(target)) {
+      throw new UsageError("--evidence checks one file: give no other FILE, only the server's URL");
+    }
     if (save !== null) throw new UsageError("--save writes the record of a server, not evidence");
-    if (round !== null) throw new UsageError("--round names a round of a server, not evidence");
+    if (round !== null && target === null) {
+      throw new UsageError("--round names a round of a server: give its URL with --evidence");
+    }
     if (witnesses.length > 0 || quorum !== null) {
       throw new UsageError("--witness and --quorum check an audited checkpoint, not evidence");
     }
-    return { kind: "evidence", file, key };
+    return { kind: "evidence", file, key, url: target, round };
   }
   const trusted = trustedWitnesses(witnesses, quorum);
   if (target !== null && !/^https?:\/\//i.test(target)) {
@@ -341,6 +350,16 @@ function formatEvidence(
     lines.push(`VERDICT: NO FORK PROVEN: ${verdict.reason}`);
     return { text: lines.join("\n"), code: 1 };
   }
+  if (verdict.kind === "unsettled") {
+    lines.push(
+      `  form              ${FORMS["failed-proof"]}`,
+      `  origin            ${verdict.origin}`,
+      `  sizes             ${verdict.sizes[0]} and ${verdict.sizes[1]}`,
+      `  evidence key      ${verdict.key}`,
+      `VERDICT: NOT SETTLED: ${verdict.reason}`,
+    );
+    return { text: lines.join("\n"), code: 1 };
+  }
   const trust = key === null ? "(not pinned: compare it out of band)" : "(pinned)";
   lines.push(`  form              ${FORMS[verdict.form]}`);
   if (verdict.form !== "heads") {
@@ -383,7 +402,14 @@ function provenText(verdict: ProvenFork & { key: string }): string {
 }
 
 /** Checks the evidence in `file` against the pinned `key`, if any; answers the exit status. */
-async function runEvidence(file: string, key: string | null): Promise<number> {
+async function runEvidence(
+  { file, key, url, round }: {
+    file: string;
+    key: string | null;
+    url: string | null;
+    round: number | null;
+  },
+): Promise<number> {
   let text: string;
   try {
     text = await Deno.readTextFile(file);
@@ -396,9 +422,20 @@ async function runEvidence(file: string, key: string | null): Promise<number> {
   } catch {
     evidence = undefined;
   }
-  const verdict: EvidenceVerdict = evidence === undefined
+  const checked: EvidenceVerdict = evidence === undefined
     ? { kind: "no-fork", reason: "The file is not JSON" }
     : checkEvidence(evidence, key);
+  const api = url === null ? null : createApiClient({
+    fetch,
+    baseUrl: url,
+    ledger: round === null ? "election" : { round },
+    timeoutMs: 30_000,
+  });
+  const verdict = await settleEvidence(
+    checked,
+    evidence,
+    api && ((oldSize, newSize) => api.consistencyProof(oldSize, newSize)),
+  );
   const { text: out, code } = formatEvidence(file, { verdict, key });
   console.log(out);
   return code;
@@ -411,7 +448,7 @@ if (import.meta.main) {
     if (command.kind === "help") {
       console.log(USAGE);
       code = 0;
-    } else if (command.kind === "evidence") code = await runEvidence(command.file, command.key);
+    } else if (command.kind === "evidence") code = await runEvidence(command);
     else if (command.kind === "record") code = await runRecord(command.file, command);
     else code = await runAudit(command.url, command);
   } catch (error) {

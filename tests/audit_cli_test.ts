@@ -166,9 +166,9 @@ Deno.test("deno task audit --evidence FILE: a fork proven, or why not", async (t
       const missing = await audit("--evidence", `${dir}/absent.json`);
       assert.equal(missing.code, 2);
       assert.match(missing.stderr, /cannot read/);
-      const withUrl = await audit("http://127.0.0.1:1/", "--evidence", valid);
-      assert.equal(withUrl.code, 2);
-      assert.match(withUrl.stderr, /--evidence checks a file alone/);
+      const withFile = await audit("other.json", "--evidence", valid);
+      assert.equal(withFile.code, 2);
+      assert.match(withFile.stderr, /--evidence checks one file/);
       const unknown = await audit("--keys", key);
       assert.equal(unknown.code, 2);
       assert.match(unknown.stderr, /unknown option "--keys"/);
@@ -349,23 +349,29 @@ Deno.test("deno task audit --evidence FILE: checkpoint evidence, its form, origi
         ),
       );
     });
-    await t.step("two sizes, the enclosed proof failing: exit 0", async () => {
-      const file = await write(
-        "failed.json",
-        logForkEvidence(key, [checkpoint(honest, 2), checkpoint(forked, 6)], proof),
-      );
-      const run = await audit("--evidence", file);
-      assert.equal(run.code, 0, run.stdout);
-      assert.match(
-        run.stdout,
-        /^ {2}form {14}two checkpoints of two sizes and a consistency proof/m,
-      );
-      assert.match(run.stdout, /^ {2}sizes {13}2 and 6$/m);
-      assert.match(
-        run.stdout,
-        /VERDICT: FORK PROVEN: .* at sizes 2 and 6, and the enclosed consistency proof does not join them; .*\/log\/consistency\/2\/6\) would refute this$/m,
-      );
-    });
+    await t.step(
+      "two sizes, the enclosed proof failing: not settled without the server",
+      async () => {
+        const file = await write(
+          "failed.json",
+          logForkEvidence(key, [checkpoint(honest, 2), checkpoint(forked, 6)], proof),
+        );
+        const run = await audit("--evidence", file);
+        assert.equal(run.code, 1, run.stdout);
+        assert.match(
+          run.stdout,
+          /^ {2}form {14}two checkpoints of two sizes and a consistency proof/m,
+        );
+        assert.match(run.stdout, /^ {2}sizes {13}2 and 6$/m);
+        assert.match(
+          run.stdout,
+          /^VERDICT: NOT SETTLED: the proof in the file fails, but a proof carries no signature: .*from 2 to 6/m,
+        );
+        const unreachable = await audit("--evidence", file, "http://127.0.0.1:1/");
+        assert.equal(unreachable.code, 1, unreachable.stdout);
+        assert.match(unreachable.stdout, /^VERDICT: NOT SETTLED: the server could not be asked/m);
+      },
+    );
     await t.step("the two heads form still prints its form", async () => {
       const run = await audit("--evidence", await write("heads.json", evidenceBy(seed)));
       assert.equal(run.code, 0, run.stdout);

@@ -9,6 +9,7 @@ import {
   checkEvidence,
   type EvidenceVerdict,
   type ProvenFork,
+  settleEvidence,
 } from "../../lib/client/audit/evidence.ts";
 import type { ApiClient } from "../../lib/client/api_client.ts";
 import { parseSeenHeads, SEEN_HEADS_KEY } from "../../lib/client/heads.ts";
@@ -31,15 +32,19 @@ async function trustedKey(api: ApiClient, storage: PageStorage): Promise<Trusted
   }
 }
 
-/** The verdict on the text of an evidence file, against `trusted`. */
-function verdictOf(text: string, trusted: Trusted): EvidenceVerdict {
+/**
+ * The verdict on the text of an evidence file, against `trusted`; two checkpoints of two sizes are
+ * settled by the consistency proof this board's server answers between them.
+ */
+async function verdictOf(text: string, trusted: Trusted, api: ApiClient): Promise<EvidenceVerdict> {
   let evidence: unknown;
   try {
     evidence = JSON.parse(text);
   } catch {
     return { kind: "no-fork", reason: "The file is not JSON" };
   }
-  return checkEvidence(evidence, trusted?.key ?? null);
+  const verdict = checkEvidence(evidence, trusted?.key ?? null);
+  return await settleEvidence(verdict, evidence, (m, n) => api.consistencyProof(m, n));
 }
 
 /** The evidence control and its verdict. */
@@ -50,7 +55,8 @@ export default function EvidenceSection({ bulletin }: SectionProps) {
     const file = input.files?.[0];
     if (!file) return;
     const trusted = await trustedKey(bulletin.api, bulletin.storage);
-    setChecked({ file: file.name, verdict: verdictOf(await file.text(), trusted), trusted });
+    const verdict = await verdictOf(await file.text(), trusted, bulletin.api);
+    setChecked({ file: file.name, verdict, trusted });
   }
 
   return (
@@ -76,6 +82,13 @@ export default function EvidenceSection({ bulletin }: SectionProps) {
 }
 
 function EvidenceResult({ file, verdict, trusted }: Checked) {
+  if (verdict.kind === "unsettled") {
+    return (
+      <div class="evidence-result evidence-no-fork" data-evidence-verdict="unsettled">
+        <p class="evidence-verdict">? {file} is not settled: {verdict.reason}.</p>
+      </div>
+    );
+  }
   if (verdict.kind === "no-fork") {
     return (
       <div class="evidence-result evidence-no-fork" data-evidence-verdict="no-fork">

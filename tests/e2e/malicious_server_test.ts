@@ -262,8 +262,12 @@ Deno.test({
       await t.step(
         "the audit proves the fork from the downloaded evidence, pinned to the key",
         async () => {
-          const proven = await cliAudit("--evidence", evidenceFile, "--key", key);
+          // Two sizes: settled by the server's own consistency proof, which cannot join them.
+          const proven = await cliAudit("--evidence", evidenceFile, liar.url, "--key", key);
           assert.equal(proven.code, 0, proven.stdout);
+          const alone = await cliAudit("--evidence", evidenceFile, "--key", key);
+          assert.equal(alone.code, 1, alone.stdout);
+          assert.match(alone.stdout, /NOT SETTLED/);
           const other = serverPublicKey(new Uint8Array(32).fill(3));
           const wrongKey = await cliAudit("--evidence", evidenceFile, "--key", other);
           assert.equal(wrongKey.code, 1, wrongKey.stdout);

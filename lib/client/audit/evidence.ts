@@ -5,7 +5,13 @@
  * @module
  */
 import { checkForkEvidence } from "../../protocol/head.ts";
-import { checkLogForkEvidence, LOG_FORK_EVIDENCE_KIND } from "../../protocol/log_evidence.ts";
+import {
+  checkLogForkEvidence,
+  LOG_FORK_EVIDENCE_KIND,
+  type LogForkEvidence,
+  logForkEvidence,
+} from "../../protocol/log_evidence.ts";
+import { ApiCallError } from "../api_client.ts";
 
 /**
  * What a proven fork shows: two heads at one `height` (`heads`), or two checkpoints of log
@@ -22,7 +28,8 @@ export type ProvenFork =
  */
 export type EvidenceVerdict =
   | ProvenFork & { kind: "fork"; key: string; keyMatches: boolean | null }
-  | { kind: "no-fork"; reason: string };
+  | { kind: "no-fork"; reason: string }
+  | { kind: "unsettled"; origin: string; sizes: [number, number]; key: string; reason: string };
 
 /**
  * Checks `evidence` (parsed JSON) by its `kind`: checkpoint evidence with
@@ -45,4 +52,51 @@ export function checkEvidence(evidence: unknown, trustedKey: string | null): Evi
   const { key } = evidence as { key: string };
   const keyMatches = trustedKey === null ? null : key === trustedKey.toLowerCase();
   return { ...proven, kind: "fork", key, keyMatches };
+}
+
+/**
+ * Settles the `failed-proof` form by the server's own answer. A consistency proof carries no
+ * signature, so anyone can pair two honest checkpoints with a proof that fails: the enclosed proof
+ * alone proves nothing. `ask` reads the server's proof between the two sizes (the ledger of the
+ * checkpoints); the fork is proven when the server answers one that fails too, or refuses to
+ * answer one for a size it signed (it signed both checkpoints and cannot join them), and refuted
+ * when its proof joins them. Without `ask`, or when the server cannot be reached, the verdict is
+ * `unsettled`. Other verdicts are answered as they are. Never throws.
+ */
+export async function settleEvidence(
+  verdict: EvidenceVerdict,
+  evidence: unknown,
+  ask: ((oldSize: number, newSize: number) => Promise<string[]>) | null,
+): Promise<EvidenceVerdict> {
+  if (verdict.kind !== "fork" || verdict.form !== "failed-proof") return verdict;
+  const { origin, sizes, key } = verdict;
+  const [small, large] = sizes[0] < sizes[1] ? sizes : [sizes[1], sizes[0]];
+  const unsettled = (reason: string): EvidenceVerdict => ({
+    kind: "unsettled",
+    origin,
+    sizes,
+    key,
+    reason,
+  });
+  if (ask === null) {
+    return unsettled(
+      `the proof in the file fails, but a proof carries no signature: only the server's own ` +
+        `consistency proof from ${small} to ${large} can settle it (give the server's URL)`,
+    );
+  }
+  let proof: string[];
+  try {
+    proof = await ask(small, large);
+  } catch (error) {
+    const refused = error instanceof ApiCallError && error.status >= 400 && error.status < 500;
+    if (!refused) return unsettled(`the server could not be asked: ${(error as Error).message}`);
+    return verdict; // it signed a checkpoint of `large` and will not prove it extends `small`
+  }
+  const { checkpoints } = evidence as LogForkEvidence;
+  const served = checkLogForkEvidence(logForkEvidence(key, checkpoints, proof));
+  if (served.ok) return verdict; // the server's own proof fails too
+  return {
+    kind: "no-fork",
+    reason: `the server's own consistency proof from ${small} to ${large} joins the checkpoints`,
+  };
 }

@@ -5,7 +5,13 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { checkEvidence } from "../../../lib/client/audit/evidence.ts";
+import { checkEvidence, settleEvidence } from "../../../lib/client/audit/evidence.ts";
+import { createApiClient } from "../../../lib/client/api_client.ts";
+import { bytesToBase64, bytesToHex } from "../../../lib/protocol/bytes.ts";
+import { blockHash } from "../../../lib/protocol/chain.ts";
+import { emptyRoot } from "../../../lib/protocol/merkle.ts";
+import { createApp } from "../../../server/app.ts";
+import { createStore } from "../../../server/store/mod.ts";
 import { utf8 } from "../../../lib/protocol/bytes.ts";
 import { signCheckpoint } from "../../../lib/protocol/checkpoint.ts";
 import { sha256 } from "../../../lib/protocol/hash.ts";
@@ -71,5 +77,74 @@ Deno.test("checkEvidence refuses what proves nothing, by the form its kind names
     const verdict = checkEvidence(value, key);
     assert.equal(verdict.kind, "no-fork");
     assert.match((verdict as { reason: string }).reason, /^Not fork evidence: /);
+  }
+});
+
+Deno.test("two checkpoints of two sizes are settled by the server's own consistency proof", async (t) => {
+  const kv = await Deno.openKv(":memory:");
+  const store = await createStore(kv, { now: () => 1_700_000_000_000 });
+  const api = createApiClient({ fetch: createApp({ store }).request });
+  const ask = (m: number, n: number) => api.consistencyProof(m, n);
+  const grow = async (size: number) => {
+    for (let h = (await store.blocks(0, 1)).height + 1; h < size; h++) {
+      const prev = (await store.blocks(h - 1, 1)).blocks[0];
+      const header = {
+        height: h,
+        timestamp: 1_700_000_000_000 + h,
+        merkle_root: bytesToHex(emptyRoot()),
+        prev_hash: prev.hash,
+        size: 0,
+      };
+      await store.appendBlock({ ...header, hash: blockHash(header) });
+    }
+  };
+  try {
+    await grow(3);
+    const small = await api.checkpoint();
+    await grow(6);
+    const large = await api.checkpoint();
+    const serverKey = (await api.serverKey()).key;
+    await t.step(
+      "two honest checkpoints and a proof that fails: refuted by the server",
+      async () => {
+        const forged = logForkEvidence(serverKey, [small, large], [
+          bytesToBase64(new Uint8Array(32)),
+        ]);
+        const checked = checkEvidence(forged, serverKey);
+        assert.equal(checked.kind === "fork" && checked.form, "failed-proof");
+        const settled = await settleEvidence(checked, forged, ask);
+        assert.deepEqual(settled, {
+          kind: "no-fork",
+          reason: "the server's own consistency proof from 3 to 6 joins the checkpoints",
+        });
+        assert.equal((await settleEvidence(checked, forged, null)).kind, "unsettled");
+      },
+    );
+    await t.step(
+      "a checkpoint of another history: the server's proof fails too, proven",
+      async () => {
+        const origin = small.split("\n", 1)[0];
+        const other = signCheckpoint(
+          { origin, size: 6, root: new Uint8Array(32).fill(9) },
+          store.serverSeed(),
+        );
+        const evidence = logForkEvidence(serverKey, [small, other], []);
+        const checked = checkEvidence(evidence, serverKey);
+        const settled = await settleEvidence(checked, evidence, ask);
+        assert.equal(settled.kind, "fork");
+      },
+    );
+    await t.step("a size the server no longer proves: proven, it signed it", async () => {
+      const origin = small.split("\n", 1)[0];
+      const beyond = signCheckpoint(
+        { origin, size: 60, root: new Uint8Array(32).fill(9) },
+        store.serverSeed(),
+      );
+      const evidence = logForkEvidence(serverKey, [small, beyond], []);
+      const settled = await settleEvidence(checkEvidence(evidence, serverKey), evidence, ask);
+      assert.equal(settled.kind, "fork");
+    });
+  } finally {
+    kv.close();
   }
 });
