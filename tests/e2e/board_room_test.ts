@@ -279,6 +279,34 @@ Deno.test({
         },
       );
 
+      await t.step(
+        "witnessing from the projector: the round's checkpoints cosigned, its key in the QR code",
+        async () => {
+          const witness = room.locator('[data-action="witness"]');
+          await witness.click();
+          assert.equal(await witness.getAttribute("aria-pressed"), "true");
+          await room.locator('.room-witness[data-witness-activity="cosigned"]').waitFor({
+            timeout: 20_000,
+          });
+          await room.locator('[data-action="show-qr"]').click();
+          const svg = room.locator("#room-qr [data-qr]");
+          await svg.waitFor();
+          const scanned = (await room.locator("#room-qr").getAttribute("data-witness-qr"))!;
+          assert.match(
+            scanned,
+            /^https?:\/\/.+\/#witness=witness\.ringvote\.local%2F[0-9a-f]{8}%2B/,
+          );
+          assert.equal(await decodeQr(browser, svg), scanned);
+          // The server kept the projector's cosignature of the round's checkpoint.
+          const note = await (await fetch(new URL("api/rounds/2/log/checkpoint", server.url)))
+            .text();
+          assert.match(note, /\n\u2014 witness\.ringvote\.local\/[0-9a-f]{8} /);
+          await room.locator('[data-action="show-qr"]').click();
+          await witness.click();
+          assert.equal(await witness.getAttribute("aria-pressed"), "false");
+        },
+      );
+
       await t.step("/board?round=2 shows round 2's ledger, /board still round 1's", async () => {
         const page = await context.newPage();
         page.on("pageerror", (error) => pageErrors.push(String(error)));
