@@ -405,6 +405,7 @@ Deno.test({
           `within 30 s; last served:\n${served}\n${await diagnostics()}`,
       });
       assert.match(witness.output(), new RegExp(`^witness: cosigned \\S+ at size ${size}$`, "m"));
+      console.log(`the checkpoint as served, cosigned by deno task witness:\n${note}`);
 
       const { blocks } = (await call(url, "GET", `/api/blocks?from=0&limit=${size}`)).body as {
         blocks: BlockRecord[];
