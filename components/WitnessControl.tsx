@@ -47,10 +47,12 @@ export default function WitnessControl(
             {activity === null
               ? "Checking the server's history before cosigning it…"
               : activity.kind === "cosigned"
-              ? `Cosigned the history of ${activity.size} blocks at ${
+              ? `Cosigned the history of ${blocks(activity.size)} at ${
                 new Date(activity.at).toLocaleTimeString()
               }.`
-              : `The server refused the cosignature of ${activity.size} blocks: ${activity.reason}`}
+              : `The server refused the cosignature of ${
+                blocks(activity.size)
+              }: ${activity.reason}`}
           </p>
           <p class="witness-vkey">
             Witness key: <code class="hex">{vkey}</code>
@@ -65,4 +67,9 @@ export default function WitnessControl(
       )}
     </section>
   );
+}
+
+/** `n` blocks, in words. */
+export function blocks(n: number): string {
+  return `${n} block${n === 1 ? "" : "s"}`;
 }

@@ -16,6 +16,7 @@ import { type RoomAudit, useRoundAudit } from "./room_audit.ts";
 import RoomTally from "./RoomTally.tsx";
 import Notice from "../../components/Notice.tsx";
 import type { NoteSigner } from "../../lib/protocol/note.ts";
+import { blocks } from "../../components/WitnessControl.tsx";
 
 /**
  * Props: the round, the choices it offers (none: free text), how often it is read, and this
@@ -68,7 +69,7 @@ export default function RoomRound(
         {witness !== null && (
           <p class="room-witness" data-witness-activity={witnessing?.kind ?? "starting"}>
             {witnessing?.kind === "cosigned"
-              ? `Witnessed: this screen cosigned ${witnessing.size} blocks`
+              ? `Witnessed: this screen cosigned ${blocks(witnessing.size)}`
               : witnessing?.kind === "refused"
               ? `Witness refused: ${witnessing.reason}`
               : "Witness: checking the history…"}
