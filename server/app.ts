@@ -134,10 +134,9 @@ export function createLedgerApi(
   api.route("/pki", createPkiApp(store, verifier));
   api.route("/vote", createVoteApp(store, verifier, { choices }));
   const seed = store.serverSeed();
-  const lensSigner = createHeadSigner(lensSeed(seed));
   api.route(
     "/lens",
-    createLensApp((path) => Promise.resolve(api.request(path)), lensSigner, { base }),
+    createLensApp((path) => Promise.resolve(api.request(path)), lensSeed(seed), { base }),
   );
   const headSigner = createHeadSigner(seed);
   api.route("/", createBlockApp(store, headSigner));

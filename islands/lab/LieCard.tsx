@@ -1,12 +1,14 @@
 /**
  * One lie of the lying-server lens: what the server claims, the check that must catch it, and the
- * verdict of the voter's own checks. Contract for tests: `[data-lie]`, `[data-lie-result]`.
+ * verdict of the voter's own checks (for the split view, of two newcomers: SplitViewOutcome.tsx).
+ * Contract for tests: `[data-lie]`, `[data-lie-result]`.
  * @module
  */
 import type { LieRun } from "../../lib/client/lab/lab.ts";
 import type { Lie } from "../../lib/client/lab/lies.ts";
 import ForkAlert from "../../components/ForkAlert.tsx";
 import LabCard, { type RunControl } from "./LabCard.tsx";
+import SplitViewOutcome from "./SplitViewOutcome.tsx";
 
 /** The card's result: a view, or the reason it could not be made. */
 export type LieResult = LieRun | { problem: string };
@@ -32,6 +34,7 @@ function LieOutcome({ lie, result }: { lie: Lie; result: LieResult }) {
   if ("problem" in result) {
     return <p class="lab-problem" role="alert">The lens could not be used: {result.problem}</p>;
   }
+  if (result.split) return <SplitViewOutcome run={result} split={result.split} />;
   return (
     <div
       class={`lab-result ${result.detected ? "lab-good" : "lab-bad"}`}

@@ -1,6 +1,8 @@
 // The attack lab in real Chromium against the real server: the lab prepares its voters and honest
 // votes on its practice ledger, every attack is sent from the page and refused with its status,
-// every lie of the lens is caught by the check it names, the practice ledger is unchanged
+// every lie of the lens is caught by the check it names — the split view by the projector's
+// witness only, a newcomer alone accepting it (green) beside one requiring the witness refusing it
+// (red) — the practice ledger is unchanged
 // afterwards, and the election under way — its board's tally, its key total, its blocks — is
 // exactly what it was before the lab ran, and the auditor passes it. A second browser finds the
 // practice ledger full (LAB_MAX_KEYS) and starts a fresh one from the page. The page runs under
@@ -13,6 +15,7 @@ import { LIES } from "../../lib/client/lab/lies.ts";
 import { build } from "../../scripts/build.ts";
 import { call, makeVoters, signedVote } from "../helpers/ledger_fixtures.ts";
 import { startServer } from "../helpers/server_process.ts";
+import { checkAxeAtWidths } from "./axe.ts";
 import { launchChromium, skipWithoutChromium } from "./browser.ts";
 
 const ARTIFACTS = new URL("../artifacts/", import.meta.url);
@@ -119,6 +122,33 @@ Deno.test({
         });
       }
 
+      await t.step(
+        "the split view: alone a newcomer accepts it (green), with the projector's witness it refuses it (red)",
+        async () => {
+          const result = page.locator('[data-lie-result="split-view"]');
+          const alone = result.locator('[data-newcomer="alone"]');
+          const witnessed = result.locator('[data-newcomer="witnessed"]');
+          assert.equal(await alone.getAttribute("data-verdict"), "accepted");
+          assert.equal(await alone.getAttribute("data-colour"), "green");
+          assert.equal(await alone.getAttribute("data-witness"), "none");
+          assert.equal(await witnessed.getAttribute("data-verdict"), "refused");
+          assert.equal(await witnessed.getAttribute("data-colour"), "red");
+          assert.equal(await witnessed.getAttribute("data-witness"), "unwitnessed");
+          // The colours as drawn: --check-ok and --check-bad.
+          const edge = (side: typeof alone) =>
+            side.evaluate((element) => getComputedStyle(element).borderLeftColor);
+          assert.equal(await edge(alone), "rgb(46, 125, 50)");
+          assert.equal(await edge(witnessed), "rgb(198, 40, 40)");
+          assert.match(await alone.innerText(), /nothing to compare it with/);
+          assert.match(await witnessed.innerText(), /No witness vouches for what the server shows/);
+          assert.match(await result.innerText(), /Asked to cosign the forked history, it refuses/);
+          await checkAxeAtWidths(page, {
+            label: "/lab with every result shown",
+            restore: { width: 1280, height: 800 },
+          });
+        },
+      );
+
       await t.step("the fork's evidence is offered as a JSON download", async () => {
         const card = page.locator('[data-lie-result="fork-chain"]');
         const [download] = await Promise.all([
@@ -197,6 +227,9 @@ Deno.test({
         await page.screenshot({ path: new URL("lab-1920x1080.png", ARTIFACTS).pathname });
         await page.locator('[data-card="fork-chain"]').scrollIntoViewIfNeeded();
         await page.screenshot({ path: new URL("lab-lies-1920x1080.png", ARTIFACTS).pathname });
+        await page.locator('[data-card="split-view"]').screenshot({
+          path: new URL("lab-split-view-1920x1080.png", ARTIFACTS).pathname,
+        });
         await page.screenshot({
           path: new URL("lab-full-1920.png", ARTIFACTS).pathname,
           fullPage: true,

@@ -12,6 +12,7 @@ import { type Attack, type AttackFact, type AttackInput, type LabKey } from "./a
 import type { SeenHeads } from "../heads.ts";
 import { checkVoteView, type LensVerdict } from "./lens_checks.ts";
 import { HONEST_VIEW, type LensView, type LieId } from "./lies.ts";
+import { type SplitViewRun, viewSplit } from "./split_view.ts";
 import {
   type ClientIO,
   generateKeys,
@@ -249,14 +250,18 @@ export async function runAttack(
   return { body, facts, status, code, answer, outcome, before, after };
 }
 
-/** A lie as seen: whether the voter's checks caught it, which failed, and the evidence. */
-export type LieRun = LensVerdict;
+/**
+ * A lie as seen: whether the voter's checks caught it, which failed, and the evidence; for the
+ * split view, its two newcomers and the projector's witness.
+ */
+export type LieRun = LensVerdict & { split: SplitViewRun | null };
 
 /**
  * Views the lab voter's vote through the lens telling no lie (remembering the signed heads shown),
  * then through the lens telling `lie`, and runs the voter's checks on each view. Both views and
  * the key they are checked against are the lens's (protocol §4.7): a fork shown here is proven
- * under the lens key only, never under the server key.
+ * under the lens key only, never under the server key. The split view is shown to newcomers
+ * instead, who remember nothing ({@link viewSplit}); `seen` is then kept as it was.
  */
 export async function runLie(
   io: LabIO,
@@ -265,12 +270,25 @@ export async function runLie(
   const stored = readStoredVote(io.storage, viewer);
   const baseline = io.lensApi(HONEST_VIEW);
   const { key } = await baseline.serverKey();
+  if (lie === "split-view") {
+    const split = await viewSplit({ honest: baseline, split: io.lensApi(lie) }, { stored, key });
+    const caught = split.witnessed.verdict === "refused";
+    return {
+      detected: caught,
+      failed: caught ? ["witness cosignature"] : [],
+      details: [],
+      evidence: null,
+      seen,
+      shown: [],
+      split,
+    };
+  }
   const honest = await checkVoteView(baseline, { stored, key, seen });
   if (honest.detected) {
     throw new Error(`The honest server already fails a check: ${honest.details.join("; ")}`);
   }
   const told = await checkVoteView(io.lensApi(lie), { stored, key, seen: honest.seen });
-  return { ...told, seen: honest.seen };
+  return { ...told, seen: honest.seen, split: null };
 }
 
 function defaultSleep(ms: number): Promise<void> {

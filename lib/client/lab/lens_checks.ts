@@ -23,6 +23,8 @@ export type LensVerdict = {
   evidence: ForkEvidence | null;
   /** The remembered heads after this view (a fork's heads are not added). */
   seen: SeenHeads;
+  /** The signed heads this view showed: the chain's head, and the vote's block when served. */
+  shown: ShownHead[];
 };
 
 /**
@@ -55,6 +57,11 @@ export async function checkVoteView(
 
   const shown: ShownHead[] = [];
   const status = await api.blockStatus();
+  const head: ShownHead = {
+    height: status.height,
+    hash: status.hash,
+    head_signature: status.head_signature,
+  };
   const [proof, previous] = await Promise.all([
     api.voteProof(blockId, stored.voteId).catch((error) => {
       if (error instanceof ApiCallError && error.code === "unknown_vote") {
@@ -105,5 +112,6 @@ export async function checkVoteView(
     details,
     evidence: heads.fork,
     seen: heads.fork ? seen : heads.seen,
+    shown: [head, ...shown],
   };
 }

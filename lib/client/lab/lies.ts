@@ -11,7 +11,8 @@ export type LieId =
   | "drop-vote"
   | "alter-path"
   | "rewrite-block-hash"
-  | "fork-chain";
+  | "fork-chain"
+  | "split-view";
 
 /** The voter's checks a lie can trip, as the page names them. */
 export type CheckName =
@@ -21,7 +22,8 @@ export type CheckName =
   | "Merkle root mismatch"
   | "block hash mismatch"
   | "history link"
-  | "fork";
+  | "fork"
+  | "witness cosignature";
 
 /** One lie of the catalogue. */
 export type Lie = {
@@ -75,6 +77,17 @@ export const LIES: readonly Lie[] = [
       "are signed by one key: that is proof it lied. In the lab the lens signs with a key of " +
       "its own, so this proof names the lens, never the real server.",
     caughtBy: "fork",
+  },
+  {
+    id: "split-view",
+    title: "A split view for a newcomer",
+    explanation: "The server shows a browser that has never visited it before a different, " +
+      "forked history — every block, link, checkpoint and proof checks out, signed (in the " +
+      "lab) with the lens's key. With nothing remembered there is nothing to compare it with: " +
+      "alone, the newcomer believes it. A witness — here the projector, which already cosigned " +
+      "the history everyone else sees — never cosigns a second history of the same blocks, so a " +
+      "browser told to require the projector's cosignature refuses it.",
+    caughtBy: "witness cosignature",
   },
 ];
 

@@ -2,6 +2,9 @@
 // real app and in-memory KV: it never writes, honest requests answer byte for byte what they
 // answered before, each lie is told, its key is derived from the practice ledger's seed, and a
 // voter's own checks (lib/client/lab/lens_checks.ts) catch every one, naming the check that failed.
+// It serves the log of each view — checkpoint and proofs over that view's blocks, signed by the
+// lens key under an origin of its own — so a page that remembered the honest view's checkpoint and
+// is shown the forked one holds checkpoint fork evidence, proven under the lens key only.
 import assert from "node:assert/strict";
 import { createApiClient } from "../../../lib/client/api_client.ts";
 import { auditLedger } from "../../../lib/client/audit/audit.ts";
@@ -10,6 +13,22 @@ import { HONEST_VIEW, LIES } from "../../../lib/client/lab/lies.ts";
 import { type SeenHeads } from "../../../lib/client/heads.ts";
 import { checkBlocks } from "../../../lib/client/board/record_checks.ts";
 import { checkForkEvidence, serverPublicKey, verifyHead } from "../../../lib/protocol/head.ts";
+import { checkShownChain } from "../../../lib/client/heads.ts";
+import { parseLogMemory, SEEN_LOG_KEY } from "../../../lib/client/log_view.ts";
+import { checkEvidence, settleEvidence } from "../../../lib/client/audit/evidence.ts";
+import { logLeafHash } from "../../../lib/protocol/block_log.ts";
+import { bytesToBase64, hexToBytes } from "../../../lib/protocol/bytes.ts";
+import { openCheckpoint } from "../../../lib/protocol/checkpoint.ts";
+import { checkLogForkEvidence } from "../../../lib/protocol/log_evidence.ts";
+import { rootOfSize, verifyConsistency, verifyInclusion } from "../../../lib/protocol/merkle.ts";
+import {
+  decodeBase64Strict,
+  ED25519_TYPE,
+  parseNote,
+  verifierKey,
+} from "../../../lib/protocol/note.ts";
+import { LENS_ORIGIN_SUFFIX } from "../../../server/api/lying_lens.ts";
+import { MapStorage } from "../../helpers/map_storage.ts";
 import { createApp } from "../../../server/app.ts";
 import { lensSeed } from "../../../server/head_signer.ts";
 import { createLabLedger } from "../../../server/store/lab.ts";
@@ -47,7 +66,7 @@ async function ledger() {
     voteContent: mine.payload,
     voteSignature: mine.signature,
   };
-  return { kv, app, stored, store };
+  return { kv, app, stored, store, vote };
 }
 
 const HONEST_PATHS = (voteId: string) => [
@@ -92,19 +111,13 @@ Deno.test("the lens tells each lie only where asked, never writes, and leaves ho
     assert.equal(unknown.status, 404);
     assert.equal(unknown.body.error.code, "unknown_lie");
   });
-  await t.step(
-    "the lens never passes on the log's checkpoints, signed by the ledger's key",
-    async () => {
-      for (
-        const path of ["/api/lens/honest/log/checkpoint", "/api/lab/lens/fork-chain/log/checkpoint"]
-      ) {
-        const res = await call(app, "GET", path);
-        assert.equal(res.status, 404, path);
-        assert.equal(res.body.error.code, "not_found");
-      }
-      assert.equal((await app.request("/api/log/checkpoint")).status, 200);
-    },
-  );
+  await t.step("the lens's log takes no cosignature and shows no witnesses", async () => {
+    const post = await call(app, "POST", "/api/lab/lens/honest/log/cosignature", {});
+    assert.equal(post.status, 404);
+    const witnesses = await call(app, "GET", "/api/lab/lens/honest/log/witnesses");
+    assert.equal(witnesses.status, 404);
+    assert.equal(witnesses.body.error.code, "not_found");
+  });
   await t.step("the lab's lens reads the practice ledger only", async () => {
     const lab = await call(app, "GET", "/api/lab/lens/honest/tally");
     assert.equal(lab.body.total, 3);
@@ -169,11 +182,14 @@ Deno.test("a voter's own checks catch every lie and name the check that failed",
     assert.deepEqual(first.seen.heads.map((h) => h.height), [1, 2]);
   });
   for (const lie of LIES) {
-    await t.step(`${lie.id} is caught as ${lie.caughtBy}`, async () => {
+    // The split view is caught only by a witness (tests/client/lab/split_view_test.ts); a browser
+    // that remembers the honest view sees it as the fork it is.
+    const caughtBy = lie.caughtBy === "witness cosignature" ? "fork" : lie.caughtBy;
+    await t.step(`${lie.id} is caught as ${caughtBy}`, async () => {
       const lens = createApiClient({ fetch: app.request, ledger: "lab", lens: lie.id });
       const verdict = await checkVoteView(lens, { stored, key, seen: first.seen });
       assert.equal(verdict.detected, true);
-      assert.ok(verdict.failed.includes(lie.caughtBy), `${verdict.failed} / ${verdict.details}`);
+      assert.ok(verdict.failed.includes(caughtBy), `${verdict.failed} / ${verdict.details}`);
     });
   }
   await t.step("the forked chain is consistent in itself and validly signed", async () => {
@@ -214,4 +230,147 @@ Deno.test("a voter's own checks catch every lie and name the check that failed",
     assert.equal(checkForkEvidence(JSON.parse(JSON.stringify(verdict.evidence))).ok, true);
   });
   kv.close();
+});
+
+/** The base64 hashes of a proof answer, decoded. */
+function proofHashes(text: string): Uint8Array[] {
+  return text === "" ? [] : text.slice(0, -1).split("\n").map((line) => decodeBase64Strict(line));
+}
+
+Deno.test("the lens serves the log of each view, signed by the lens key under its own origin", async (t) => {
+  const { kv, app, store } = await ledger();
+  const serverKey = (await call(app, "GET", "/api/lab/server-key")).body.key as string;
+  const lensKey = serverPublicKey(lensSeed(store.serverSeed()));
+  const real = await (await app.request("/api/lab/log/checkpoint")).text();
+  const realOrigin = real.split("\n", 1)[0];
+  const origin = realOrigin + LENS_ORIGIN_SUFFIX;
+  const kvBefore = await dumpKv(kv);
+  const roots = new Map<string, string>();
+
+  for (const view of [HONEST_VIEW, ...LIES.map((lie) => lie.id)]) {
+    await t.step(`${view}: checkpoint and proofs over the view's own blocks`, async () => {
+      const at = (path: string) => `/api/lab/lens/${view}/log/${path}`;
+      const res = await app.request(at("checkpoint"));
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get("content-type"), "text/plain; charset=utf-8");
+      assert.equal(res.headers.get("cache-control"), "no-cache");
+      const note = await res.text();
+      const lensVkey = verifierKey(origin, ED25519_TYPE, hexToBytes(lensKey, 32));
+      const checkpoint = openCheckpoint(note, lensVkey);
+      assert.ok(checkpoint, "signed by the lens key under the lens's origin");
+      assert.equal(parseNote(note).signatures.length, 1, "no cosignature");
+      for (const name of [origin, realOrigin]) {
+        const server = verifierKey(name, ED25519_TYPE, hexToBytes(serverKey, 32));
+        assert.equal(openCheckpoint(note, server), false, "never by the server key");
+      }
+      // The blocks this view shows, and the tree they make.
+      const { body } = await call(app, "GET", `/api/lab/lens/${view}/blocks`);
+      const leaves = body.blocks.map((b: { hash: string }) => logLeafHash(b.hash));
+      assert.equal(checkpoint.size, body.height + 1);
+      assert.equal(leaves.length, checkpoint.size);
+      assert.deepEqual(checkpoint.root, rootOfSize(leaves, checkpoint.size));
+      roots.set(view, bytesToBase64(checkpoint.root));
+      for (let h = 0; h < checkpoint.size; h++) {
+        const proof = await app.request(at(`inclusion/${h}/${checkpoint.size}`));
+        assert.equal(proof.headers.get("content-type"), "text/plain; charset=utf-8");
+        assert.ok(verifyInclusion({
+          index: h,
+          size: checkpoint.size,
+          leafHash: leaves[h],
+          proof: proofHashes(await proof.text()),
+          root: checkpoint.root,
+        }));
+      }
+      for (let old = 0; old <= checkpoint.size; old++) {
+        const proof = await app.request(at(`consistency/${old}/${checkpoint.size}`));
+        assert.equal(proof.status, 200);
+        assert.ok(verifyConsistency({
+          oldSize: old,
+          newSize: checkpoint.size,
+          oldRoot: rootOfSize(leaves, old),
+          newRoot: checkpoint.root,
+          proof: proofHashes(await proof.text()),
+        }));
+      }
+    });
+  }
+  await t.step("the honest views' root is the ledger's; the forked views' is another", () => {
+    const ledgerRoot = real.split("\n")[2];
+    for (const [view, root] of roots) {
+      const forked = view === "fork-chain" || view === "split-view";
+      assert.equal(root === ledgerRoot, !forked, view);
+    }
+    assert.equal(roots.get("fork-chain"), roots.get("split-view"), "one forked history");
+  });
+  await t.step("refusals as the ledger's log answers them", async () => {
+    const cases: [string, number, string][] = [
+      ["consistency/x/3", 400, "invalid_request"],
+      ["consistency/-1/3", 400, "invalid_request"],
+      ["consistency/3/2", 400, "invalid_request"],
+      ["consistency/1/4", 404, "unknown_tree"],
+      ["inclusion/1/x", 400, "invalid_request"],
+      ["inclusion/3/3", 400, "invalid_request"],
+      ["inclusion/0/4", 404, "unknown_tree"],
+      ["tiles/0/000", 404, "not_found"],
+    ];
+    for (const [path, status, code] of cases) {
+      const lens = await call(app, "GET", `/api/lab/lens/fork-chain/log/${path}`);
+      assert.equal(lens.status, status, path);
+      assert.match(lens.type ?? "", /^application\/json/);
+      assert.equal(lens.body.error.code, code, path);
+      const ledger = await call(app, "GET", `/api/lab/log/${path}`);
+      assert.equal(ledger.status, status, `the ledger's own log: ${path}`);
+    }
+  });
+  await t.step("nothing was written", async () => {
+    assert.deepEqual(await dumpKv(kv), kvBefore);
+  });
+  kv.close();
+});
+
+Deno.test("a page that saw the honest view and is shown the forked one holds checkpoint fork evidence", async (t) => {
+  for (const grown of [false, true]) {
+    const form = grown ? "failed-proof" : "same-size";
+    await t.step(`${form}: proven under the lens key, never the server key`, async () => {
+      const { kv, app, store, vote } = await ledger();
+      const storage = new MapStorage();
+      const honest = createApiClient({ fetch: app.request, ledger: "lab", lens: HONEST_VIEW });
+      const first = await checkShownChain(honest, { storage });
+      assert.equal(first.fork, null);
+      assert.deepEqual(first.alerts, []);
+      const memory = parseLogMemory(storage.getItem(SEEN_LOG_KEY));
+      assert.equal(memory.size, 3);
+      if (grown) {
+        await vote(3, "D");
+        await sealNextBlock(store, Date.now() + 2);
+      }
+      const forked = createApiClient({ fetch: app.request, ledger: "lab", lens: "fork-chain" });
+      const second = await checkShownChain(forked, { storage });
+      assert.ok(second.fork && "checkpoints" in second.fork, "checkpoint fork evidence");
+      assert.deepEqual(parseLogMemory(storage.getItem(SEEN_LOG_KEY)), memory, "memory kept");
+      const evidence = JSON.parse(JSON.stringify(second.fork));
+      const check = checkLogForkEvidence(evidence);
+      assert.ok(check.ok, JSON.stringify(check));
+      assert.equal(check.form, form);
+      assert.deepEqual(check.sizes, grown ? [3, 4] : [3, 3]);
+      const lensKey = serverPublicKey(lensSeed(store.serverSeed()));
+      const labKey = (await call(app, "GET", "/api/lab/server-key")).body.key;
+      assert.equal(checkEvidence(evidence, lensKey).kind, "fork");
+      assert.deepEqual(
+        [lensKey, labKey].map((key) => {
+          const verdict = checkEvidence(evidence, key);
+          return verdict.kind === "fork" && verdict.keyMatches;
+        }),
+        [true, false],
+      );
+      // A proof carries no signature: two sizes are settled by the lens's own answer, which fails.
+      const settled = await settleEvidence(
+        checkEvidence(evidence, lensKey),
+        evidence,
+        (oldSize, newSize) => forked.consistencyProof(oldSize, newSize),
+      );
+      assert.equal(settled.kind, "fork");
+      kv.close();
+    });
+  }
 });
