@@ -237,8 +237,9 @@ export function watchHeads(
         beyondChecks.set(name, checks);
         return checks > MAX_BEYOND_CHECKS;
       });
-      const later = new Set(beyond.map(blockName));
-      refeed(ledger, run.shown.filter((head) => later.has(blockName(head))));
+      // Blocks above the checkpoint wait, counted; those the check had no time for, uncounted.
+      const again = new Set([...beyond, ...(check.log?.later ?? [])].map(blockName));
+      refeed(ledger, run.shown.filter((head) => again.has(blockName(head))));
       const stuckAlerts = stuck.length === 0 ? [] : logAlerts([{
         kind: "withheld",
         what: `a checkpoint that holds block ${stuck[0].height}, which it showed`,

@@ -7,11 +7,11 @@
  * @module
  */
 import * as z from "zod/mini";
-import { bytesToBase64, hexToBytes } from "../protocol/bytes.ts";
+import { bytesToBase64, equalBytes, hexToBytes } from "../protocol/bytes.ts";
 import { type Checkpoint, openCheckpoint } from "../protocol/checkpoint.ts";
 import { logLeafHash } from "../protocol/block_log.ts";
 import { type LogForkEvidence, logForkEvidence } from "../protocol/log_evidence.ts";
-import { verifyConsistency, verifyInclusion } from "../protocol/merkle.ts";
+import { merkleRoot, verifyConsistency, verifyInclusion } from "../protocol/merkle.ts";
 import {
   decodeBase64Strict,
   ED25519_TYPE,
@@ -158,6 +158,8 @@ export type LogCheck = {
   problems: LogProblem[];
   /** Blocks shown above the checkpoint read, to be checked again later. */
   beyond: ShownBlock[];
+  /** Blocks not checked by this check (over its proof budget, or after it stopped): next time. */
+  later: ShownBlock[];
   witness: WitnessView | null;
   /** The checkpoint accepted by this check, opened; null when none was. */
   checkpoint: (Checkpoint & { note: string }) | null;
@@ -191,7 +193,8 @@ export async function checkLog(
     remember: false,
     fork: null,
     problems: problem ? [problem] : [],
-    beyond: [...shown],
+    beyond: [],
+    later: [...shown],
     witness: witnessView(memory, policy, null, boundMs, now).view,
     checkpoint: null,
   });
@@ -230,23 +233,34 @@ export async function checkLog(
   const problems: LogProblem[] = [];
   const proven = known ? new Set(memory.proven) : new Set<string>();
   const beyond: ShownBlock[] = [];
-  let requests = MAX_INCLUSION_REQUESTS;
-  for (const block of uniqueBlocks(shown)) {
-    if (proven.has(blockName(block))) continue;
-    if (block.height >= checkpoint.size) {
-      beyond.push(block);
-      continue;
+  const later: ShownBlock[] = [];
+  const unproven = uniqueBlocks(shown).filter((block) => !proven.has(blockName(block)));
+  const within = unproven.filter((block) => block.height < checkpoint.size);
+  beyond.push(...unproven.filter((block) => block.height >= checkpoint.size));
+  // Shown every block of the tree (the board's audit reads them all): the root is recomputed
+  // here, with no request at all.
+  const whole = wholeTree(within, proven, checkpoint.size);
+  if (whole !== null) {
+    if (equalBytes(merkleRoot(whole.map(logLeafHash)), checkpoint.root)) {
+      for (const block of within) proven.add(blockName(block));
+      within.length = 0;
     }
+  }
+  let requests = MAX_INCLUSION_REQUESTS;
+  for (const [i, block] of within.entries()) {
     if (requests-- <= 0) {
-      beyond.push(block);
-      continue;
+      later.push(...within.slice(i));
+      break;
     }
     const path = await read(() => api.inclusionProof(block.height, checkpoint.size), {
       what: `the inclusion proof of block ${block.height} in size ${checkpoint.size}`,
     });
     if ("problem" in path) {
       problems.push(path.problem);
-      if (path.problem.kind === "unchecked") break;
+      if (path.problem.kind === "unchecked") {
+        later.push(...within.slice(i));
+        break;
+      }
       continue;
     }
     const hashes = decodeHashes(path.value);
@@ -289,6 +303,7 @@ export async function checkLog(
     fork: null,
     problems,
     beyond,
+    later,
     witness: witnessed.view,
     checkpoint: { ...checkpoint, note },
   };
@@ -388,6 +403,32 @@ function decodeHashes(lines: readonly string[]): Uint8Array[] | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The hashes of blocks 0 to size - 1 in height order, when `within` (shown) and `proven` (remembered
+ * as `height:hash`) name each of them, and only one hash each; null otherwise.
+ */
+function wholeTree(
+  within: readonly ShownBlock[],
+  proven: ReadonlySet<string>,
+  size: number,
+): string[] | null {
+  if (within.length === 0 || within.length + proven.size < size) return null;
+  const hashes: (string | undefined)[] = new Array(size);
+  const name = (height: number, hash: string) => {
+    if (height >= size) return true;
+    if (hashes[height] !== undefined && hashes[height] !== hash) return false;
+    hashes[height] = hash;
+    return true;
+  };
+  for (const block of within) if (!name(block.height, block.hash)) return null;
+  for (const entry of proven) {
+    const at = entry.indexOf(":");
+    if (!name(Number(entry.slice(0, at)), entry.slice(at + 1))) return null;
+  }
+  for (let h = 0; h < size; h++) if (hashes[h] === undefined) return null;
+  return hashes as string[];
 }
 
 /** `shown` without repeats, lowest height first. */

@@ -400,3 +400,38 @@ Deno.test("under a policy, a checkpoint is witnessed only with the quorum's fres
   );
   s.kv.close();
 });
+
+Deno.test("every block of the tree shown costs no proof; a partial view is proven 24 at a time", async () => {
+  const s = await server();
+  await growTo(s.store, 40);
+  const chain = (await chainOf(s.store)).map((b) => resign(s.seed, b));
+  const meter = metered(s.app.request);
+  const api = createApiClient({ fetch: meter.fetch });
+  const whole = await checkShownChain(api, { storage: new MapStorage(), shown: chain });
+  assert.deepEqual(kinds(whole), []);
+  assert.equal(whole.log?.memory.proven.length, 40, "all proven from the root recomputed here");
+  assert.deepEqual(meter.paths.toSorted(), ["/api/log/checkpoint", "/api/server-key"]);
+
+  meter.reset();
+  const storage = new MapStorage();
+  const part = await checkShownChain(api, { storage, shown: chain.slice(5, 35) });
+  const inclusions = meter.paths.filter((p) => p.startsWith("/api/log/inclusion/"));
+  assert.equal(inclusions.length, 24);
+  assert.equal(part.log?.later.length, 6, "the rest wait for the next check, uncounted");
+  assert.deepEqual(part.log?.beyond, []);
+  const waiting = new Set(part.log!.later.map((b) => b.height));
+  const next = await checkShownChain(api, {
+    storage,
+    shown: chain.filter((b) => waiting.has(b.height)),
+  });
+  assert.deepEqual(kinds(next), []);
+  assert.equal(next.log?.memory.proven.length, 30);
+
+  const wrong = chain.map((b, i) => i === 7 ? { ...b, hash: "cd".repeat(32) } : b);
+  const lie = await checkShownChain(api, {
+    storage: new MapStorage(),
+    shown: wrong.map((b) => resign(s.seed, b)),
+  });
+  assert.ok(kinds(lie).includes("not-extended"), "a wrong block among all is still caught");
+  s.kv.close();
+});
