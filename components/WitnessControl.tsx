@@ -2,7 +2,7 @@
 // the witness did last, its vkey, and the QR code of the voting page's address with that vkey in
 // the fragment, drawn in this browser, so phones that scan it require its cosignature.
 import AddressQr from "./AddressQr.tsx";
-import { policyFragment } from "../lib/client/witness_policy.ts";
+import { policyFragment } from "../lib/client/log/witness_policy.ts";
 import type { WitnessActivity } from "../islands/hooks/watch_heads.ts";
 
 /** Props: the witness's vkey (null while it does not witness), its last activity, the switch. */

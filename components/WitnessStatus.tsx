@@ -1,7 +1,7 @@
 // Where a page stands with the witnesses of its policy (page §10.13): witnessed, waiting or
 // unwitnessed, with the size of the largest history a quorum cosigned, and the sentence said when
 // the address's fragment changed the policy. Nothing at all without a policy.
-import type { WitnessView } from "../lib/client/log_view.ts";
+import type { WitnessView } from "../lib/client/log/log_view.ts";
 
 const TEXTS: Record<WitnessView["status"], string> = {
   witnessed: "Witnessed: the witnesses this page trusts cosigned the history it shows.",

@@ -8,7 +8,7 @@ import LabSection from "./lab/LabSection.tsx";
 import LabPreparation, { type Preparation } from "./lab/LabPreparation.tsx";
 import LieCard, { type LieResult } from "./lab/LieCard.tsx";
 import { type Attack, type AttackId, ATTACKS } from "../lib/client/lab/attacks.ts";
-import type { SeenHeads } from "../lib/client/heads.ts";
+import type { SeenHeads } from "../lib/client/log/heads.ts";
 import {
   labClients,
   LabFullError,

@@ -16,7 +16,7 @@ import {
   type VoteFailure,
 } from "../../lib/client/audit/audit.ts";
 import { auditRecord } from "../../lib/client/audit/election_record_source.ts";
-import { parseSeenHeads, SEEN_HEADS_KEY } from "../../lib/client/heads.ts";
+import { parseSeenHeads, SEEN_HEADS_KEY } from "../../lib/client/log/heads.ts";
 import { boardHref } from "../../lib/client/board/rounds.ts";
 import RecordControls from "./RecordControls.tsx";
 import { sharedRound } from "./section.ts";

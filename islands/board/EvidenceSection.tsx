@@ -12,7 +12,7 @@ import {
   settleEvidence,
 } from "../../lib/client/audit/evidence.ts";
 import type { ApiClient } from "../../lib/client/api_client.ts";
-import { parseSeenHeads, SEEN_HEADS_KEY } from "../../lib/client/heads.ts";
+import { parseSeenHeads, SEEN_HEADS_KEY } from "../../lib/client/log/heads.ts";
 import type { PageStorage } from "../../lib/client/rounds/round_storage.ts";
 import type { SectionProps } from "./section.ts";
 

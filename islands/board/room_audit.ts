@@ -8,7 +8,7 @@ import { useEffect, useMemo, useState } from "react";
 import type { ApiClient } from "../../lib/client/api_client.ts";
 import { auditLedger, type AuditProgress } from "../../lib/client/audit/audit.ts";
 import { latestRunner } from "../../lib/client/board/latest_run.ts";
-import { parseSeenHeads, SEEN_HEADS_KEY } from "../../lib/client/heads.ts";
+import { parseSeenHeads, SEEN_HEADS_KEY } from "../../lib/client/log/heads.ts";
 import type { PageStorage } from "../../lib/client/rounds/round_storage.ts";
 import { messageOf } from "../../lib/client/text.ts";
 import { boardPool } from "./vote_check_pool.ts";

@@ -1,6 +1,6 @@
 /**
  * The pages' watch over the chain they show (protocol §4.5): every signed block record the page's
- * API client receives is fed to the check of lib/client/heads.ts, which runs at once and on a timer
+ * API client receives is fed to the check of lib/client/log/heads.ts, which runs at once and on a timer
  * for as long as the island lives. It keeps a timer, so it lives with the islands, not in lib/.
  * @module
  */
@@ -15,7 +15,7 @@ import {
   logAlerts,
   type ShownHead,
   uncheckedAlert,
-} from "../../lib/client/heads.ts";
+} from "../../lib/client/log/heads.ts";
 import {
   blockName,
   MAX_BEYOND_CHECKS,
@@ -23,12 +23,12 @@ import {
   SEEN_LOG_KEY,
   unwitnessedBoundMs,
   type WitnessView,
-} from "../../lib/client/log_view.ts";
+} from "../../lib/client/log/log_view.ts";
 import {
   adoptPolicy,
   WITNESS_POLICY_KEY,
   type WitnessPolicy,
-} from "../../lib/client/witness_policy.ts";
+} from "../../lib/client/log/witness_policy.ts";
 import {
   COSIGNATURE_V1_TYPE,
   formatNote,

@@ -20,7 +20,7 @@ import PanelRing, { type PanelLens } from "./PanelRing.tsx";
 import VoteSection from "./VoteSection.tsx";
 import { useOwnTagCheck, usePendingPoll, useWaitForVoters } from "./vote_watch.ts";
 import { type LogView, pageApiClient } from "../hooks/watch_heads.ts";
-import { blockName, type ShownBlock } from "../../lib/client/log_view.ts";
+import { blockName, type ShownBlock } from "../../lib/client/log/log_view.ts";
 import type { PageStorage } from "../../lib/client/rounds/round_storage.ts";
 import type { RoundInfo } from "../../lib/protocol/schemas.ts";
 

@@ -7,8 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { type ApiClient, createApiClient, type Transport } from "../../lib/client/api_client.ts";
-import type { ShownHead } from "../../lib/client/heads.ts";
-import { checkExtension, MAX_LINK_BLOCKS, MAX_LINK_REQUESTS } from "../../lib/client/head_links.ts";
+import type { ShownHead } from "../../lib/client/log/heads.ts";
+import { checkExtension, MAX_LINK_BLOCKS, MAX_LINK_REQUESTS } from "../../lib/client/log/head_links.ts";
 import {
   headAlerts,
   type HeadObservation,
@@ -17,7 +17,7 @@ import {
   parseSeenHeads,
   SEEN_HEADS_KEY,
   serializeSeenHeads,
-} from "../../lib/client/heads.ts";
+} from "../../lib/client/log/heads.ts";
 import { checkForkEvidence, serverPublicKey, signHead } from "../../lib/protocol/head.ts";
 import type { BlockRecord } from "../../lib/protocol/schemas.ts";
 import { createApp } from "../../server/app.ts";

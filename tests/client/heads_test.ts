@@ -1,5 +1,5 @@
 /**
- * The signed heads a page remembers (lib/client/heads.ts): valid heads kept by height, a second
+ * The signed heads a page remembers (lib/client/log/heads.ts): valid heads kept by height, a second
  * signed hash at one height as fork evidence, a new key, unsigned heads and rollbacks as alerts.
  * @module
  */
@@ -16,8 +16,8 @@ import {
   SEEN_HEADS_KEY,
   type SeenHeads,
   serializeSeenHeads,
-} from "../../lib/client/heads.ts";
-import { SEEN_LOG_KEY } from "../../lib/client/log_view.ts";
+} from "../../lib/client/log/heads.ts";
+import { SEEN_LOG_KEY } from "../../lib/client/log/log_view.ts";
 import { checkForkEvidence, serverPublicKey, signHead } from "../../lib/protocol/head.ts";
 import { createApp } from "../../server/app.ts";
 import { sealNextBlock } from "../../server/sealer.ts";

@@ -8,9 +8,9 @@
  */
 import assert from "node:assert/strict";
 import { createApiClient, type Transport } from "../../lib/client/api_client.ts";
-import { type ChainCheck, checkShownChain, SEEN_HEADS_KEY } from "../../lib/client/heads.ts";
-import { parseLogMemory, SEEN_LOG_KEY, unwitnessedBoundMs } from "../../lib/client/log_view.ts";
-import { policyFromFragment, type WitnessPolicy } from "../../lib/client/witness_policy.ts";
+import { type ChainCheck, checkShownChain, SEEN_HEADS_KEY } from "../../lib/client/log/heads.ts";
+import { parseLogMemory, SEEN_LOG_KEY, unwitnessedBoundMs } from "../../lib/client/log/log_view.ts";
+import { policyFromFragment, type WitnessPolicy } from "../../lib/client/log/witness_policy.ts";
 import { logLeafHash } from "../../lib/protocol/block_log.ts";
 import { bytesToBase64 } from "../../lib/protocol/bytes.ts";
 import { blockHash } from "../../lib/protocol/chain.ts";

@@ -6,7 +6,7 @@ import {
   adoptPolicy,
   policyFragment,
   policyFromFragment,
-} from "../../lib/client/witness_policy.ts";
+} from "../../lib/client/log/witness_policy.ts";
 import {
   COSIGNATURE_V1_TYPE,
   ED25519_TYPE,

@@ -38,7 +38,7 @@ async function provenBlock(page: Page, height: number): Promise<void> {
   }, height);
 }
 
-/** The remembered log (lib/client/log_view.ts LogMemory) in `page`'s storage. */
+/** The remembered log (lib/client/log/log_view.ts LogMemory) in `page`'s storage. */
 async function seenLog(
   page: Page,
 ): Promise<{ key: string; origin: string; size: number; note: string; proven: string[] }> {

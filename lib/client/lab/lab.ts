@@ -9,7 +9,7 @@ import { generateSeed, keyPairFromSeed } from "../../protocol/keys.ts";
 import type { SignatureWire, VoteSubmission } from "../../protocol/schemas.ts";
 import { ApiCallError, type ApiClient, createApiClient, type Transport } from "../api_client.ts";
 import { type Attack, type AttackFact, type AttackInput, type LabKey } from "./attacks.ts";
-import type { SeenHeads } from "../heads.ts";
+import type { SeenHeads } from "../log/heads.ts";
 import { checkVoteView, type LensVerdict } from "./lens_checks.ts";
 import { HONEST_VIEW, type LensView, type LieId } from "./lies.ts";
 import { type SplitViewRun, viewSplit } from "./split_view.ts";

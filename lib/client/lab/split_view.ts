@@ -17,7 +17,7 @@ import {
   signerKey,
 } from "../../protocol/note.ts";
 import type { ApiClient } from "../api_client.ts";
-import { logAlerts, type SeenHeads } from "../heads.ts";
+import { logAlerts, type SeenHeads } from "../log/heads.ts";
 import {
   checkLog,
   emptyLogMemory,
@@ -26,9 +26,9 @@ import {
   type LogProblem,
   MAX_WITNESS_INTERVAL_MS,
   unwitnessedBoundMs,
-} from "../log_view.ts";
+} from "../log/log_view.ts";
 import type { StoredVote } from "../voter/status.ts";
-import type { WitnessPolicy } from "../witness_policy.ts";
+import type { WitnessPolicy } from "../log/witness_policy.ts";
 import { checkVoteView, type LensVerdict } from "./lens_checks.ts";
 
 /** The name of the projector's witness the lab makes for the demonstration. */

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { createApiClient } from "../../../lib/client/api_client.ts";
 import { ATTACKS } from "../../../lib/client/lab/attacks.ts";
-import type { SeenHeads } from "../../../lib/client/heads.ts";
+import type { SeenHeads } from "../../../lib/client/log/heads.ts";
 import {
   LAB_VOTERS_KEY,
   labClients,

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import type { ApiClient } from "../../../lib/client/api_client.ts";
-import { type HeadAlert, parseSeenHeads, SEEN_HEADS_KEY } from "../../../lib/client/heads.ts";
+import { type HeadAlert, parseSeenHeads, SEEN_HEADS_KEY } from "../../../lib/client/log/heads.ts";
 import { sealNextBlock } from "../../../server/sealer.ts";
 import { watchHeads } from "../../../islands/hooks/watch_heads.ts";
 import { inMemoryApp } from "../../helpers/in_memory_app.ts";

@@ -11,8 +11,8 @@ import {
   formatVerifierKey,
   parseVerifierKey,
   type VerifierKey,
-} from "../protocol/note.ts";
-import { messageOf } from "./text.ts";
+} from "../../protocol/note.ts";
+import { messageOf } from "../text.ts";
 
 /** Browser-storage key of the policy: one JSON value `{witnesses: [vkey…], quorum}`. */
 export const WITNESS_POLICY_KEY = "ringvote/witness-policy";

@@ -5,15 +5,15 @@
  * @module
  */
 import * as z from "zod/mini";
-import { forkEvidence, verifyHead } from "../protocol/head.ts";
-import { type ForkEvidence, SignedHead } from "../protocol/schemas.ts";
-import type { ApiClient } from "./api_client.ts";
+import { forkEvidence, verifyHead } from "../../protocol/head.ts";
+import { type ForkEvidence, SignedHead } from "../../protocol/schemas.ts";
+import type { ApiClient } from "../api_client.ts";
 import { checkExtension, type LinkProblem } from "./head_links.ts";
-import { shortHex } from "./text.ts";
-import { hexToBytes } from "../protocol/bytes.ts";
-import { openCheckpoint } from "../protocol/checkpoint.ts";
-import type { LogForkEvidence } from "../protocol/log_evidence.ts";
-import { ED25519_TYPE, parseNote, verifierKey } from "../protocol/note.ts";
+import { shortHex } from "../text.ts";
+import { hexToBytes } from "../../protocol/bytes.ts";
+import { openCheckpoint } from "../../protocol/checkpoint.ts";
+import type { LogForkEvidence } from "../../protocol/log_evidence.ts";
+import { ED25519_TYPE, parseNote, verifierKey } from "../../protocol/note.ts";
 import {
   checkLog,
   type LogCheck,

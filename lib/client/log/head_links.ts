@@ -5,9 +5,9 @@
  * at most {@link MAX_LINK_BLOCKS} blocks a check.
  * @module
  */
-import { verifyBlockHash } from "../protocol/chain.ts";
-import { type BlockRecord, MAX_PAGE_LIMIT, type SignedHead } from "../protocol/schemas.ts";
-import { ApiCallError, type ApiClient } from "./api_client.ts";
+import { verifyBlockHash } from "../../protocol/chain.ts";
+import { type BlockRecord, MAX_PAGE_LIMIT, type SignedHead } from "../../protocol/schemas.ts";
+import { ApiCallError, type ApiClient } from "../api_client.ts";
 
 /**
  * Most blocks one check reads. A head whose links need more (one far beyond every remembered

@@ -7,11 +7,11 @@
  * @module
  */
 import * as z from "zod/mini";
-import { bytesToBase64, equalBytes, hexToBytes } from "../protocol/bytes.ts";
-import { type Checkpoint, openCheckpoint } from "../protocol/checkpoint.ts";
-import { logLeafHash } from "../protocol/block_log.ts";
-import { type LogForkEvidence, logForkEvidence } from "../protocol/log_evidence.ts";
-import { merkleRoot, verifyConsistency, verifyInclusion } from "../protocol/merkle.ts";
+import { bytesToBase64, equalBytes, hexToBytes } from "../../protocol/bytes.ts";
+import { type Checkpoint, openCheckpoint } from "../../protocol/checkpoint.ts";
+import { logLeafHash } from "../../protocol/block_log.ts";
+import { type LogForkEvidence, logForkEvidence } from "../../protocol/log_evidence.ts";
+import { merkleRoot, verifyConsistency, verifyInclusion } from "../../protocol/merkle.ts";
 import {
   decodeBase64Strict,
   ED25519_TYPE,
@@ -19,8 +19,8 @@ import {
   type SignedNote,
   verifierKey,
   verifyCosignature,
-} from "../protocol/note.ts";
-import { ApiCallError, type ApiClient } from "./api_client.ts";
+} from "../../protocol/note.ts";
+import { ApiCallError, type ApiClient } from "../api_client.ts";
 import type { WitnessPolicy } from "./witness_policy.ts";
 
 /** Browser-storage key of a ledger's log view (one JSON value, beside the remembered heads). */
