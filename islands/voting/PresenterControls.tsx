@@ -7,6 +7,8 @@
  */
 import { useState } from "react";
 import AddressQr from "../../components/AddressQr.tsx";
+import { witnessAddress } from "../../components/WitnessControl.tsx";
+import { storedWitnessKey, WITNESSING_KEY, witnessVkey } from "../hooks/witness_key.ts";
 import { usePolled } from "../hooks/polling.ts";
 import { ApiCallError, createApiClient } from "../../lib/client/api_client.ts";
 import { messageOf } from "../../lib/client/text.ts";
@@ -62,9 +64,17 @@ function PresentView(
   { address, round, onClose }: { address: string; round: RoundInfo; onClose(): void },
 ) {
   const counts = useRoomCounts(round.id);
+  // When this browser also witnesses (the board's or projector view's switch), the code carries
+  // its key, so phones that scan it require its cosignature (page §10.13).
+  const [witness] = useState(() =>
+    localStorage.getItem(WITNESSING_KEY) === "on" ? storedWitnessKey(localStorage) : null
+  );
+  const scanned = witness === null ? address : witnessAddress(address, witnessVkey(witness));
   return (
     <div class="present-view" data-present="" role="dialog" aria-label="Scan to vote">
-      <AddressQr address={address} size="present" />
+      <div class="present-qr" data-witness-qr={witness === null ? undefined : scanned}>
+        <AddressQr address={scanned} size="present" />
+      </div>
       <div class="present-side">
         {round.question !== "" && <p class="present-question">{round.question}</p>}
         <p class="present-counts" data-present-counts="">
