@@ -9,12 +9,13 @@
  * @module
  */
 import { type Context, Hono } from "hono";
-import { bytesToBase64 } from "../../lib/protocol/bytes.ts";
+import { bytesToBase64, equalBytes } from "../../lib/protocol/bytes.ts";
 import { formatCheckpoint } from "../../lib/protocol/checkpoint.ts";
 import {
   COSIGNATURE_V1_TYPE,
   formatNote,
   formatVerifierKey,
+  MAX_NOTE_SIGNATURES,
   type NoteSignature,
   parseNote,
   parseVerifierKey,
@@ -74,6 +75,33 @@ export function createLogApp(
       };
     }
     const { root, text, line } = latest;
+    const lines = await cosignatures.linesFor(size, root);
+    c.header("Cache-Control", "no-cache");
+    return textAnswer(c, formatNote({ text, signatures: [line, ...lines] }));
+  });
+
+  // The newest checkpoint the witnesses caught up with: a page whose newest checkpoint is not yet
+  // cosigned (the log grew a moment ago) learns how far its witnesses vouch (page §10.13).
+  app.get("/log/cosigned", async (c) => {
+    const wanted = c.req.query("min");
+    const min = wanted === undefined ? 1 : integerParam(wanted, "min");
+    if (min < 1 || min > MAX_NOTE_SIGNATURES - 1) {
+      throw invalidRequest(`min must be from 1 to ${MAX_NOTE_SIGNATURES - 1}, got ${min}`);
+    }
+    const tree = await log.current();
+    const bySize = new Map<number, number>();
+    for (const kept of await cosignatures.all()) {
+      if (kept.size > tree.size || !equalBytes(kept.root, tree.root(kept.size))) continue;
+      bySize.set(kept.size, (bySize.get(kept.size) ?? 0) + 1);
+    }
+    const sizes = [...bySize].filter(([, n]) => n >= min).map(([size]) => size);
+    if (sizes.length === 0) {
+      throw refusal("not_found", `No checkpoint of this log carries ${min} cosignature(s) yet`);
+    }
+    const size = Math.max(...sizes);
+    const root = tree.root(size);
+    const text = formatCheckpoint({ origin: signer.origin, size, root });
+    const line = signNote(text, { name: signer.origin, seed: signer.seed });
     const lines = await cosignatures.linesFor(size, root);
     c.header("Cache-Control", "no-cache");
     return textAnswer(c, formatNote({ text, signatures: [line, ...lines] }));

@@ -435,3 +435,61 @@ Deno.test("every block of the tree shown costs no proof; a partial view is prove
   assert.ok(kinds(lie).includes("not-extended"), "a wrong block among all is still caught");
   s.kv.close();
 });
+
+Deno.test("a log that grows ahead of its witness: the witnesses' newest cosigned checkpoint counts", async (t) => {
+  const s = await server();
+  await growTo(s.store, 3);
+  const api = createApiClient({ fetch: s.app.request });
+  const witness = { name: "witness.example/1", seed: new Uint8Array(32).fill(1) };
+  const vkey = formatVerifierKey(signerKey(witness, COSIGNATURE_V1_TYPE));
+  const policy = policyFromFragment(`#witness=${encodeURIComponent(vkey)}`);
+  assert.equal(policy.kind, "policy");
+  const options = { policy: (policy as { policy: WitnessPolicy }).policy, boundMs: 20_000 };
+  const cosign = async (at: number) => {
+    const note = await api.checkpoint();
+    const textOf = parseNote(note).text;
+    const line = signCosignature(textOf, witness, Math.floor(at / 1000));
+    const cosignature = formatNote({ text: textOf, signatures: [line] })
+      .slice(textOf.length + 1, -1);
+    await api.submitCosignature({ vkey, size: parseCheckpoint(textOf).size, cosignature });
+  };
+  const t0 = Date.now();
+  const storage = new MapStorage();
+  await cosign(t0);
+  await t.step("cosigned: witnessed", async () => {
+    const check = await checkShownChain(api, { storage, ...options, now: t0 });
+    assert.deepEqual([check.log?.witness?.status, check.log?.witness?.size], ["witnessed", 3]);
+  });
+  await t.step("the log grew: waiting, the witnessed size read from /log/cosigned", async () => {
+    await growTo(s.store, 5);
+    const check = await checkShownChain(api, { storage, ...options, now: t0 + 1_000 });
+    assert.deepEqual([check.log?.witness?.status, check.log?.witness?.size], ["waiting", 3]);
+  });
+  await t.step(
+    "the witness caught up with 5 while the log reached 6: still only waiting",
+    async () => {
+      await cosign(t0 + 15_000);
+      await growTo(s.store, 6);
+      const check = await checkShownChain(api, { storage, ...options, now: t0 + 25_000 });
+      assert.deepEqual([check.log?.witness?.status, check.log?.witness?.size], ["waiting", 5]);
+      assert.deepEqual(kinds(check), [], "size 5 waited 24 s, past the bound, but is witnessed");
+    },
+  );
+  await t.step("size 6 uncosigned past the bound: unwitnessed", async () => {
+    const check = await checkShownChain(api, { storage, ...options, now: t0 + 46_000 });
+    assert.deepEqual(kinds(check), ["unwitnessed"]);
+  });
+  await t.step(
+    "a cosigned checkpoint that contradicts the page's view is fork evidence",
+    async () => {
+      const origin = parseNote(await api.checkpoint()).text.split("\n")[0];
+      const other = signCheckpoint({ origin, size: 6, root: new Uint8Array(32).fill(7) }, s.seed);
+      const liar = createApiClient({
+        fetch: lying(s.app.request, (p) => p.endsWith("/log/cosigned") ? text(other) : null),
+      });
+      const check = await checkShownChain(liar, { storage, ...options, now: t0 + 47_000 });
+      assert.ok(check.fork && "checkpoints" in check.fork, "checkpoint fork evidence");
+    },
+  );
+  s.kv.close();
+});

@@ -75,8 +75,12 @@ export type LogMemory = {
   root: string | null;
   /** The largest accepted checkpoint that was witnessed by the policy's quorum, as served. */
   witnessed: { size: number; note: string } | null;
-  /** When this browser first accepted a checkpoint larger than the witnessed one (ms). */
-  since: number | null;
+  /**
+   * The sizes accepted above the witnessed one, each with when this browser first accepted it
+   * (ms), oldest first, at most {@link MAX_PENDING}: each waits for a quorum cosignature of a
+   * checkpoint at least as large.
+   */
+  pending: { size: number; at: number }[];
   /** Blocks proven included in an accepted checkpoint, as `height:hash`, oldest first. */
   proven: string[];
 };
@@ -88,7 +92,7 @@ const Stored = z.object({
   size: z.number(),
   root: z.nullable(z.string()),
   witnessed: z.nullable(z.object({ size: z.number(), note: z.string() })),
-  since: z.nullable(z.number()),
+  pending: z.array(z.object({ size: z.number(), at: z.number() })),
   proven: z.array(z.string()),
 });
 
@@ -101,10 +105,13 @@ export function emptyLogMemory(): LogMemory {
     size: 0,
     root: null,
     witnessed: null,
-    since: null,
+    pending: [],
     proven: [],
   };
 }
+
+/** Most sizes waiting for a cosignature a page keeps; the oldest, which the bound is about. */
+export const MAX_PENDING = 64;
 
 /** The log memory from storage; an empty one when absent or unreadable. */
 export function parseLogMemory(stored: string | null): LogMemory {
@@ -288,14 +295,17 @@ export async function checkLog(
     root,
     proven: [...proven].slice(-MAX_PROVEN),
   };
-  if (!known) Object.assign(accepted, { witnessed: null, since: null });
-  const witnessed = witnessView(
-    accepted,
-    policy,
-    { parsed, note, size: checkpoint.size },
-    boundMs,
-    now,
-  );
+  if (!known) Object.assign(accepted, { witnessed: null, pending: [] });
+  const shownRead = { parsed, note, size: checkpoint.size };
+  let witnessed = witnessView(accepted, policy, shownRead, boundMs, now);
+  if (policy !== null && witnessed.view?.status !== "witnessed") {
+    // The newest checkpoint is not cosigned yet (the log grew a moment ago): how far do the
+    // witnesses vouch? A cosigned checkpoint must be a prefix of the accepted one, or it is a fork.
+    const caught = await caughtUp(api, { memory: witnessed.memory, key, policy });
+    if ("fork" in caught) return forked(caught.fork);
+    if (caught.problem) problems.push(caught.problem);
+    if (caught.read) witnessed = witnessView(witnessed.memory, policy, caught.read, boundMs, now);
+  }
   if (witnessed.problem) problems.push(witnessed.problem);
   return {
     memory: witnessed.memory,
@@ -337,9 +347,9 @@ function openNote(
 }
 
 /**
- * The witness view after `read` (the checkpoint just accepted, or null when none was): its fresh
- * quorum cosignatures move `witnessed` up; a checkpoint above it starts the wait (`since`), which
- * past `boundMs` is `unwitnessed`.
+ * The witness view after `read` (a checkpoint read and checked, or null when none was): its fresh
+ * quorum cosignatures move `witnessed` up; each accepted size above it waits (`pending`), and the
+ * oldest waiting past `boundMs` is `unwitnessed`.
  */
 function witnessView(
   memory: LogMemory,
@@ -365,15 +375,75 @@ function witnessView(
     }
   }
   const witnessedSize = next.witnessed?.size ?? 0;
-  if (next.size <= witnessedSize) next.since = null;
-  else next.since ??= now;
-  const waitedMs = next.since === null ? 0 : now - next.since;
-  const status = next.since === null ? "witnessed" : waitedMs > boundMs ? "unwitnessed" : "waiting";
+  const pending = next.pending.filter((p) => p.size > witnessedSize);
+  if (next.size > witnessedSize && !pending.some((p) => p.size === next.size)) {
+    if (pending.length < MAX_PENDING) pending.push({ size: next.size, at: now });
+  }
+  next.pending = pending;
+  const waitedMs = pending.length === 0 ? 0 : now - pending[0].at;
+  const status = pending.length === 0
+    ? "witnessed"
+    : waitedMs > boundMs
+    ? "unwitnessed"
+    : "waiting";
   const view = { status, size: witnessedSize, cosigners, quorum: policy.quorum } as const;
   const problem: LogProblem | null = status === "unwitnessed"
-    ? { kind: "unwitnessed", size: next.size, waitedMs }
+    ? { kind: "unwitnessed", size: pending[0].size, waitedMs }
     : null;
   return { memory: next, view, problem };
+}
+
+/**
+ * The newest checkpoint cosigned by at least the policy's quorum of kept cosignatures
+ * (`GET {base}/log/cosigned?min=k`), when it is larger than the witnessed one: checked signed by
+ * `key` under the remembered origin and joined to the accepted checkpoint (the same root at the
+ * same size, else a consistency proof from it). Two that no proof joins are fork evidence. None
+ * cosigned yet is no problem; a read that fails is one.
+ */
+async function caughtUp(
+  api: ApiClient,
+  { memory, key, policy }: { memory: LogMemory; key: string; policy: WitnessPolicy },
+): Promise<
+  | { fork: LogForkEvidence }
+  | { read: { parsed: SignedNote; note: string; size: number } | null; problem?: LogProblem }
+> {
+  let note: string;
+  try {
+    note = await api.cosignedCheckpoint(policy.quorum);
+  } catch (error) {
+    if (error instanceof ApiCallError && error.status === 404) return { read: null };
+    const failed = await read(() => Promise.reject(error), {
+      what: "the newest cosigned checkpoint",
+    });
+    return { read: null, problem: "problem" in failed ? failed.problem : undefined };
+  }
+  const opened = openNote(note, key);
+  if ("problem" in opened) return { read: null, problem: opened.problem };
+  const { checkpoint, parsed } = opened;
+  if (checkpoint.origin !== memory.origin) {
+    const reason = `the cosigned checkpoint names the log "${checkpoint.origin}"`;
+    return { read: null, problem: { kind: "inconsistent", reason } };
+  }
+  const witnessedSize = memory.witnessed?.size ?? 0;
+  if (checkpoint.size <= witnessedSize || checkpoint.size > memory.size) return { read: null };
+  const fork = (proof: string[]) => ({ fork: logForkEvidence(key, [note, memory.note!], proof) });
+  const root = bytesToBase64(checkpoint.root);
+  if (checkpoint.size === memory.size) {
+    return root === memory.root ? { read: { parsed, note, size: checkpoint.size } } : fork([]);
+  }
+  const proof = await read(() => api.consistencyProof(checkpoint.size, memory.size), {
+    what: `the consistency proof from size ${checkpoint.size} to ${memory.size}`,
+  });
+  if ("problem" in proof) return { read: null, problem: proof.problem };
+  const hashes = decodeHashes(proof.value);
+  const joined = hashes !== null && verifyConsistency({
+    oldSize: checkpoint.size,
+    newSize: memory.size,
+    oldRoot: checkpoint.root,
+    newRoot: decodeBase64Strict(memory.root!),
+    proof: hashes,
+  });
+  return joined ? { read: { parsed, note, size: checkpoint.size } } : fork(proof.value);
 }
 
 /**
