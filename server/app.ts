@@ -3,7 +3,7 @@
 // JSON 404s and the one error handler that maps typed errors to `{"error": {"code", "message"}}`
 // (protocol §4), and the security headers on every answer. A 500 names no cause: the error is
 // logged, never answered.
-import { type Context, Hono } from "hono";
+import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { MAX_BODY_BYTES } from "../lib/protocol/schemas.ts";
 import { derivedOrigin } from "../lib/protocol/block_log.ts";
@@ -12,7 +12,7 @@ import { createLogApp } from "./api/log.ts";
 import { createPkiApp } from "./api/pki.ts";
 import { createVoteApp } from "./api/vote.ts";
 import { type Config, DEFAULT_RING_SIZE } from "./config.ts";
-import { notFound, refusal, toApiError } from "./errors.ts";
+import { kvUnavailable, notFound, refusal, toApiError } from "./errors.ts";
 import { createHeadSigner, lensSeed } from "./head_signer.ts";
 import { createLensApp } from "./api/lying_lens.ts";
 import type { LabLedger } from "./store/lab.ts";
@@ -21,6 +21,7 @@ import type { Rounds } from "./store/rounds.ts";
 import { createPageApp } from "./pages/pages.ts";
 import { hostGuard, securityHeaders } from "./security.ts";
 import { createBlockLog } from "./store/block_log.ts";
+import { kvSilentForMs } from "./store/layout.ts";
 import type { Store } from "./store/mod.ts";
 import { createInProcessVerifier } from "./verifier/in_process.ts";
 import type { Verifier } from "./verifier/types.ts";
@@ -28,6 +29,19 @@ import type { PolicyWitness } from "./witness_policy.ts";
 
 /** Where the attack lab's practice ledger is served: the API of protocol §4 under this prefix. */
 export const LAB_API = "/api/lab";
+
+/**
+ * The most an API request waits on the database before it is answered 503 `kv_unavailable`, ms
+ * (protocol §5.5). Over KV Connect the Deno client retries an unanswered call for ever.
+ */
+export const KV_DEADLINE_MS = 5_000;
+/**
+ * How long the database must have answered nothing for a request past {@link KV_DEADLINE_MS} to
+ * be refused, ms: no answer waits on a database that is down for more than the two together.
+ */
+export const KV_SILENCE_MS = 1_000;
+/** The `Retry-After` of a 503 `kv_unavailable`, s. */
+export const KV_RETRY_AFTER_SECONDS = 5;
 
 /**
  * What the application needs: the store; optionally the attack lab's practice ledger (without
@@ -47,6 +61,8 @@ export type AppOptions = {
   interfaces?: () => Deno.NetworkInterfaceInfo[];
   buildDir?: URL;
   verifier?: Verifier;
+  /** {@link KV_DEADLINE_MS} unless a test shortens it. */
+  kvDeadlineMs?: number;
 };
 
 /** The whole HTTP application over `store`. */
@@ -74,6 +90,8 @@ export function createApp(options: AppOptions): Hono {
       },
     }),
   );
+
+  app.use("/api/*", kvDeadline(options.kvDeadlineMs ?? KV_DEADLINE_MS));
 
   if (options.lab) mountLab(app, { lab: options.lab, verifier });
   if (options.rounds) {
@@ -151,6 +169,38 @@ export function createLedgerApi(
   api.notFound((c) => notFound(c.req.method, c.req.path).getResponse());
   api.onError(answerError);
   return api;
+}
+
+/**
+ * The API's bound on waiting for the database (protocol §5.5). A request still unanswered after
+ * `boundMs` is answered 503 `kv_unavailable` as soon as the database has answered nothing for
+ * {@link KV_SILENCE_MS}; one that is only slow while the database answers (verification under
+ * load) goes on. Its work goes on unseen after a 503, so a write may still land. Once the database
+ * has been silent for `boundMs`, requests are refused at once instead of queueing behind it,
+ * except a block status, which answers from what the process last read.
+ */
+function kvDeadline(boundMs: number): MiddlewareHandler {
+  return async (c, next) => {
+    if (kvSilentForMs() >= boundMs && !c.req.path.endsWith("/block/status")) {
+      throw kvUnavailable(boundMs, KV_RETRY_AFTER_SECONDS);
+    }
+    const work = next().then(() => "done" as const);
+    for (let waitMs = boundMs;;) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const tick = new Promise<"tick">((resolve) =>
+        timer = setTimeout(() => resolve("tick"), waitMs)
+      );
+      try {
+        // Promise.race also handles a rejection of the work that comes after a 503.
+        if (await Promise.race([work, tick]) === "done") return;
+      } finally {
+        clearTimeout(timer);
+      }
+      const silent = kvSilentForMs();
+      if (silent >= KV_SILENCE_MS) throw kvUnavailable(boundMs, KV_RETRY_AFTER_SECONDS);
+      waitMs = Math.max(50, KV_SILENCE_MS - silent);
+    }
+  };
 }
 
 /**

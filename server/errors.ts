@@ -4,7 +4,7 @@
 // browser asking for a page gets the same status and message as plain text).
 import { HTTPException } from "hono/http-exception";
 
-/** Status codes an error answer may have: 4xx the caller's fault, 503 busy, 500 a bug. */
+/** Status codes of error answers: 4xx the caller's fault, 503 busy or KV down, 500 a bug. */
 export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 422 | 500 | 503;
 
 /** The JSON body of every error answer. */
@@ -76,6 +76,7 @@ export const ERROR_STATUS = {
   bad_cosignature: 422,
   internal_error: 500,
   busy: 503,
+  kv_unavailable: 503,
   not_built: 503,
 } as const satisfies Record<string, ErrorStatus>;
 
@@ -92,6 +93,18 @@ export function busy(retryAfterSeconds: number): ApiError {
   return refusal("busy", `The server is busy: retry in ${retryAfterSeconds} s`, {
     headers: { "Retry-After": String(retryAfterSeconds) },
   });
+}
+
+/**
+ * 503 `kv_unavailable` with `Retry-After`: the database did not answer within `boundMs`. A write
+ * may still land: sent again, it is answered 409 with what landed (protocol §5.5).
+ */
+export function kvUnavailable(boundMs: number, retryAfterSeconds: number): ApiError {
+  return refusal(
+    "kv_unavailable",
+    `The database did not answer within ${boundMs / 1000} s: retry in ${retryAfterSeconds} s`,
+    { headers: { "Retry-After": String(retryAfterSeconds) } },
+  );
 }
 
 /** 409 `duplicate_key`: `key` is registered already, under `id` (carried in the body). */

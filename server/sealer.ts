@@ -1,6 +1,8 @@
 // The block sealer (protocol §5 "Close" and "Finalize"): closes the open block when it holds votes
 // and writes its proofs and record. Safe to run from several processes at once and to re-run
-// after a crash at any point: every step either checks what it replaces or is idempotent.
+// after a crash at any point: every step either checks what it replaces or is idempotent. When the
+// database stops answering, a tick's calls wait for it (the store puts no deadline on them; only
+// API requests have one) and the tick goes on where it stopped once it answers (protocol §5.5).
 import { blockHash } from "../lib/protocol/chain.ts";
 import { bytesToHex } from "../lib/protocol/bytes.ts";
 import { allInclusionProofs, rootFromInclusionProof, voteLeaf } from "../lib/protocol/merkle.ts";

@@ -13,13 +13,14 @@ import {
   absent,
   backoff,
   type CapacityBound,
-  getManyChunked,
+  GET_MANY_LIMIT,
   isBoundRecord,
   type KeyCountRecord,
   type KeyIdRecord,
   keyRecordMac,
   type KvLedger,
   lastPart,
+  listEntries,
   MAX_ATTEMPTS,
   readRetrying,
   type StoredKey,
@@ -98,8 +99,9 @@ export function createRegistrar(
 /**
  * Commits `batch` with contiguous ids after the counter: one commit checking the counter and that
  * every key is new. A key found registered already is refused with 409 and left out; so is a key
- * beyond the ledger's `capacity`, which the counter's check makes exact. A lost race or a lock
- * error reads back and retries.
+ * beyond the ledger's `capacity`, which the counter's check makes exact. A commit that fails or
+ * throws is read back, like every other write (protocol §5.3): what landed is answered, the rest
+ * retried.
  */
 async function commitRegistrations(
   { kv, keys }: KvLedger,
@@ -139,20 +141,20 @@ async function commitRegistrations(
       pending.forEach(({ key, resolve }, i) => resolve({ id: first + i, key, total }));
       return;
     }
-    if (res === null) {
-      // The commit threw: it may have landed, all of it or nothing. A key holding the id this
-      // attempt gave it is registered as answered (by this commit or an identical concurrent
-      // one); any other key, even in the same batch, is read again and retried.
-      const held = await readRetrying(() =>
-        kv.getMany<KeyIdRecord[]>(pending.map(({ key }) => keys.keyId(key)))
-      );
-      pending = pending.filter(({ key, resolve }, i) => {
-        const mine = held[i].value?.id === first + i;
-        if (mine) resolve({ id: first + i, key, total });
-        return !mine;
-      });
-      if (pending.length === 0) return;
-    }
+    // The commit threw, or answered ok:false: it may have landed all the same. Over KV Connect a
+    // write whose reply was lost is sent again by the client, and its checks then fail against
+    // its own landed write. A key holding the id this attempt gave it is registered as answered
+    // (by this commit or an identical concurrent one); any other key, even in the same batch, is
+    // read again at the top of the loop: 409 if it is registered under another id, else retried.
+    const held = await readRetrying(() =>
+      kv.getMany<KeyIdRecord[]>(pending.map(({ key }) => keys.keyId(key)))
+    );
+    pending = pending.filter(({ key, resolve }, i) => {
+      const mine = held[i].value?.id === first + i;
+      if (mine) resolve({ id: first + i, key, total });
+      return !mine;
+    });
+    if (pending.length === 0) return;
     if (attempt >= MAX_ATTEMPTS) throw new Error(`Key registration kept conflicting`);
     await backoff(attempt);
   }
@@ -172,18 +174,18 @@ async function commitRegistrations(
  * than RECORD_BYTES.
  */
 export async function lookupKeys(
-  ledger: KvLedger,
-  { records, secret }: { records: LruCache<CheckedKeyRecord>; secret: Uint8Array },
+  { records, secret, read }: {
+    records: LruCache<CheckedKeyRecord>;
+    secret: Uint8Array;
+    read: KeyIdReader;
+  },
   wanted: string[],
 ): Promise<(CheckedKeyRecord | null)[]> {
   const found = wanted.map((key) => records.get(key) ?? null);
   const unread = wanted.flatMap((_, i) => (found[i] ? [] : [i]));
   if (unread.length === 0) return found;
-  const entries = await getManyChunked<KeyIdRecord>(
-    ledger.kv,
-    unread.map((i) => ledger.keys.keyId(wanted[i])),
-  );
-  entries.forEach(({ value }, k) => {
+  const values = await read(unread.map((i) => wanted[i]));
+  values.forEach((value, k) => {
     if (!value) return;
     const key = wanted[unread[k]];
     const record = checkedRecord(key, value, secret);
@@ -191,6 +193,59 @@ export async function lookupKeys(
     records.set(key, record);
   });
   return found;
+}
+
+/** Reads the stored record of each key, null where none, in the order asked. */
+export type KeyIdReader = (keys: string[]) => Promise<(KeyIdRecord | null)[]>;
+
+/**
+ * A {@link KeyIdReader} that reads concurrent callers' keys together: keys asked for while a
+ * round of reads is in flight wait for the next round, which reads them all in `getMany`s of
+ * {@link GET_MANY_LIMIT}, in parallel. So sixteen registrations arriving at once cost about three
+ * round trips of lookups instead of sixteen, and a lone caller still waits a single round trip.
+ */
+export function createKeyIdReader({ kv, keys }: KvLedger): KeyIdReader {
+  const waiting = new Map<string, PromiseWithResolvers<KeyIdRecord | null>>();
+  let running = false;
+
+  async function drain(): Promise<void> {
+    running = true;
+    try {
+      while (waiting.size > 0) {
+        const round = [...waiting];
+        waiting.clear();
+        const chunks: (typeof round)[] = [];
+        for (let i = 0; i < round.length; i += GET_MANY_LIMIT) {
+          chunks.push(round.slice(i, i + GET_MANY_LIMIT));
+        }
+        await Promise.all(chunks.map(async (chunk) => {
+          try {
+            const entries = await readRetrying(() =>
+              kv.getMany<KeyIdRecord[]>(chunk.map(([key]) => keys.keyId(key)))
+            );
+            chunk.forEach(([, answer], i) => answer.resolve(entries[i].value));
+          } catch (error) {
+            for (const [, answer] of chunk) answer.reject(error);
+          }
+        }));
+      }
+    } finally {
+      running = false;
+    }
+  }
+
+  return (wanted) => {
+    const answers = wanted.map((key) => {
+      let answer = waiting.get(key);
+      if (!answer) {
+        answer = Promise.withResolvers();
+        waiting.set(key, answer);
+      }
+      return answer.promise;
+    });
+    if (!running) drain();
+    return Promise.all(answers);
+  };
 }
 
 /**
@@ -233,13 +288,12 @@ export async function keyPage(
 ): Promise<wire.KeyPage> {
   const page: wire.KeyPage["keys"] = [];
   if (limit > 0) {
-    const entries = ledger.kv.list<StoredKey>({
-      start: ledger.keys.key(offset + 1),
-      end: ledger.keys.key(offset + limit + 1),
+    await listEntries<StoredKey>(ledger.kv, {
+      selector: { start: ledger.keys.key(offset + 1), end: ledger.keys.key(offset + limit + 1) },
+      options: { limit, batchSize: limit },
+      restart: () => page.length = 0,
+      each: (entry) => page.push({ id: lastPart<number>(entry.key), key: entry.value.key }),
     });
-    for await (const entry of entries) {
-      page.push({ id: lastPart<number>(entry.key), key: entry.value.key });
-    }
   }
   return { keys: page, total: await keyTotal(ledger) };
 }

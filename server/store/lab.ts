@@ -6,7 +6,15 @@
  * @module
  */
 import { refusal } from "../errors.ts";
-import { backoff, BATCH_MAX_MUTATIONS, MAX_ATTEMPTS, readRetrying, tryCommit } from "./layout.ts";
+import {
+  backoff,
+  BATCH_MAX_MUTATIONS,
+  LIST_BATCH_MAX,
+  listEntries,
+  MAX_ATTEMPTS,
+  readRetrying,
+  tryCommit,
+} from "./layout.ts";
 import { createStore, type LedgerCapacity, type Store } from "./mod.ts";
 
 /** First part of every key of the practice ledger; no key of the election's starts with it. */
@@ -162,9 +170,11 @@ export async function deleteGenerationsBefore(
   let failures = 0;
   for (;;) {
     const keys: Deno.KvKey[] = [];
-    await readRetrying(async () => {
-      keys.length = 0;
-      for await (const entry of kv.list(range, { limit: maxMutations })) keys.push(entry.key);
+    await listEntries(kv, {
+      selector: range,
+      options: { limit: maxMutations, batchSize: Math.min(maxMutations, LIST_BATCH_MAX) },
+      restart: () => keys.length = 0,
+      each: (entry) => keys.push(entry.key),
     });
     if (keys.length === 0) return deleted;
     const op = kv.atomic();

@@ -8,11 +8,13 @@ import { rankTally } from "../../lib/protocol/tally.ts";
 import type * as wire from "../../lib/protocol/schemas.ts";
 import { quote, refusal } from "../errors.ts";
 import {
-  getManyChunked,
   type HeadRecord,
   type KvLedger,
+  kvSilentForMs,
   lastPart,
   type LeafRecord,
+  LIST_BATCH_MAX,
+  listEntries,
   type OpenRecord,
   readRetrying,
   type TagUse,
@@ -29,19 +31,79 @@ export async function readPointers({ kv, keys }: KvLedger) {
   return { open, head };
 }
 
-/** The head block and the open block. */
+/**
+ * The head block and the open block: one `getMany` of the guard and the head, which carries its
+ * block's timestamp (protocol §5.2); a head written before it did costs one more read.
+ */
 export async function blockStatus(ledger: KvLedger): Promise<wire.BlockStatus> {
   const { open, head } = await readPointers(ledger);
-  const block = await readRetrying(() =>
-    ledger.kv.get<wire.BlockRecord>(ledger.keys.block(head.value.height))
-  );
-  if (!block.value) throw new Error(`Head block ${head.value.height} is missing`);
+  const timestamp = head.value.timestamp ?? await headTimestamp(ledger, head.value.height);
   return {
     height: head.value.height,
     hash: head.value.hash,
-    timestamp: block.value.timestamp,
+    timestamp,
     openBlock: open.value.height,
   };
+}
+
+/**
+ * A status as `GET /api/block/status` answers it. When the database has not answered within
+ * {@link STATUS_WAIT_MS}, it is the last status this process read, marked `stale: true` with
+ * `knownAt`, when that read answered (ms since the epoch): protocol §5.5.
+ */
+export type StatusAnswer = wire.BlockStatus & { stale?: true; knownAt?: number };
+
+/** How long a status waits for the database before answering what the process last read, ms. */
+export const STATUS_WAIT_MS = 1_000;
+
+/**
+ * The status of `ledger`, read afresh each call, or, when the database keeps silent for
+ * {@link STATUS_WAIT_MS}, the last one read, marked stale. While the database is silent, calls
+ * join the read in flight rather than queue one each behind it. Before any read has answered there
+ * is nothing to fall back on: the call waits (the API's deadline bounds it).
+ */
+export function createStatusReader(ledger: KvLedger): () => Promise<StatusAnswer> {
+  let known: { status: wire.BlockStatus; startedAt: number; knownAt: number } | null = null;
+  let reading: Promise<wire.BlockStatus> | null = null;
+  const read = () => {
+    const startedAt = Date.now();
+    const run = blockStatus(ledger).then((status) => {
+      // A slow read that started before the one remembered must not replace it.
+      if (known === null || known.startedAt <= startedAt) {
+        known = { status, startedAt, knownAt: Date.now() };
+      }
+      return status;
+    });
+    reading = run;
+    run.then(() => {}, () => {}).finally(() => {
+      if (reading === run) reading = null;
+    });
+    return run;
+  };
+  return async () => {
+    const fresh = reading !== null && kvSilentForMs() >= STATUS_WAIT_MS ? reading : read();
+    if (known === null) return await fresh;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<null>((resolve) =>
+      timer = setTimeout(() => resolve(null), STATUS_WAIT_MS)
+    );
+    try {
+      const answer = await Promise.race([fresh, late]);
+      if (answer !== null) return answer;
+    } finally {
+      clearTimeout(timer);
+    }
+    const { status, knownAt }: { status: wire.BlockStatus; knownAt: number } = known;
+    return { ...status, stale: true, knownAt };
+  };
+}
+
+async function headTimestamp(ledger: KvLedger, height: number): Promise<number> {
+  const block = await readRetrying(() =>
+    ledger.kv.get<wire.BlockRecord>(ledger.keys.block(height))
+  );
+  if (!block.value) throw new Error(`Head block ${height} is missing`);
+  return block.value.timestamp;
 }
 
 /** Most votes of the open block that {@link openBlockVotes} counts (protocol §4.9). */
@@ -54,14 +116,12 @@ export async function openBlockVotes(
   const open = await readRetrying(() => kv.get<OpenRecord>(keys.open()));
   if (!open.value) throw new Error("The ledger has no genesis block");
   const height = open.value.height;
-  const votes = await readRetrying(async () => {
-    let n = 0;
-    const listing = kv.list({ prefix: keys.votesOf(height) }, {
-      limit: OPEN_VOTES_COUNTED,
-      batchSize: OPEN_VOTES_COUNTED,
-    });
-    for await (const _ of listing) n++;
-    return n;
+  let votes = 0;
+  await listEntries(kv, {
+    selector: { prefix: keys.votesOf(height) },
+    options: { limit: OPEN_VOTES_COUNTED, batchSize: OPEN_VOTES_COUNTED },
+    restart: () => votes = 0,
+    each: () => votes++,
   });
   return { height, votes };
 }
@@ -82,11 +142,12 @@ export async function blockRange(
   const height = await headHeight(ledger);
   const blocks: wire.BlockRecord[] = [];
   if (limit > 0) {
-    const entries = kv.list<wire.BlockRecord>({
-      start: keys.block(from),
-      end: keys.block(from + limit),
+    await listEntries<wire.BlockRecord>(kv, {
+      selector: { start: keys.block(from), end: keys.block(from + limit) },
+      options: { limit, batchSize: limit },
+      restart: () => blocks.length = 0,
+      each: (entry) => blocks.push(entry.value),
     });
-    for await (const entry of entries) blocks.push(entry.value);
   }
   return { blocks, height };
 }
@@ -114,34 +175,44 @@ export async function voteProof(
   return { vote: vote.value, index: index.value.index, path: index.value.path, block: block.value };
 }
 
-/** Up to `limit` votes of sealed block `height` from leaf `offset`; 404 `unknown_block`. */
+/**
+ * Up to `limit` votes of sealed block `height` from leaf `offset`; 404 `unknown_block`. Two round
+ * trips: the block with the leaf at `offset` (its vote id), then the block's votes listed from that
+ * vote on. A block's votes in key order are its leaves in order (finalize numbered them so, and no
+ * vote enters a closed block), so the k-th vote listed is leaf `offset + k`.
+ */
 export async function blockVotes(
   { kv, keys }: KvLedger,
   height: number,
   offset: number,
   limit: number,
 ): Promise<wire.BlockVotes> {
-  const block = await readRetrying(() => kv.get<wire.BlockRecord>(keys.block(height)));
+  const [block, leaf] = await readRetrying(() =>
+    kv.getMany<[wire.BlockRecord, LeafRecord]>([keys.block(height), keys.leaf(height, offset)])
+  );
   if (!block.value) throw refusal("unknown_block", `No sealed block at height ${height}`);
-  const leaves: { voteId: string; index: number }[] = [];
-  if (limit > 0) {
-    const entries = kv.list<LeafRecord>({
-      start: keys.leaf(height, offset),
-      end: keys.leaf(height, offset + limit),
+  const votes: wire.BlockVotes["votes"] = [];
+  const count = Math.min(limit, block.value.size - offset);
+  if (count > 0) {
+    if (!leaf.value) throw new Error(`Leaf ${offset} of block ${height} is missing`);
+    await listEntries<wire.VoteRecord>(kv, {
+      selector: { prefix: keys.votesOf(height), start: keys.vote(height, leaf.value.voteId) },
+      options: { limit: count, batchSize: Math.min(count, LIST_BATCH_MAX) },
+      restart: () => votes.length = 0,
+      each: (entry) => {
+        votes.push({
+          voteId: lastPart<string>(entry.key),
+          index: offset + votes.length,
+          vote: entry.value,
+        });
+      },
     });
-    for await (const entry of entries) {
-      leaves.push({ voteId: entry.value.voteId, index: lastPart<number>(entry.key) });
+    if (votes.length !== count) {
+      throw new Error(
+        `Block ${height} lists ${votes.length} votes from leaf ${offset}, not ${count}`,
+      );
     }
   }
-  const found = await getManyChunked<wire.VoteRecord>(
-    kv,
-    leaves.map((leaf) => keys.vote(height, leaf.voteId)),
-  );
-  const votes = leaves.map((leaf, i) => {
-    const vote = found[i].value;
-    if (!vote) throw new Error(`Vote ${leaf.voteId} of block ${height} is missing`);
-    return { ...leaf, vote };
-  });
   return { votes, total: block.value.size };
 }
 
@@ -178,21 +249,34 @@ export async function tally(ledger: KvLedger, cache: TallyCache): Promise<wire.T
   return { total: cache.total, results };
 }
 
+/**
+ * Adds the votes of blocks `cache.height + 1` to `head` to `cache`. The votes of consecutive blocks
+ * are consecutive keys, so they are listed as one range, a thousand a round trip, whatever the
+ * number of blocks; they are counted aside and merged at the end, so a failed read leaves the
+ * cache as it was.
+ */
 async function extendTally(
   { kv, keys }: KvLedger,
   cache: TallyCache,
   head: number,
 ): Promise<void> {
-  for (let height = cache.height + 1; height <= head; height++) {
-    // Read the whole block before merging, so a failed read leaves the cache as it was.
-    const payloads: string[] = [];
-    for await (const entry of kv.list<wire.VoteRecord>({ prefix: keys.votesOf(height) })) {
-      payloads.push(entry.value.payload);
-    }
-    for (const payload of payloads) {
-      cache.counts.set(payload, (cache.counts.get(payload) ?? 0) + 1);
-    }
-    cache.total += payloads.length;
-    cache.height = height;
+  const counts = new Map<string, number>();
+  let total = 0;
+  await listEntries<wire.VoteRecord>(kv, {
+    selector: { start: keys.votesOf(cache.height + 1), end: keys.votesOf(head + 1) },
+    options: { batchSize: LIST_BATCH_MAX },
+    restart: () => {
+      counts.clear();
+      total = 0;
+    },
+    each: ({ value: { payload } }) => {
+      counts.set(payload, (counts.get(payload) ?? 0) + 1);
+      total++;
+    },
+  });
+  for (const [payload, n] of counts) {
+    cache.counts.set(payload, (cache.counts.get(payload) ?? 0) + n);
   }
+  cache.total += total;
+  cache.height = head;
 }

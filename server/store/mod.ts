@@ -18,6 +18,7 @@ import { duplicateTag } from "../errors.ts";
 import { type CosignatureStore, createCosignatureStore } from "./cosignatures.ts";
 import {
   type CheckedKeyRecord,
+  createKeyIdReader,
   createRegistrar,
   keyById,
   keyPage,
@@ -43,9 +44,10 @@ import {
 } from "./layout.ts";
 import {
   blockRange,
-  blockStatus,
   blockVotes,
+  createStatusReader,
   openBlockVotes,
+  type StatusAnswer,
   tagUse,
   tally,
   type TallyCache,
@@ -62,7 +64,7 @@ import {
   writeProofs,
 } from "./sealing.ts";
 
-export type { CheckedKeyRecord, ClosedBlock, ProofToStore };
+export type { CheckedKeyRecord, ClosedBlock, ProofToStore, StatusAnswer };
 
 /** The ledger operations the API and the sealer call. */
 export interface Store {
@@ -87,8 +89,11 @@ export interface Store {
   isTagUsed(tag: string): Promise<boolean>;
   /** Commits a verified vote into the open block; 409 `duplicate_tag` if the tag has voted. */
   submitVote(vote: wire.VoteRecord, tag: string): Promise<wire.VoteAccepted>;
-  /** The head block and the open block. */
-  status(): Promise<wire.BlockStatus>;
+  /**
+   * The head block and the open block; what this process last read, marked `stale`, when the
+   * database does not answer in time (protocol §5.5).
+   */
+  status(): Promise<StatusAnswer>;
   /** The open block's height and the votes waiting in it (counted up to 1,000). */
   openBlock(): Promise<{ height: number; votes: number }>;
   /** The sealed block at `height`, or null. */
@@ -181,6 +186,8 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
   const records = createLruCache<CheckedKeyRecord>(
     Math.floor((options.recordBudgetBytes ?? DEFAULT_RECORD_BUDGET) / RECORD_BYTES),
   );
+  const readKeyIds = createKeyIdReader(ledger);
+  const guard: GuardMemo = { last: null };
   const tallyCache: TallyCache = { height: 0, counts: new Map(), total: 0, pending: null };
   return {
     async registerKey(key, pre) {
@@ -190,15 +197,23 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
     },
     keyById: (id) => keyById(ledger, id),
     keyPage: (offset, limit) => keyPage(ledger, offset, limit),
-    lookupKeys: (keys) => lookupKeys(ledger, { records, secret: recordSecret }, keys),
+    lookupKeys: (keys) => lookupKeys({ records, secret: recordSecret, read: readKeyIds }, keys),
     recordStats: () => ({ held: records.size, capacity: records.capacity }),
-    isTagUsed: async (tag) =>
-      (await readRetrying(() => kv.get<TagUse>(ledger.keys.tag(tag)))).versionstamp !== null,
+    async isTagUsed(tag) {
+      // The guard comes along in the same round trip, for the vote commit that follows.
+      const [used] = await readWithGuard(ledger, {
+        before: [ledger.keys.tag(tag)],
+        bounded: capacity?.votes !== undefined,
+        guard,
+      });
+      return used.versionstamp !== null;
+    },
     submitVote: (vote, tag) =>
-      submitVote(ledger, { vote, tag, voteId: newVoteId(), capacity: capacity?.votes }),
-    status: () => blockStatus(ledger),
+      submitVote(ledger, { vote, tag, voteId: newVoteId(), capacity: capacity?.votes, guard }),
+    status: createStatusReader(ledger),
     openBlock: () => openBlockVotes(ledger),
-    block: async (height) => (await kv.get<wire.BlockRecord>(ledger.keys.block(height))).value,
+    block: async (height) =>
+      (await readRetrying(() => kv.get<wire.BlockRecord>(ledger.keys.block(height)))).value,
     blocks: (from, limit) => blockRange(ledger, from, limit),
     voteProof: (height, voteId) => voteProof(ledger, height, voteId),
     blockVotes: (height, offset, limit) => blockVotes(ledger, height, offset, limit),
@@ -232,7 +247,10 @@ async function ensureGenesis({ kv, keys }: KvLedger, now: number): Promise<void>
         .check(absent(keys.head()))
         .check(absent(keys.open()))
         .set(keys.block(0), genesis)
-        .set(keys.head(), { height: 0, hash: genesis.hash } satisfies HeadRecord)
+        .set(
+          keys.head(),
+          { height: 0, hash: genesis.hash, timestamp: genesis.timestamp } satisfies HeadRecord,
+        )
         .set(keys.open(), { height: 1 } satisfies OpenRecord),
     );
     if (res?.ok) return;
@@ -261,24 +279,67 @@ async function ensureServerKey({ kv, keys }: KvLedger): Promise<Uint8Array> {
   }
 }
 
+/** The guard, and a bounded ledger's vote count (else null), as last read. */
+type GuardEntries = {
+  open: Deno.KvEntryMaybe<OpenRecord>;
+  count: Deno.KvEntryMaybe<VoteCountRecord> | null;
+};
+
+/**
+ * The entries a vote commit checks besides its own keys, as this process last read them. A vote
+ * commit starts from them instead of reading them again: they change only when a block closes
+ * (and, in a bounded ledger, with each vote), and the commit checks them anyway, so one that is
+ * out of date costs a failed commit and a read, never a wrong write.
+ */
+type GuardMemo = { last: GuardEntries | null };
+
+/** The keys of {@link GuardEntries}, to read after `before` in one `getMany`. */
+function guardKeys({ keys }: KvLedger, bounded: boolean): Deno.KvKey[] {
+  return bounded ? [keys.open(), keys.voteCount()] : [keys.open()];
+}
+
+/**
+ * Reads `before` and the guard entries in one `getMany`; answers the entries of `before` and
+ * remembers the guard's in `guard`.
+ */
+async function readWithGuard(
+  ledger: KvLedger,
+  { before, bounded, guard }: { before: Deno.KvKey[]; bounded: boolean; guard: GuardMemo },
+): Promise<Deno.KvEntryMaybe<unknown>[]> {
+  const entries = await readRetrying(() =>
+    ledger.kv.getMany<unknown[]>([...before, ...guardKeys(ledger, bounded)])
+  );
+  const [open, count] = entries.slice(before.length);
+  guard.last = {
+    open: open as Deno.KvEntryMaybe<OpenRecord>,
+    count: bounded ? count as Deno.KvEntryMaybe<VoteCountRecord> : null,
+  };
+  return entries.slice(0, before.length);
+}
+
 /**
  * Commits a verified vote into the open block (protocol §5 "Submit"): one commit that checks the
  * guard is unchanged, the tag unused and the vote id unused, and sets the vote, its reference
- * and the tag. After a lost race or a thrown commit it reads back the reference (landed: answer
- * it) and the tag (taken: 409), and otherwise retries into the new open block. A ledger with a
- * vote `capacity` also checks and counts its votes in that commit, so its bound is exact.
+ * and the tag. The guard is the one last read (`guard`; read afresh if none). After a failed or
+ * thrown commit it reads back the reference (landed: answer it), the tag (taken: 409) and the
+ * guard, and otherwise retries into the open block. A ledger with a vote `capacity` also checks
+ * and counts its votes in that commit, so its bound is exact.
  */
 async function submitVote(
-  { kv, keys }: KvLedger,
-  { vote, tag, voteId, capacity }: {
+  ledger: KvLedger,
+  { vote, tag, voteId, capacity, guard }: {
     vote: wire.VoteRecord;
     tag: string;
     voteId: string;
     capacity?: CapacityBound;
+    guard: GuardMemo;
   },
 ): Promise<wire.VoteAccepted> {
+  const { kv, keys } = ledger;
+  const bounded = capacity !== undefined;
   for (let attempt = 0;; attempt++) {
-    const open = await readRetrying(() => kv.get<OpenRecord>(keys.open()));
+    if (guard.last === null) await readWithGuard(ledger, { before: [], bounded, guard });
+    const { open, count } = guard.last!;
     if (!open.value) throw new Error("The ledger has no open block");
     const height = open.value.height;
     const op = kv.atomic()
@@ -288,18 +349,20 @@ async function submitVote(
       .set(keys.vote(height, voteId), vote)
       .set(keys.voteRef(voteId), { height } satisfies VoteRef)
       .set(keys.tag(tag), { voteId, height } satisfies TagUse);
-    if (capacity) {
-      const count = await readRetrying(() => kv.get<VoteCountRecord>(keys.voteCount()));
+    if (capacity && count) {
       const total = count.value?.total ?? 0;
+      // A count never goes down: one read at the bound, however long ago, is final.
       if (total >= capacity.max) throw capacity.refuse(capacity.max);
       op.check(count).set(keys.voteCount(), { total: total + 1 } satisfies VoteCountRecord);
     }
     const res = await tryCommit(op);
     if (res?.ok) return { voteId, blockId: height };
-    const [ref, used] = await readRetrying(() =>
-      kv.getMany<[VoteRef, TagUse]>([keys.voteRef(voteId), keys.tag(tag)])
-    );
-    if (ref.value) return { voteId, blockId: ref.value.height };
+    const [ref, used] = await readWithGuard(ledger, {
+      before: [keys.voteRef(voteId), keys.tag(tag)],
+      bounded,
+      guard,
+    });
+    if (ref.value) return { voteId, blockId: (ref.value as VoteRef).height };
     if (used.value) throw duplicateTag(tag);
     if (attempt >= MAX_ATTEMPTS) throw new Error("Vote commit kept conflicting");
     await backoff(attempt);

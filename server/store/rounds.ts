@@ -8,7 +8,14 @@
 import type * as wire from "../../lib/protocol/schemas.ts";
 import { ROUND_INTERVAL_MS } from "../../lib/protocol/schemas.ts";
 import { bytesToBase64 } from "../../lib/protocol/bytes.ts";
-import { backoff, MAX_ATTEMPTS, readRetrying, tryCommit } from "./layout.ts";
+import {
+  backoff,
+  LIST_BATCH_MAX,
+  listEntries,
+  MAX_ATTEMPTS,
+  readRetrying,
+  tryCommit,
+} from "./layout.ts";
 import { createStore, type Store } from "./mod.ts";
 
 /** First part of every key of the rounds' own records; no ledger key starts with it. */
@@ -107,11 +114,11 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
       // it always holds it, even when another process starts a round in between.
       const current = await readCurrent();
       const listed: RoundRecord[] = [first];
-      await readRetrying(async () => {
-        listed.length = 1;
-        for await (const entry of kv.list<RoundRecord>({ prefix: [ROUNDS_PREFIX, "round"] })) {
-          listed.push(entry.value);
-        }
+      await listEntries<RoundRecord>(kv, {
+        selector: { prefix: [ROUNDS_PREFIX, "round"] },
+        options: { batchSize: LIST_BATCH_MAX },
+        restart: () => listed.length = 1,
+        each: (entry) => listed.push(entry.value),
       });
       for (const record of listed) records.set(record.id, record);
       const value = { current, rounds: listed };
@@ -163,7 +170,10 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
             .set(roundKeys.round(id), record)
             .set(roundKeys.current(), { id } satisfies CurrentRecord),
         );
-        if (res?.ok) {
+        // A commit that failed or threw may have landed all the same (over KV Connect, a write
+        // whose reply was lost is sent again and fails its own checks): read back, never start
+        // a second round for one request.
+        if (res?.ok || await holdsRecord(kv, record)) {
           records.set(id, record);
           listing = null;
           cached = { id, at: now() };
@@ -177,13 +187,19 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
   return rounds;
 }
 
+/** True when round `record.id` is stored as exactly `record` (its start time to the ms included). */
+async function holdsRecord(kv: Deno.Kv, record: RoundRecord): Promise<boolean> {
+  const stored = await readRetrying(() => kv.get<RoundRecord>(roundKeys.round(record.id)));
+  return stored.value !== null && JSON.stringify(stored.value) === JSON.stringify(record);
+}
+
 /** The highest round id stored; 1 when no round was started. */
 async function lastRoundId(kv: Deno.Kv): Promise<number> {
   let last = 1;
-  await readRetrying(async () => {
-    for await (
-      const entry of kv.list({ prefix: [ROUNDS_PREFIX, "round"] }, { reverse: true, limit: 1 })
-    ) last = entry.key[entry.key.length - 1] as number;
+  await listEntries(kv, {
+    selector: { prefix: [ROUNDS_PREFIX, "round"] },
+    options: { reverse: true, limit: 1 },
+    each: (entry) => last = entry.key[entry.key.length - 1] as number,
   });
   return last;
 }

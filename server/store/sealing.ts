@@ -15,6 +15,8 @@ import {
   lastPart,
   type LeafRecord,
   type LedgerKeys,
+  LIST_BATCH_MAX,
+  listEntries,
   MAX_ATTEMPTS,
   type OpenRecord,
   readRetrying,
@@ -67,10 +69,13 @@ export async function closeOpenBlock(ledger: KvLedger, now: number): Promise<num
 }
 
 async function holdsVotes({ kv, keys }: KvLedger, height: number): Promise<boolean> {
-  return await readRetrying(async () => {
-    for await (const _ of kv.list({ prefix: keys.votesOf(height) }, { limit: 1 })) return true;
-    return false;
+  let holds = false;
+  await listEntries(kv, {
+    selector: { prefix: keys.votesOf(height) },
+    options: { limit: 1 },
+    each: () => holds = true,
   });
+  return holds;
 }
 
 /** The block at `height` if sealed already, else its close record; throws if not closed. */
@@ -102,12 +107,14 @@ export async function mapBlockVotes<T>(
   const voteIds: string[] = [];
   const leaves: T[] = [];
   // The whole listing is retried, so a lock mid-way does not leave a partial list.
-  await readRetrying(async () => {
-    voteIds.length = leaves.length = 0;
-    for await (const entry of kv.list<wire.VoteRecord>({ prefix: keys.votesOf(height) })) {
+  await listEntries<wire.VoteRecord>(kv, {
+    selector: { prefix: keys.votesOf(height) },
+    options: { batchSize: LIST_BATCH_MAX },
+    restart: () => voteIds.length = leaves.length = 0,
+    each: (entry) => {
       voteIds.push(lastPart<string>(entry.key));
       leaves.push(leafOf(entry.value));
-    }
+    },
   });
   return { voteIds, leaves };
 }
@@ -155,7 +162,10 @@ export async function appendBlock(
           .check(absent(keys.block(height)))
           .check(head)
           .set(keys.block(height), block)
-          .set(keys.head(), { height, hash: block.hash } satisfies HeadRecord),
+          .set(
+            keys.head(),
+            { height, hash: block.hash, timestamp: block.timestamp } satisfies HeadRecord,
+          ),
       )
       : { ok: false as const };
     if (res?.ok) return block;

@@ -1,0 +1,284 @@
+/**
+ * A KV Connect server for tests: denokv's own data path (`snapshotRead`, `atomicWrite` of
+ * `npm:@deno/kv-linux-x64-gnu`, pinned: its limits, its conversion and its SQLite backend, the
+ * code behind `denokv serve`) behind `Deno.serve`, with the metadata exchange in front. It counts
+ * and delays round trips, drops the reply of a write that landed, and goes down and comes back.
+ * @module
+ */
+import { createRequire } from "node:module";
+
+/** The native half of `@deno/kv`, pinned: the version whose data path these tests speak. */
+export const DENOKV_NATIVE = "@deno/kv-linux-x64-gnu@0.14.0";
+
+/** The access token every server of this module accepts: tests set it as DENO_KV_ACCESS_TOKEN. */
+export const KV_CONNECT_TOKEN = "ringvote-test-token-0123456789";
+
+/** The database id the metadata exchange names (any UUID). */
+const DATABASE_ID = "5f1b1a3e-4c1d-4d2e-9a6b-3c9e7d2f0a11";
+
+/** Where the data path is served, under a database's URL (KV Connect v2 endpoints). */
+const DATA_PATH = "/v2";
+
+/** The path of database `name`'s URL: `/` for the first, `/db/<name>` for every other. */
+function databasePath(name: string): string {
+  return name === "" ? "" : `/db/${encodeURIComponent(name)}`;
+}
+
+/** The exports of the native module these tests call (npm/napi/index.d.ts of denoland/denokv). */
+type DenoKvNative = {
+  open(path: string, inMemory: boolean | null, debug: boolean): number;
+  close(db: number, debug: boolean): void;
+  snapshotRead(db: number, request: Uint8Array, debug: boolean): Promise<Uint8Array<ArrayBuffer>>;
+  atomicWrite(db: number, request: Uint8Array, debug: boolean): Promise<Uint8Array<ArrayBuffer>>;
+};
+
+let native: DenoKvNative | null = null;
+
+/**
+ * Loads the native module from Deno's npm cache, fetching it there first if it is missing. A
+ * `.node` addon loads only through `require`, and `require` resolves no `npm:` specifier without a
+ * node_modules directory, so the file is found through `deno info --json`.
+ */
+async function loadNative(): Promise<DenoKvNative> {
+  if (native) return native;
+  const at = DENOKV_NATIVE.lastIndexOf("@");
+  const [name, version] = [DENOKV_NATIVE.slice(0, at), DENOKV_NATIVE.slice(at + 1)];
+  const info = await new Deno.Command(Deno.execPath(), { args: ["info", "--json"] }).output();
+  const { npmCache } = JSON.parse(new TextDecoder().decode(info.stdout)) as { npmCache: string };
+  const file = `${npmCache}/registry.npmjs.org/${name}/${version}/deno-kv-napi.linux-x64-gnu.node`;
+  if (!(await exists(file))) {
+    const cached = await new Deno.Command(Deno.execPath(), {
+      args: ["cache", "--no-lock", `npm:${DENOKV_NATIVE}`],
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    if (!cached.success) {
+      throw new Error(
+        `Could not fetch npm:${DENOKV_NATIVE}: ${new TextDecoder().decode(cached.stderr)}`,
+      );
+    }
+  }
+  native = createRequire(import.meta.url)(file) as DenoKvNative;
+  return native;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Round trips a server has answered (or dropped) so far, by kind. */
+export type RoundTripCounts = {
+  /** Data-path requests: snapshot reads plus atomic writes. */
+  total: number;
+  reads: number;
+  writes: number;
+  /** Metadata exchanges (`Deno.openKv`, and a client's refresh): not data-path round trips. */
+  metadata: number;
+};
+
+/** A running KV Connect server. */
+export type KvConnectServer = {
+  /** The URL `Deno.openKv` takes, `http://127.0.0.1:PORT` (h2c: the client speaks HTTP/2 only). */
+  readonly url: string;
+  /**
+   * The URL of another database on this server, `http://127.0.0.1:PORT/db/<name>`, empty until
+   * first used; counted, delayed and taken down with the rest.
+   */
+  databaseUrl(name: string): string;
+  readonly port: number;
+  /** Counts so far; read it before and after a call and subtract. */
+  counts(): RoundTripCounts;
+  /** Data-path round trips so far (`counts().total`). */
+  readonly roundTrips: number;
+  /** Milliseconds each data-path round trip is held before it is answered; 0 at start. */
+  delayMs: number;
+  /**
+   * Each of the next `n` atomic writes lands, then its reply is lost: it is answered 503, as a
+   * reply lost on the network, and the client sends the write again. The resend (the same bytes)
+   * is answered: denokv runs it again, so a write with checks then fails them against itself.
+   * Resolves once `n` replies have been dropped.
+   */
+  dropWriteReplies(n?: number): Promise<void>;
+  /**
+   * Goes down: `"refuse"` closes the listener and every connection, so connections are refused;
+   * `"stall"` keeps them open and holds every request unanswered. Resolves once down.
+   */
+  down(mode?: "refuse" | "stall"): Promise<void>;
+  /** Comes back on the same port with the same data; held requests are then answered. */
+  up(): Promise<void>;
+  /** True while down. */
+  readonly isDown: boolean;
+  /** Opens a client on this server's first database, or on database `name` (sets DENO_KV_ACCESS_TOKEN for this process). */
+  openKv(name?: string): Promise<Deno.Kv>;
+  /** Environment a `main.ts` process needs to use this server as its KV. */
+  env(): { KV_PATH: string; DENO_KV_ACCESS_TOKEN: string };
+  /** Stops serving and closes every database. */
+  close(): Promise<void>;
+};
+
+/** Options of {@link startKvConnectServer}. */
+export type KvConnectServerOptions = {
+  /** An SQLite file for the data; in memory by default (kept across `down`/`up`). */
+  path?: string;
+  /** The port; a free one by default. */
+  port?: number;
+};
+
+/** Starts a KV Connect server on loopback over a fresh database. */
+export async function startKvConnectServer(
+  options: KvConnectServerOptions = {},
+): Promise<KvConnectServer> {
+  const napi = await loadNative();
+  const databases = new Map<string, number>([[
+    "",
+    options.path === undefined
+      ? napi.open(":memory:", true, false)
+      : napi.open(options.path, false, false),
+  ]]);
+  const database = (name: string) => {
+    let db = databases.get(name);
+    if (db === undefined) {
+      db = napi.open(":memory:", true, false);
+      databases.set(name, db);
+    }
+    return db;
+  };
+  const counts: RoundTripCounts = { total: 0, reads: 0, writes: 0, metadata: 0 };
+  let toDrop = 0;
+  let dropped = Promise.withResolvers<void>();
+  let lastDropped: Uint8Array | null = null;
+  let stalled: PromiseWithResolvers<void> | null = null;
+  let server: Deno.HttpServer<Deno.NetAddr> | null = null;
+  let port = options.port ?? 0;
+  let closed = false;
+
+  const answer = async (req: Request): Promise<Response> => {
+    if (stalled) await stalled.promise;
+    if (req.headers.get("authorization") !== `Bearer ${KV_CONNECT_TOKEN}`) {
+      return new Response("Invalid access token", { status: 401 });
+    }
+    if (req.method !== "POST") return new Response("Method not allowed", { status: 405 });
+    const route = /^(?:\/db\/([^/]+))?(\/?|\/v2\/snapshot_read|\/v2\/atomic_write)$/.exec(
+      new URL(req.url).pathname,
+    );
+    if (route === null) {
+      return new Response(`No route ${new URL(req.url).pathname}`, { status: 404 });
+    }
+    const name = route[1] === undefined ? "" : decodeURIComponent(route[1]);
+    const db = database(name);
+    if (!route[2].startsWith("/v2/")) return metadata(name);
+    const read = route[2].endsWith("/snapshot_read");
+    const write = !read;
+    const body = new Uint8Array(await req.arrayBuffer());
+    counts.total++;
+    if (read) counts.reads++;
+    else counts.writes++;
+    if (self.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, self.delayMs));
+    let output: Uint8Array<ArrayBuffer>;
+    try {
+      output =
+        await (read ? napi.snapshotRead(db, body, false) : napi.atomicWrite(db, body, false));
+    } catch (error) {
+      // denokv's own refusals (TooManyChecks, KeyTooLong, …): a 4xx the client reports, unretried.
+      return new Response(firstLine(error), { status: 400 });
+    }
+    if (write && toDrop > 0 && !sameBytes(body, lastDropped)) {
+      lastDropped = body;
+      if (--toDrop === 0) dropped.resolve();
+      return new Response("Reply lost after the write landed", { status: 503 });
+    }
+    return new Response(output, { headers: { "content-type": "application/x-protobuf" } });
+  };
+
+  const metadata = (name: string) => {
+    counts.metadata++;
+    return Response.json({
+      version: 2,
+      databaseId: DATABASE_ID,
+      endpoints: [{ url: `${databasePath(name)}${DATA_PATH}`, consistency: "strong" }],
+      token: KV_CONNECT_TOKEN,
+      expiresAt: new Date(Date.now() + 24 * 3600_000).toISOString(),
+    });
+  };
+
+  const listen = () => {
+    server = Deno.serve({ hostname: "127.0.0.1", port, onListen() {} }, answer);
+    port = server.addr.port;
+  };
+
+  const self: KvConnectServer = {
+    get url() {
+      return `http://127.0.0.1:${port}`;
+    },
+    get port() {
+      return port;
+    },
+    databaseUrl: (name) => `${self.url}${databasePath(name)}`,
+    counts: () => ({ ...counts }),
+    get roundTrips() {
+      return counts.total;
+    },
+    delayMs: 0,
+    dropWriteReplies(n = 1) {
+      toDrop = n;
+      lastDropped = null;
+      dropped = Promise.withResolvers();
+      return dropped.promise;
+    },
+    async down(mode = "refuse") {
+      if (self.isDown) return;
+      if (mode === "stall") {
+        stalled = Promise.withResolvers();
+        return;
+      }
+      const running = server;
+      server = null;
+      await running?.shutdown();
+    },
+    up() {
+      if (closed) throw new Error("The KV Connect server is closed");
+      if (stalled) {
+        stalled.resolve();
+        stalled = null;
+      }
+      if (!server) listen();
+      return Promise.resolve();
+    },
+    get isDown() {
+      return server === null || stalled !== null;
+    },
+    async openKv(name = "") {
+      Deno.env.set("DENO_KV_ACCESS_TOKEN", KV_CONNECT_TOKEN);
+      return await openKv(self.databaseUrl(name));
+    },
+    env: () => ({ KV_PATH: self.url, DENO_KV_ACCESS_TOKEN: KV_CONNECT_TOKEN }),
+    async close() {
+      if (closed) return;
+      closed = true;
+      stalled?.resolve();
+      stalled = null;
+      const running = server;
+      server = null;
+      await running?.shutdown();
+      for (const db of databases.values()) napi.close(db, false);
+    },
+  };
+  listen();
+  return self;
+}
+
+/** `Deno.openKv` as the runtime has it, whatever a test later puts in its place. */
+const openKv = Deno.openKv.bind(Deno);
+
+function sameBytes(a: Uint8Array, b: Uint8Array | null): boolean {
+  return b !== null && a.length === b.length && a.every((byte, i) => byte === b[i]);
+}
+
+function firstLine(error: unknown): string {
+  return String(error instanceof Error ? error.message : error).split("\n")[0];
+}
