@@ -170,11 +170,11 @@ Deno.test("a vote through the real API: pending, sealed, verified, tampered", as
       await submitVote(io, names[0], { content: "No", ringSize: 3 });
       assert.equal((await seal()).length, 1);
       logs.length = 0;
-      assert.deepEqual(await loadVoteStatus(io, voter), {
-        status: "voted",
-        text: voted,
-        colour: "green",
-      });
+      const { block, ...line } = await loadVoteStatus(io, voter);
+      assert.deepEqual(line, { status: "voted", text: voted, colour: "green" });
+      // The block the vote is in, for the page's log view to prove included (page §10.13).
+      assert.equal(block?.height, 1);
+      assert.match(block?.hash ?? "", /^[0-9a-f]{64}$/);
       assert.equal((await loadVoteStatus(io, names[0])).status, "voted");
       assert.deepEqual(logs, []);
     });

@@ -226,14 +226,18 @@ Deno.test("GET /board renders the board shell, linked both ways with the voting 
     assert.match(html, /<h1[^>]*>Public bulletin board<\/h1>/);
     assert.match(html, /<a href="\/">Back to the voting page<\/a>/);
     assert.match(html, /<div data-island="Board" data-island-props="island-props-0">/);
-    assert.match(html, /\{"pollMs":2000,"vote":null\}<\/script>/);
+    // The voting page's address phones use, for the board's witness QR code (page §10.13).
+    assert.match(html, /\{"pollMs":2000,"vote":null,"address":"http:\/\/[^"]+\/"\}<\/script>/);
     assert.ok(html.includes(`<script type="module" src="${manifest.islands.Board}">`));
     assert.ok(!html.includes(manifest.islands.VotingPage), "only the board's own island");
     for (const href of manifest.preload.Board) assert.ok(html.includes(`href="${href}"`));
 
     // A shared walkthrough link hands its vote id to the island, escaped like every prop.
     const shared = await (await app.request("/board?vote=Ab-_9%3Cx")).text();
-    assert.match(shared, /\{"pollMs":2000,"vote":"Ab-_9\\u003cx"\}<\/script>/);
+    assert.match(
+      shared,
+      /\{"pollMs":2000,"vote":"Ab-_9\\u003cx","address":"http:[^"]+"\}<\/script>/,
+    );
 
     const index = await (await app.request("/")).text();
     assert.match(index, /<a href="\/board">Public bulletin board<\/a>/);
@@ -312,7 +316,7 @@ Deno.test("GET /board?ledger=lab renders the practice ledger's board, saying so"
     // Any other value is the election's board.
     const other = await (await app.request("/board?ledger=real")).text();
     assert.match(other, /<h1[^>]*>Public bulletin board<\/h1>/);
-    assert.match(other, /\{"pollMs":2000,"vote":null\}<\/script>/);
+    assert.match(other, /\{"pollMs":2000,"vote":null,"address":"http:\/\/[^"]+\/"\}<\/script>/);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
