@@ -1,12 +1,13 @@
 /**
- * The pages' head watch (islands/hooks/watch_heads.ts) against a server that stalls: a check with
+ * The pages' watch of the log (islands/hooks/watch_heads.ts) against a server that stalls: a check with
  * no answer raises `unchecked` by its deadline, at once, and the next tick checks afresh instead of
  * waiting behind it; the stalled check's late answer stores, raises and clears nothing.
  * @module
  */
 import assert from "node:assert/strict";
 import type { ApiClient } from "../../../lib/client/api_client.ts";
-import { type HeadAlert, parseSeenHeads, SEEN_HEADS_KEY } from "../../../lib/client/log/heads.ts";
+import type { HeadAlert } from "../../../lib/client/log/heads.ts";
+import { parseLogMemory, SEEN_LOG_KEY } from "../../../lib/client/log/log_view.ts";
 import { sealNextBlock } from "../../../server/sealer.ts";
 import { watchHeads } from "../../../islands/hooks/watch_heads.ts";
 import { inMemoryApp } from "../../helpers/in_memory_app.ts";
@@ -75,13 +76,13 @@ function watch(api: ApiClient, storage: MapStorage) {
 class RecordingStorage extends MapStorage {
   readonly writes: string[] = [];
   override setItem(key: string, value: string): void {
-    if (key === SEEN_HEADS_KEY) this.writes.push(value);
+    if (key === SEEN_LOG_KEY) this.writes.push(value);
     super.setItem(key, value);
   }
 }
 
-const top = (storage: MapStorage) =>
-  parseSeenHeads(storage.getItem(SEEN_HEADS_KEY)).heads.at(-1)?.height;
+/** The height of the last block of the checkpoint `storage` accepted (protocol §4.5). */
+const top = (storage: MapStorage) => parseLogMemory(storage.getItem(SEEN_LOG_KEY)).size - 1;
 
 Deno.test("a server key that never comes raises unchecked by the deadline, and the next tick checks afresh", async () => {
   const { kv, api: honest } = await ledger(0);
@@ -109,19 +110,19 @@ Deno.test("a server key that never comes raises unchecked by the deadline, and t
   }
 });
 
-Deno.test("blocks that never come raise unchecked by the deadline; an answer again clears it", async () => {
+Deno.test("a consistency proof that never comes raises unchecked by the deadline; an answer again clears it", async () => {
   const l = await ledger(2);
   const storage = new MapStorage();
   let stalled = true;
   let blockCalls = 0;
   const api: ApiClient = {
     ...l.api,
-    blocks: (offset, limit) => {
+    consistencyProof: (oldSize, newSize) => {
       blockCalls++;
-      return stalled ? never() : l.api.blocks(offset, limit);
+      return stalled ? never() : l.api.consistencyProof(oldSize, newSize);
     },
   };
-  // Remember the chain at height 2, then seal a block whose links must be read.
+  // Accept the log at height 2, then seal a block: the next checkpoint needs a proof.
   const first = watch(l.api, storage);
   await until(() => top(storage) === 2, "the honest head was never remembered");
   first.stop();
@@ -130,9 +131,9 @@ Deno.test("blocks that never come raise unchecked by the deadline; an answer aga
   try {
     await until(() => w.kinds().includes("unchecked"), "unchecked never raised");
     const calls = blockCalls;
-    await until(() => blockCalls > calls, "no later tick read the blocks again");
+    await until(() => blockCalls > calls, "no later tick asked for the proof again");
     assert.ok(w.kinds().includes("unchecked"), "unchecked stays while the server stalls");
-    assert.equal(top(storage), 2, "nothing is remembered while the links are unchecked");
+    assert.equal(top(storage), 2, "nothing is accepted while the proof is unchecked");
     stalled = false;
     await until(() => !w.kinds().includes("unchecked"), "unchecked never cleared", 2_000);
     await until(() => top(storage) === 3, "the new head was never remembered");
@@ -152,12 +153,13 @@ Deno.test("a stalled check's late answer neither overwrites newer memory nor cle
   await l.seal();
 
   await t.step("newer memory stays when the stalled check ends", async () => {
-    // The first read of the links stalls; the ones after it are answered.
-    const stuck = held<Awaited<ReturnType<ApiClient["blocks"]>>>();
-    let blockCalls = 0;
+    // The first proof read stalls; the ones after it are answered.
+    const stuck = held<Awaited<ReturnType<ApiClient["consistencyProof"]>>>();
+    let proofCalls = 0;
     const api: ApiClient = {
       ...l.api,
-      blocks: (offset, limit) => (++blockCalls === 1 ? stuck.promise : l.api.blocks(offset, limit)),
+      consistencyProof: (oldSize, newSize) =>
+        ++proofCalls === 1 ? stuck.promise : l.api.consistencyProof(oldSize, newSize),
     };
     const w = watch(api, storage);
     try {
@@ -168,11 +170,11 @@ Deno.test("a stalled check's late answer neither overwrites newer memory nor cle
       await until(() => top(storage) === 4, "a fresh check never remembered the newer head");
       await until(() => !w.kinds().includes("unchecked"), "a fresh check never cleared unchecked");
       const writes = storage.writes.length;
-      stuck.release(l.api.blocks(2, 2));
+      stuck.release(l.api.consistencyProof(3, 4));
       await sleep(100);
       // Each later tick would heal an overwrite: every write since the release is looked at.
-      const tops = storage.writes.slice(writes).map((value) => parseSeenHeads(value).heads.at(-1));
-      assert.ok(tops.every((h) => h?.height === 4), "the stalled check stored nothing older");
+      const sizes = storage.writes.slice(writes).map((value) => parseLogMemory(value).size);
+      assert.ok(sizes.every((size) => size === 5), "the stalled check stored nothing older");
       assert.deepEqual(w.kinds(), []);
     } finally {
       w.stop();
@@ -180,12 +182,12 @@ Deno.test("a stalled check's late answer neither overwrites newer memory nor cle
   });
 
   await t.step("a late success does not clear the unchecked of the checks after it", async () => {
-    // The first key read stalls; every later one fails: only the stalled one would succeed.
-    const stuck = held<Awaited<ReturnType<ApiClient["serverKey"]>>>();
+    // The first checkpoint read stalls; every later one fails: only the stalled one would succeed.
+    const stuck = held<Awaited<ReturnType<ApiClient["checkpoint"]>>>();
     let keyCalls = 0;
     const api: ApiClient = {
       ...l.api,
-      serverKey: () =>
+      checkpoint: () =>
         ++keyCalls === 1 ? stuck.promise : Promise.reject(new Error("connection reset")),
     };
     const w = watch(api, storage);
@@ -193,7 +195,7 @@ Deno.test("a stalled check's late answer neither overwrites newer memory nor cle
       await until(() => w.ever("unchecked"), "unchecked never raised");
       await until(() => keyCalls >= 3, "no later tick started a check");
       const reports = w.reported.length;
-      stuck.release(l.api.serverKey());
+      stuck.release(l.api.checkpoint());
       await sleep(100);
       // Each later tick would raise it again: every report since the release is looked at.
       const since = w.reported.slice(reports);
