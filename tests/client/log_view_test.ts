@@ -493,3 +493,42 @@ Deno.test("a log that grows ahead of its witness: the witnesses' newest cosigned
   );
   s.kv.close();
 });
+
+Deno.test("a proof read that fails for now is unchecked, not withheld; a new policy counts afresh", async (t) => {
+  const s = await server();
+  await growTo(s.store, 3);
+  const api = createApiClient({ fetch: s.app.request });
+  const storage = new MapStorage();
+  await checkShownChain(api, { storage });
+  await growTo(s.store, 4);
+  await t.step("503 or no answer on the consistency proof: unchecked", async () => {
+    for (const answer of [() => text("busy", 503), () => Promise.reject(new TypeError("reset"))]) {
+      const flaky = createApiClient({
+        fetch: (url, init) => url.includes("/consistency/") ? answer() : s.app.request(url, init),
+      });
+      assert.deepEqual(kinds(await checkShownChain(flaky, { storage })), ["unchecked"]);
+    }
+  });
+  await t.step("a cosignature under one policy is not counted under another", async () => {
+    const [a, b] = [1, 2].map((i) => ({
+      name: `w${i}.example/p`,
+      seed: new Uint8Array(32).fill(i),
+    }));
+    const [va, vb] = [a, b].map((w) => formatVerifierKey(signerKey(w, COSIGNATURE_V1_TYPE)));
+    const textOf = parseNote(await api.checkpoint()).text;
+    const line = signCosignature(textOf, a, Math.floor(Date.now() / 1000));
+    const cosignature = formatNote({ text: textOf, signatures: [line] }).slice(
+      textOf.length + 1,
+      -1,
+    );
+    await api.submitCosignature({ vkey: va, size: 4, cosignature });
+    const policyOf = (vkey: string) =>
+      (policyFromFragment(`#witness=${encodeURIComponent(vkey)}`) as { policy: WitnessPolicy })
+        .policy;
+    const underA = await checkShownChain(api, { storage, policy: policyOf(va), boundMs: 20_000 });
+    assert.equal(underA.log?.witness?.status, "witnessed");
+    const underB = await checkShownChain(api, { storage, policy: policyOf(vb), boundMs: 20_000 });
+    assert.deepEqual([underB.log?.witness?.status, underB.log?.witness?.size], ["waiting", 0]);
+  });
+  s.kv.close();
+});

@@ -342,7 +342,8 @@ export async function checkShownChain(
   { storage, shown = [], policy = null, boundMs = 120_000, now = Date.now() }: ChainCheckOptions,
 ): Promise<ChainCheck> {
   const seen = parseSeenHeads(storage.getItem(SEEN_HEADS_KEY));
-  const memory = parseLogMemory(storage.getItem(SEEN_LOG_KEY));
+  const startedFrom = storage.getItem(SEEN_LOG_KEY);
+  const memory = parseLogMemory(startedFrom);
   const note = await api.checkpoint();
   let key = seen.key ?? memory.key;
   if (key === null || !signsCheckpoint(note, key)) key = (await api.serverKey()).key;
@@ -353,7 +354,10 @@ export async function checkShownChain(
   const signedShown = shown.filter((head) => !observed.unsigned.includes(head));
   const log = await checkLog(api, { memory, key, note, shown: signedShown, policy, boundMs, now });
   const fork = observed.fork ?? log.fork;
-  if (!fork) {
+  // Another tab of this browser may have accepted a checkpoint meanwhile: this check's view is
+  // stored only over the one it started from, never over a newer one (the next check rereads).
+  const unchanged = storage.getItem(SEEN_LOG_KEY) === startedFrom;
+  if (!fork && unchanged) {
     storage.setItem(SEEN_HEADS_KEY, serializeSeenHeads(observed.seen));
     if (log.remember) storage.setItem(SEEN_LOG_KEY, JSON.stringify(log.memory));
   }

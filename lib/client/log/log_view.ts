@@ -7,7 +7,7 @@
  * @module
  */
 import * as z from "zod/mini";
-import { bytesToBase64, equalBytes, hexToBytes } from "../../protocol/bytes.ts";
+import { bytesToBase64, bytesToHex, equalBytes, hexToBytes } from "../../protocol/bytes.ts";
 import { type Checkpoint, openCheckpoint } from "../../protocol/checkpoint.ts";
 import { logLeafHash } from "../../protocol/block_log.ts";
 import { type LogForkEvidence, logForkEvidence } from "../../protocol/log_evidence.ts";
@@ -21,7 +21,7 @@ import {
   verifyCosignature,
 } from "../../protocol/note.ts";
 import { ApiCallError, type ApiClient } from "../api_client.ts";
-import type { WitnessPolicy } from "./witness_policy.ts";
+import { serializePolicy, type WitnessPolicy } from "./witness_policy.ts";
 
 /** Browser-storage key of a ledger's log view (one JSON value, beside the remembered heads). */
 export const SEEN_LOG_KEY = "ringvote/seen-log";
@@ -83,6 +83,8 @@ export type LogMemory = {
   pending: { size: number; at: number }[];
   /** Blocks proven included in an accepted checkpoint, as `height:hash`, oldest first. */
   proven: string[];
+  /** The witness policy `witnessed` and `pending` were counted under (serialized), or null. */
+  policy?: string | null;
 };
 
 const Stored = z.object({
@@ -94,6 +96,7 @@ const Stored = z.object({
   witnessed: z.nullable(z.object({ size: z.number(), note: z.string() })),
   pending: z.array(z.object({ size: z.number(), at: z.number() })),
   proven: z.array(z.string()),
+  policy: z.optional(z.nullable(z.string())),
 });
 
 /** A memory that has accepted nothing. */
@@ -360,6 +363,11 @@ function witnessView(
 ): { memory: LogMemory; view: WitnessView | null; problem: LogProblem | null } {
   if (policy === null) return { memory, view: null, problem: null };
   const next = { ...memory };
+  // What another policy's witnesses cosigned says nothing under this one: counted afresh.
+  const counted = serializePolicy(policy);
+  if (next.policy !== counted) {
+    Object.assign(next, { policy: counted, witnessed: null, pending: [] });
+  }
   let cosigners: string[] = [];
   if (read) {
     cosigners = policy.witnesses.filter((key) => {
@@ -377,7 +385,9 @@ function witnessView(
   const witnessedSize = next.witnessed?.size ?? 0;
   const pending = next.pending.filter((p) => p.size > witnessedSize);
   if (next.size > witnessedSize && !pending.some((p) => p.size === next.size)) {
+    // When full, the newest entry stands for the new size too, keeping its older time.
     if (pending.length < MAX_PENDING) pending.push({ size: next.size, at: now });
+    else pending[pending.length - 1] = { ...pending[pending.length - 1], size: next.size };
   }
   next.pending = pending;
   const waitedMs = pending.length === 0 ? 0 : now - pending[0].at;
@@ -409,7 +419,8 @@ async function caughtUp(
 > {
   let note: string;
   try {
-    note = await api.cosignedCheckpoint(policy.quorum);
+    const keyIds = policy.witnesses.map((w) => bytesToHex(w.keyId));
+    note = await api.cosignedCheckpoint(policy.quorum, keyIds);
   } catch (error) {
     if (error instanceof ApiCallError && error.status === 404) return { read: null };
     const failed = await read(() => Promise.reject(error), {
@@ -458,9 +469,11 @@ async function read<T>(
     return { value: await call() };
   } catch (error) {
     const reason = (error as Error).message;
-    if (error instanceof ApiCallError && error.code === "timeout") {
-      return { problem: { kind: "unchecked", reason } };
-    }
+    // No answer, or a server that says it cannot answer now (5xx), is a check not made, which the
+    // next one clears; a refusal (4xx) or a malformed answer is a proof withheld.
+    const transient = !(error instanceof ApiCallError) || error.status === 0 ||
+      error.status >= 500;
+    if (transient) return { problem: { kind: "unchecked", reason } };
     return { problem: { kind: "withheld", what, reason } };
   }
 }

@@ -65,8 +65,9 @@ export function policyFromFragment(fragment: string): FragmentPolicy {
     if (key.type !== COSIGNATURE_V1_TYPE) {
       return { kind: "invalid", reason: `"${text}" is not a cosignature/v1 witness key` };
     }
-    const vkey = formatVerifierKey(key);
-    if (!witnesses.some((w) => formatVerifierKey(w) === vkey)) witnesses.push(key);
+    // A cosignature does not sign its name: one key listed under two names counts once.
+    const same = (w: VerifierKey) => w.publicKey.every((byte, i) => byte === key.publicKey[i]);
+    if (!witnesses.some(same)) witnesses.push(key);
   }
   if (witnesses.length > MAX_POLICY_WITNESSES) {
     return { kind: "invalid", reason: `at most ${MAX_POLICY_WITNESSES} witnesses can be named` };
