@@ -7,7 +7,10 @@
 // §4.10) must be signed by that key and its root made by the audited blocks. `--witness VKEY`
 // (repeatable) trusts a witness: at least `--quorum K` of them (all by default) must have cosigned
 // the audited checkpoint. `--save FILE` writes the election record (protocol §4.8) of exactly what
-// was audited, its checkpoint included.
+// was audited, its checkpoint included. `--resume FILE` takes up such a record: checked without its
+// ring signatures, it answers for the blocks it holds once the server's chain is shown to extend it,
+// only what the server added since is verified in full, and FILE is written again, byte for byte
+// the record `--save` would write now; FILE changes only when every check holds.
 // `deno task audit FILE [--key HEX] [--witness VKEY …] [--quorum K]`: the same audit, offline, of
 // an election record file. Signatures are checked on one audit worker per core, the board's
 // (lib/client/audit/check_pool.ts).
@@ -20,10 +23,19 @@ import { stripVTControlCharacters } from "node:util";
 import { createApiClient } from "./lib/client/api_client.ts";
 import { recordWriter } from "./lib/client/audit/election_record.ts";
 import { auditRecord } from "./lib/client/audit/election_record_source.ts";
-import { readRecordFile, recordFileSink } from "./record_file.ts";
-import { auditLedger, type AuditProgress, formatReport } from "./lib/client/audit/audit.ts";
+import { readRecordFile, recordFileSink, replaceRecordFile } from "./record_file.ts";
+import {
+  checkExtension,
+  checkRecordWithoutSignatures,
+  extensionText,
+  resumeFromRecord,
+} from "./lib/client/audit/resume.ts";
+import { auditLedger, type AuditProgress } from "./lib/client/audit/audit.ts";
+import { formatReport } from "./lib/client/audit/report_text.ts";
+import { JsonBoundsError, parseBoundedJson } from "./lib/client/bounded_json.ts";
 import {
   checkEvidence,
+  EVIDENCE_BOUNDS,
   type EvidenceVerdict,
   type ProvenFork,
   settleEvidence,
@@ -41,7 +53,7 @@ import { inThreadChecker, type VoteChecker } from "./lib/client/audit/vote_check
 const BAR_WIDTH = 30;
 
 const USAGE = `usage: deno task audit [URL] [--round ID] [--key HEX] [--witness VKEY …] [--quorum K]
-                       [--save FILE]
+                       [--save FILE | --resume FILE]
        deno task audit FILE [--key HEX] [--witness VKEY …] [--quorum K]
        deno task audit --evidence FILE [URL] [--round ID] [--key HEX]
 A URL starts with http:// or https://; anything else is an election record file.
@@ -52,6 +64,8 @@ A URL starts with http:// or https://; anything else is an election record file.
 --quorum K      how many of the witnesses must have cosigned the audited checkpoint (1 to their
                 number; all of them by default).
 --save FILE     writes the election record of what was audited.
+--resume FILE   takes up the election record FILE saved before: verifies only what the server
+                added since, and writes FILE again when every check holds.
 --evidence FILE checks a fork-evidence file (two signed heads, or two checkpoints); two
                 checkpoints of two sizes are settled by the server's own consistency proof
                 between them, read from URL (without it: not settled, exit 1).`;
@@ -65,6 +79,7 @@ type Command =
     key: string | null;
     witnesses: TrustedWitnesses | null;
     save: string | null;
+    resume: string | null;
   }
   | { kind: "record"; file: string; key: string | null; witnesses: TrustedWitnesses | null }
   | { kind: "evidence"; file: string; key: string | null; url: string | null; round: number | null }
@@ -79,6 +94,7 @@ function parseCommand(args: readonly string[]): Command {
   let key: string | null = null;
   let file: string | null = null;
   let save: string | null = null;
+  let resume: string | null = null;
   let round: number | null = null;
   const witnesses: VerifierKey[] = [];
   let quorum: string | null = null;
@@ -96,6 +112,7 @@ function parseCommand(args: readonly string[]): Command {
     else if (flag === "--key") key = pinnedKey(value());
     else if (flag === "--evidence") file = value();
     else if (flag === "--save") save = value();
+    else if (flag === "--resume") resume = value();
     else if (flag === "--round") round = roundId(value());
     else if (flag === "--witness") witnesses.push(witnessKey(value(), witnesses));
     else if (flag === "--quorum") {
@@ -110,6 +127,9 @@ function parseCommand(args: readonly string[]): Command {
       throw new UsageError("--evidence checks one file: give no other FILE, only the server's URL");
     }
     if (save !== null) throw new UsageError("--save writes the record of a server, not evidence");
+    if (resume !== null) {
+      throw new UsageError("--resume takes up the record of a server, not evidence");
+    }
     if (round !== null && target === null) {
       throw new UsageError("--round names a round of a server: give its URL with --evidence");
     }
@@ -118,9 +138,15 @@ function parseCommand(args: readonly string[]): Command {
     }
     return { kind: "evidence", file, key, url: target, round };
   }
+  if (save !== null && resume !== null) {
+    throw new UsageError("--resume writes its FILE again: give --save or --resume, not both");
+  }
   const trusted = trustedWitnesses(witnesses, quorum);
   if (target !== null && !/^https?:\/\//i.test(target)) {
     if (save !== null) throw new UsageError("--save writes the record of a URL: give a URL");
+    if (resume !== null) {
+      throw new UsageError("--resume takes up the record of a URL: give a URL as well");
+    }
     if (round !== null) {
       throw new UsageError("--round names a round of a server: give a URL, not a record file");
     }
@@ -133,6 +159,7 @@ function parseCommand(args: readonly string[]): Command {
     key,
     witnesses: trusted,
     save,
+    resume,
   };
 }
 
@@ -320,6 +347,99 @@ async function runAudit(
 }
 
 /**
+ * Takes up the audit of round `round` (round 1 when null) of the server at `url` from the record in
+ * `resume`: checks the record without its ring signatures, checks that the server's chain extends
+ * its head, audits the server with the record answering for what it holds (only the rest is
+ * verified in full), and writes the record again in place, through a file beside it renamed over
+ * it, only when every check holds. Answers the exit status; the record is left as it was on 1.
+ */
+async function runResume(
+  url: string,
+  { round, key, witnesses, resume: file }: {
+    round: number | null;
+    key: string | null;
+    witnesses: TrustedWitnesses | null;
+    resume: string;
+  },
+): Promise<number> {
+  const open = async () => {
+    try {
+      return await readRecordFile(file);
+    } catch (error) {
+      throw new UsageError(`cannot read "${file}": ${(error as Error).message}`);
+    }
+  };
+  const unchanged = `${file} was left as it was`;
+  const checked = await checkRecordWithoutSignatures(await open(), {
+    trusted: key === null ? {} : { key },
+  });
+  if (!checked.report.ok || checked.head === null) {
+    console.log(
+      formatReport(`${file} (election record, without its ring signatures)`, checked.report),
+    );
+    console.error(
+      `audit: the record ${file} does not check, so the audit cannot resume from it; ${unchanged}`,
+    );
+    return 1;
+  }
+  const head = checked.head;
+  const ledger = round === null ? "election" : { round };
+  const api = createApiClient({ fetch, baseUrl: url, ledger });
+  const audited = round === null ? url : `${url} (round ${round})`;
+  const extension = await checkExtension(api, head);
+  if (extension.kind !== "extends") {
+    console.log(`Ringvote audit of ${audited}, resumed from ${file} (height ${head.height})`);
+    console.log(`VERDICT: INCONSISTENT: ${extensionText(head, extension)}`);
+    console.error(`audit: the server's chain does not extend the record; ${unchanged}`);
+    return 1;
+  }
+  let sink;
+  try {
+    sink = await replaceRecordFile(file);
+  } catch (error) {
+    throw new UsageError(`cannot write beside "${file}": ${(error as Error).message}`);
+  }
+  const { done, ...opts } = auditOptions({ key, witnesses });
+  let finish = () => Promise.resolve({ keys: 0, blocks: 0, votes: 0 });
+  const { report, counts } = await resumeFromRecord(api, {
+    ...opts,
+    head,
+    open,
+    tee(source) {
+      const writer = recordWriter(source, sink);
+      finish = writer.finish;
+      return writer.source;
+    },
+  }).finally(done);
+  console.log(formatReport(audited, report));
+  console.log(
+    `Resumed from ${file} at height ${head.height}: ${counts.verified} votes verified now, ` +
+      `${counts.remembered} from the record (checked there without their ring signatures)`,
+  );
+  if (!report.ok) {
+    await sink.discard();
+    console.log(unchanged);
+    return 1;
+  }
+  try {
+    const { keys, blocks, votes } = await finish();
+    await sink.commit();
+    console.log(
+      `Election record of what was audited saved to ${file}: ${keys} keys, ${blocks} blocks, ` +
+        `${votes} votes`,
+    );
+  } catch (error) {
+    await sink.discard();
+    console.error(
+      `audit: the record could not be written to "${file}": ${(error as Error).message}; ` +
+        unchanged,
+    );
+    return 1;
+  }
+  return 0;
+}
+
+/**
  * Audits the election record in `file`, offline, against the pinned `key` and the trusted
  * `witnesses`; answers the exit status.
  */
@@ -417,13 +537,16 @@ async function runEvidence(
     throw new UsageError(`cannot read "${file}": ${(error as Error).message}`);
   }
   let evidence: unknown;
+  let unread: string | null = null;
   try {
-    evidence = JSON.parse(text);
-  } catch {
-    evidence = undefined;
+    evidence = parseBoundedJson(text, EVIDENCE_BOUNDS);
+  } catch (error) {
+    unread = error instanceof JsonBoundsError
+      ? `The file is not fork evidence: ${error.message}`
+      : "The file is not JSON";
   }
-  const checked: EvidenceVerdict = evidence === undefined
-    ? { kind: "no-fork", reason: "The file is not JSON" }
+  const checked: EvidenceVerdict = unread !== null
+    ? { kind: "no-fork", reason: unread }
     : checkEvidence(evidence, key);
   const api = url === null ? null : createApiClient({
     fetch,
@@ -434,7 +557,7 @@ async function runEvidence(
   const verdict = await settleEvidence(
     checked,
     evidence,
-    api && ((oldSize, newSize) => api.consistencyProof(oldSize, newSize)),
+    api,
   );
   const { text: out, code } = formatEvidence(file, { verdict, key });
   console.log(out);
@@ -450,7 +573,9 @@ if (import.meta.main) {
       code = 0;
     } else if (command.kind === "evidence") code = await runEvidence(command);
     else if (command.kind === "record") code = await runRecord(command.file, command);
-    else code = await runAudit(command.url, command);
+    else if (command.resume !== null) {
+      code = await runResume(command.url, { ...command, resume: command.resume });
+    } else code = await runAudit(command.url, command);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     console.error(`audit: ${error.message}\n${USAGE}`);

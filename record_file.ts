@@ -1,6 +1,8 @@
 // Election record files (protocol §4.8) on disk, for `deno task audit`: read as a stream, so the
 // audit holds the line being read and not the file, and written as the audit reads, in buffered
-// writes, emptied when the audit starts a new run. The format itself is lib/client/audit/election_record.ts.
+// writes, emptied when the audit starts a new run; a record written again (`--resume`) goes to a
+// file beside it, renamed over it only once whole. The format itself is
+// lib/client/audit/election_record.ts.
 import type { RecordSink } from "./lib/client/audit/election_record.ts";
 
 /** Bytes gathered before one write to disk. */
@@ -16,7 +18,49 @@ export async function readRecordFile(path: string): Promise<ReadableStream<Uint8
 export async function recordFileSink(
   path: string,
 ): Promise<RecordSink & { close(): Promise<void> }> {
-  const file = await Deno.open(path, { write: true, create: true, truncate: true });
+  return fileSink(await Deno.open(path, { write: true, create: true, truncate: true }));
+}
+
+/**
+ * A sink writing a record that is to replace the file at `path`, which it leaves untouched until
+ * `commit`: the record goes to a new file beside it, which `commit` flushes, closes and renames
+ * over `path` (one step on one file system), and `discard` closes and removes.
+ */
+export async function replaceRecordFile(
+  path: string,
+): Promise<RecordSink & { commit(): Promise<void>; discard(): Promise<void> }> {
+  const slash = path.lastIndexOf("/");
+  const temp = await Deno.makeTempFile({
+    dir: slash === -1 ? "." : path.slice(0, slash) || "/",
+    prefix: `.${path.slice(slash + 1)}.`,
+    suffix: ".partial",
+  });
+  const sink = fileSink(await Deno.open(temp, { write: true, truncate: true }));
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await sink.close();
+  };
+  return {
+    write: sink.write,
+    restart: sink.restart,
+    async commit() {
+      await close();
+      await Deno.rename(temp, path);
+    },
+    async discard() {
+      try {
+        await close();
+      } finally {
+        await Deno.remove(temp).catch(() => {});
+      }
+    },
+  };
+}
+
+/** A sink of buffered writes to `file`; `close` flushes and closes it. */
+function fileSink(file: Deno.FsFile): RecordSink & { close(): Promise<void> } {
   const encoder = new TextEncoder();
   let pending: string[] = [];
   let size = 0;

@@ -1,17 +1,35 @@
-// The board's one-click audit in headless Chromium against `deno task audit`, on the same ledger
-// served by the same server process, measured in one run, alternating. For each ledger size:
-// really signed votes (rings of 8, blocks of 100) written to a temporary KV file, the real server
-// started on it, then rounds of the command-line audit (wall time of `deno task audit URL`,
-// process start included) and of the board's audit (from the click to the verdict, in a fresh
-// page each time, so the workers' member caches start cold like the command line's). Prints the
-// medians and the ratio browser ÷ command line.
+// The audit at verification speed (issue 28): the board's one-click audit in headless Chromium and
+// `deno task audit`, on the same ledger served by the same server process, against the server's own
+// verification of the same votes with their stored combs, all measured in one run. For each ledger
+// size: really signed votes (rings of 8, blocks of 100, one key per vote) written to a KV file, then
+// rounds of
 //
-//   deno run -A bench/browser_audit.ts [votes…]      default: 400 10000
+//   server   every vote of the ledger verified in this process as a server worker does it
+//            (server/verifier/jobs.ts runJob: the members' stored combs, read from KV, through a
+//            member cache of one worker's share of the server's budget), after its warm-up
+//   CLI      `deno task audit URL` (wall time, process start included; CPU time of the process and
+//            its workers, from this process's reaped children)
+//   board    the board's audit (click to verdict in a fresh page, so the workers start cold like the
+//            command line's; CPU time of every Chromium process from the click to the verdict)
+//
+// and prints, per vote, the CPU time of each and the ratio of each audit to the server's
+// verification of the same votes, medians over the rounds. The audits' CPU counts only the auditor:
+// the server answering its reads is not in it. CPU times come from /proc (Linux).
+//
+//   deno run -A bench/browser_audit.ts [votes…]              default: 400 10000
+//   BENCH_LEDGER_DIR=DIR deno run -A bench/browser_audit.ts …  ledgers kept in DIR for the next run
 //
 // Needs Debian's Chromium (apt-get install -y chromium); without it, says so and exits 0.
+import process from "node:process";
 import type { Browser } from "playwright-core";
+import { createMemberCache, DEFAULT_MEMBER_BUDGET } from "../lib/protocol/member_cache.ts";
+import { hexToBytes } from "../lib/protocol/bytes.ts";
+import { type KeyPrecomputation, precomputeKey } from "../lib/protocol/key_precomputation.ts";
+import type { RingSignature } from "../lib/protocol/ring_signature.ts";
+import { decodeSignature } from "../lib/protocol/signature_wire.ts";
 import { build } from "../scripts/build.ts";
-import { createStore } from "../server/store/mod.ts";
+import { runJob, warmUp } from "../server/verifier/jobs.ts";
+import { createStore, type Store } from "../server/store/mod.ts";
 import { launchChromium, skipWithoutChromium } from "../tests/e2e/browser.ts";
 import { buildLedger } from "../tests/helpers/ledger_builder.ts";
 import { startServer } from "../tests/helpers/server_process.ts";
@@ -19,38 +37,123 @@ import { startServer } from "../tests/helpers/server_process.ts";
 const SIZES = Deno.args.length > 0 ? Deno.args.map(Number) : [400, 10_000];
 /** Rounds per size: the small ledger is measured three times each way, the large one once. */
 const roundsFor = (votes: number) => (votes <= 1000 ? 3 : 1);
+/** The server's verifier threads, whose budget of decoded members is shared (server/verifier). */
+const SERVER_WORKERS = 2;
+/** Clock ticks per second of /proc's CPU times. */
+const TICKS = 100;
 
 // Without Chromium the bench says so (skipWithoutChromium) and ends.
 if (skipWithoutChromium()) Deno.exit(0);
 
-/** Wall time of `deno task audit url`, which must pass. */
-async function cliAuditMs(url: string): Promise<number> {
-  const started = performance.now();
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["task", "--quiet", "audit", url],
-    cwd: new URL("../", import.meta.url).pathname,
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  const ms = performance.now() - started;
-  const text = new TextDecoder().decode(out.stdout);
-  if (out.code !== 0) throw new Error(`deno task audit failed:\n${text}`);
-  return ms;
+/** utime + stime of `/proc/{pid}/stat`, and its children's that were waited for, in seconds. */
+function cpuOf(pid: number | "self"): { own: number; children: number } | null {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return {
+      own: (Number(f[11]) + Number(f[12])) / TICKS,
+      children: (Number(f[13]) + Number(f[14])) / TICKS,
+    };
+  } catch {
+    return null; // the process ended
+  }
 }
 
-/** The board's audit time (click to verdict, measured by the page) and its worker count. */
-async function browserAuditMs(browser: Browser, url: string, votes: number) {
+/** Every live process below `root`, leaving out the tree of `except`. */
+function descendants(root: number, except: number): number[] {
+  const parent = new Map<number, number>();
+  for (const entry of Deno.readDirSync("/proc")) {
+    const pid = Number(entry.name);
+    if (!Number.isInteger(pid)) continue;
+    try {
+      const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+      parent.set(pid, Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const below = (pid: number): boolean => {
+    for (let p = parent.get(pid); p !== undefined; p = parent.get(p)) {
+      if (p === except) return false;
+      if (p === root) return true;
+    }
+    return false;
+  };
+  return [...parent.keys()].filter((pid) => pid !== except && below(pid));
+}
+
+/** CPU seconds used so far by the processes of Chromium (every process of ours but the server). */
+function browserCpu(serverPid: number): number {
+  return descendants(Deno.pid, serverPid).reduce((sum, pid) => sum + (cpuOf(pid)?.own ?? 0), 0);
+}
+
+/**
+ * The private memory (RssAnon: the heaps, not the shared code) of Chromium's largest process, in
+ * MB: the page's renderer, which runs the page and its workers.
+ */
+function rendererMb(serverPid: number): number {
+  const sizes = descendants(Deno.pid, serverPid).map((pid) => {
+    try {
+      const kb = /RssAnon:\s+(\d+) kB/.exec(Deno.readTextFileSync(`/proc/${pid}/status`))?.[1];
+      return Number(kb ?? 0) / 1024;
+    } catch {
+      return 0;
+    }
+  });
+  return Math.max(0, ...sizes);
+}
+
+/** GNU time, for the command line's peak resident memory; without it the peak is not shown. */
+const TIME = "/usr/bin/time";
+const hasTime = (() => {
+  try {
+    return Deno.statSync(TIME).isFile;
+  } catch {
+    return false;
+  }
+})();
+
+/** Wall time, CPU time and peak memory (MB, null unknown) of `deno task audit url`: must pass. */
+async function cliAudit(url: string) {
+  const task = [Deno.execPath(), "task", "--quiet", "audit", url];
+  const [command, ...args] = hasTime ? [TIME, "-f", "maxrss %M", ...task] : task;
+  const before = cpuOf("self")!.children;
+  const started = performance.now();
+  const out = await new Deno.Command(command, {
+    args,
+    cwd: new URL("../", import.meta.url).pathname,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const ms = performance.now() - started;
+  // The task and the audit it runs have been waited for: their CPU is in our children's.
+  const cpuS = cpuOf("self")!.children - before;
+  const text = new TextDecoder().decode(out.stdout);
+  if (out.code !== 0) throw new Error(`deno task audit failed:\n${text}`);
+  const kb = /maxrss (\d+)/.exec(new TextDecoder().decode(out.stderr))?.[1];
+  return { ms, cpuS, peakMb: kb === undefined ? null : Number(kb) / 1024 };
+}
+
+/** The board's audit: its time (click to verdict, measured by the page), CPU time and workers. */
+async function boardAudit(browser: Browser, { url, votes, serverPid }: {
+  url: string;
+  votes: number;
+  serverPid: number;
+}) {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   try {
     await page.goto(new URL("board", url).href);
-    // The board's first read includes its recount of every vote; let it finish so that it does
-    // not compete with the audit.
     await page.locator('.bulletin[data-ready="true"]').waitFor({ timeout: 600_000 });
     // The board recounts the tally by reading every vote; let it finish so it does not compete.
     await page.getByText(/the counts agree/).waitFor({ timeout: 600_000 });
+    const before = browserCpu(serverPid);
+    const idleMb = rendererMb(serverPid);
+    let peakMb = idleMb;
+    const sampling = setInterval(() => (peakMb = Math.max(peakMb, rendererMb(serverPid))), 250);
     await page.locator('[data-action="audit"]').click();
     const verdict = page.locator("[data-audit-verdict]");
-    await verdict.waitFor({ timeout: 1_800_000 });
+    await verdict.waitFor({ timeout: 1_800_000 }).finally(() => clearInterval(sampling));
+    const cpuS = browserCpu(serverPid) - before;
     if (await verdict.getAttribute("data-audit-verdict") !== "pass") {
       throw new Error(`The board's audit failed:\n${await page.locator("pre").textContent()}`);
     }
@@ -58,11 +161,62 @@ async function browserAuditMs(browser: Browser, url: string, votes: number) {
     if (!summary.startsWith(`${votes} votes`)) throw new Error(`Unexpected summary: ${summary}`);
     return {
       ms: Number(await verdict.getAttribute("data-audit-ms")),
+      cpuS,
+      idleMb,
+      peakMb,
       workers: Number(/by (\d+) worker/.exec(summary)?.[1] ?? 0),
     };
   } finally {
     await page.close();
   }
+}
+
+/** A server verifier job: a vote's signature and payload, and its members' stored combs. */
+type VerifyJob = {
+  signature: RingSignature;
+  payload: string;
+  members: (KeyPrecomputation | null)[];
+};
+
+/**
+ * Every sealed vote of `store` as the server's verifier receives it, in chain order, each member
+ * with its stored combs (computed here, as registration does, for a key stored without them).
+ */
+async function verifierJobs(store: Store): Promise<VerifyJob[]> {
+  const stored = new Map<string, KeyPrecomputation | null>();
+  const jobs: VerifyJob[] = [];
+  const { height } = await store.blocks(0, 1);
+  for (let h = 1; h <= height; h++) {
+    for (let offset = 0;; offset += 100) {
+      const { votes } = await store.blockVotes(h, offset, 100);
+      for (const { vote } of votes) {
+        const unknown = vote.publicKeys.filter((k) => !stored.has(k));
+        const records = await store.lookupKeys(unknown);
+        unknown.forEach((key, i) => {
+          const pre = records[i]?.pre ?? precomputeKey(hexToBytes(key, 32));
+          stored.set(key, typeof pre === "string" ? null : pre);
+        });
+        jobs.push({
+          signature: decodeSignature(vote.signature),
+          payload: vote.payload,
+          members: vote.publicKeys.map((k) => stored.get(k)!),
+        });
+      }
+      if (votes.length < 100) break;
+    }
+  }
+  return jobs;
+}
+
+/** CPU seconds per vote of the server's verification of `jobs`, in this thread, with its cache. */
+function serverCpuPerVote(jobs: VerifyJob[]): number {
+  const cache = createMemberCache({ budgetBytes: DEFAULT_MEMBER_BUDGET / SERVER_WORKERS });
+  const started = process.cpuUsage();
+  for (const job of jobs) {
+    if (!runJob({ type: "verify", ...job }, cache).ok) throw new Error("a vote does not verify");
+  }
+  const used = process.cpuUsage(started);
+  return (used.user + used.system) / 1e6 / jobs.length;
 }
 
 function median(values: number[]): number {
@@ -71,44 +225,98 @@ function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
+/** A KV file holding a ledger of `votes` votes: kept in BENCH_LEDGER_DIR, or made for this run. */
+async function ledgerFile(votes: number, tmp: string): Promise<string> {
+  const kept = Deno.env.get("BENCH_LEDGER_DIR");
+  const dir = kept ? new URL(kept + "/", `file://${Deno.cwd()}/`).pathname : tmp;
+  await Deno.mkdir(dir, { recursive: true });
+  const path = `${dir}/ledger-${votes}.sqlite3`;
+  const kv = await Deno.openKv(path);
+  try {
+    const store = await createStore(kv);
+    const held = (await store.tally()).total;
+    if (held === votes) {
+      console.log(`Ledger of ${votes} votes reused from ${path}`);
+      return path;
+    }
+    if (held !== 0) throw new Error(`${path} holds ${held} votes, not ${votes}: remove it`);
+    const started = performance.now();
+    await buildLedger(store, { votes, perBlock: 100 });
+    const s = ((performance.now() - started) / 1000).toFixed(0);
+    console.log(`Ledger of ${votes} votes built in ${s} s`);
+    return path;
+  } finally {
+    kv.close();
+  }
+}
+
+const ms = (s: number) => `${(s * 1000).toFixed(2)} ms`;
+
 await build({ ifNeeded: true });
+if (!warmUp()) throw new Error("this build does not verify its own signatures");
 const browser = await launchChromium();
 const rows: string[] = [];
+const cpuRows: string[] = [];
 try {
   for (const votes of SIZES) {
-    const dir = await Deno.makeTempDir({ prefix: "ringvote-browser-audit-" });
-    const kvPath = `${dir}/ledger.sqlite3`;
+    const tmp = await Deno.makeTempDir({ prefix: "ringvote-browser-audit-" });
+    const kvPath = await ledgerFile(votes, tmp);
     const kv = await Deno.openKv(kvPath);
-    const started = performance.now();
-    await buildLedger(await createStore(kv), { votes, perBlock: 100 });
+    const jobs = await verifierJobs(await createStore(kv));
     kv.close();
-    console.log(
-      `Ledger of ${votes} votes built in ${((performance.now() - started) / 1000).toFixed(0)} s`,
-    );
+    if (jobs.length !== votes) throw new Error(`read ${jobs.length} votes, not ${votes}`);
     const server = await startServer({ env: { KV_PATH: kvPath, BLOCK_INTERVAL_MS: "60000" } });
+    const serverPid = server.process.pid;
     try {
-      const cli: number[] = [];
-      const board: number[] = [];
+      const [cli, board, verify, cliCpu, boardCpu, cliRatio, boardRatio] = [
+        [],
+        [],
+        [],
+        [],
+        [],
+        [],
+        [],
+      ] as number[][];
       let workers = 0;
       for (let round = 0; round < roundsFor(votes); round++) {
-        cli.push(await cliAuditMs(server.url));
-        const run = await browserAuditMs(browser, server.url, votes);
-        board.push(run.ms);
-        workers = run.workers;
+        const before = serverCpuPerVote(jobs);
+        const c = await cliAudit(server.url);
+        const b = await boardAudit(browser, { url: server.url, votes, serverPid });
+        // The server's verification before and after, so a drift of the machine's speed weighs
+        // on both audits alike.
+        const perVote = (before + serverCpuPerVote(jobs)) / 2;
+        workers = b.workers;
+        cli.push(c.ms);
+        board.push(b.ms);
+        verify.push(perVote);
+        cliCpu.push(c.cpuS / votes);
+        boardCpu.push(b.cpuS / votes);
+        cliRatio.push(c.cpuS / votes / perVote);
+        boardRatio.push(b.cpuS / votes / perVote);
         console.log(
-          `  round ${round + 1}: deno task audit ${cli.at(-1)!.toFixed(0)} ms, board ${run.ms} ms`,
+          `  round ${round + 1}: server verification ${ms(perVote)} CPU/vote; ` +
+            `deno task audit ${c.ms.toFixed(0)} ms, ${ms(c.cpuS / votes)} CPU/vote ` +
+            `(${(c.cpuS / votes / perVote).toFixed(2)}×), peak ${c.peakMb?.toFixed(0)} MB; ` +
+            `board ${b.ms.toFixed(0)} ms, ${ms(b.cpuS / votes)} CPU/vote ` +
+            `(${(b.cpuS / votes / perVote).toFixed(2)}×), renderer ${
+              b.idleMb.toFixed(0)
+            } MB before ` +
+            `the click, ${b.peakMb.toFixed(0)} MB at most during the audit (private memory)`,
         );
       }
       const [c, b] = [median(cli), median(board)];
       rows.push(
-        `| ${votes} | ${(c / 1000).toFixed(2)} s | ${
-          (b / 1000).toFixed(2)
-        } s (${workers} workers) | ` +
-          `${(b / c).toFixed(2)}× |`,
+        `| ${votes} | ${(c / 1000).toFixed(2)} s | ${(b / 1000).toFixed(2)} s (${workers} ` +
+          `workers) | ${(b / c).toFixed(2)}× |`,
+      );
+      cpuRows.push(
+        `| ${votes} | ${ms(median(verify))} | ${ms(median(cliCpu))} | ` +
+          `${median(cliRatio).toFixed(2)}× | ${ms(median(boardCpu))} | ` +
+          `${median(boardRatio).toFixed(2)}× |`,
       );
     } finally {
       await server.stop();
-      await Deno.remove(dir, { recursive: true });
+      await Deno.remove(tmp, { recursive: true });
     }
   }
 } finally {
@@ -120,3 +328,11 @@ console.log(
 console.log("| votes | deno task audit | board audit | board ÷ CLI |");
 console.log("| ---: | ---: | ---: | ---: |");
 for (const row of rows) console.log(row);
+console.log(
+  "\nCPU per vote: each audit against the server's verification of the same votes (medians)",
+);
+console.log(
+  "| votes | server verification | deno task audit | ÷ server | board | ÷ server |",
+);
+console.log("| ---: | ---: | ---: | ---: | ---: | ---: |");
+for (const row of cpuRows) console.log(row);

@@ -11,6 +11,7 @@ import { createBlockApp } from "./api/block.ts";
 import { createLogApp } from "./api/log.ts";
 import { createPkiApp } from "./api/pki.ts";
 import { createVoteApp } from "./api/vote.ts";
+import { compressAnswers } from "./compression.ts";
 import { type Config, DEFAULT_RING_SIZE } from "./config.ts";
 import { kvUnavailable, notFound, refusal, toApiError } from "./errors.ts";
 import { createHeadSigner, lensSeed } from "./head_signer.ts";
@@ -77,6 +78,7 @@ export function createApp(options: AppOptions): Hono {
   const app = new Hono();
 
   app.use("*", securityHeaders());
+  app.use("/api/*", compressAnswers());
   app.use("*", hostGuard());
   app.use(
     "*",

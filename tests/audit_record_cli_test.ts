@@ -5,7 +5,12 @@
 // naming the vote or block; a record without a checkpoint fails with its own line; a malformed
 // file fails with its line, never a stack trace.
 import assert from "node:assert/strict";
+import type { AuditReport } from "../lib/client/audit/audit.ts";
+import { auditRecord } from "../lib/client/audit/election_record_source.ts";
+import { findingText } from "../lib/client/audit/report_text.ts";
 import { serverPublicKey } from "../lib/protocol/head.ts";
+import { readRecordFile } from "../record_file.ts";
+import { type FindingPattern, hasFinding, inWords } from "./helpers/audit_findings.ts";
 import { call, makeVoters, signedVote } from "./helpers/ledger_fixtures.ts";
 import { startServer } from "./helpers/server_process.ts";
 import { cosignServed, makeWitness } from "./client/audit/log_fixtures.ts";
@@ -31,6 +36,21 @@ const OFFLINE = ["--allow-read"];
 /** The failure lines of a printed report. */
 const failureLines = (stdout: string) =>
   stdout.split("\n").filter((l) => l.startsWith("  - ")).map((l) => l.slice(4));
+
+/**
+ * The same audit of the record at `path` run here: its findings, as data, and the lines the
+ * command line printed for them, which must be those findings in words.
+ */
+async function auditedHere(path: string, stdout: string): Promise<AuditReport> {
+  const report = await auditRecord(await readRecordFile(path));
+  assert.deepEqual(failureLines(stdout), report.failures.map(findingText));
+  return report;
+}
+
+/** Asserts that `report` found `pattern`, naming what it found otherwise. */
+function assertFound(report: AuditReport, pattern: FindingPattern) {
+  assert.ok(hasFinding(report, pattern), inWords(report));
+}
 
 /** A copy of the record at `path`, its parsed lines changed by `edit`, written to `to`. */
 // deno-lint-ignore no-explicit-any
@@ -117,7 +137,7 @@ Deno.test({
           await Deno.writeTextFile(copy, tampered);
           const refused = await audit([`--allow-read=${copy}`], copy);
           assert.equal(refused.code, 1);
-          assert.match(refused.stdout, /invalid signature/);
+          assertFound(await auditedHere(copy, refused.stdout), { kind: "invalid-signature" });
         },
       );
       await t.step("audit FILE --key: its key passes pinned, another fails", async () => {
@@ -128,7 +148,7 @@ Deno.test({
         const refused = await audit(OFFLINE, record, `--key=${other}`);
         assert.equal(refused.code, 1);
         assert.deepEqual(failureLines(refused.stdout), [
-          `server key: the server answers ${key}, but the trusted key is ${other}`,
+          findingText({ kind: "server-key", served: key, trusted: other }),
         ]);
       });
       await t.step("audit FILE --witness: its cosigner passes offline, another fails", async () => {
@@ -137,12 +157,10 @@ Deno.test({
         assert.match(cosigned.stdout, /^ {2}witnesses {9}1 of 1 cosigned, 1 needed$/m);
         const other = await audit(OFFLINE, record, "--witness", stranger.vkey);
         assert.equal(other.code, 1, other.stdout);
-        const failures = failureLines(other.stdout);
-        assert.equal(failures.length, 1, other.stdout);
-        assert.match(
-          failures[0],
-          /^witnesses: 0 of the 1 trusted witnesses cosigned checkpoint \d+, 1 needed$/,
-        );
+        const { size } = (await auditRecord(await readRecordFile(record))).checkpoint!;
+        assert.deepEqual(failureLines(other.stdout), [
+          findingText({ kind: "witness-quorum", count: 0, trusted: 1, size, quorum: 1 }),
+        ]);
       });
       await t.step(
         "a record without its checkpoint line, as written before: exit 1, its own line",
@@ -155,11 +173,8 @@ Deno.test({
           const run = await audit(OFFLINE, copy);
           assert.equal(run.code, 1, run.stdout);
           assert.match(run.stdout, /votes verified {4}3\n/);
-          assert.deepEqual(failureLines(run.stdout), [
-            "checkpoint: not given: the record holds no checkpoint line after its header: it was " +
-            "written before records carried the log's checkpoint (protocol §4.8), so its log cannot " +
-            "be checked",
-          ]);
+          const report = await auditedHere(copy, run.stdout);
+          assert.deepEqual(report.failures.map((f) => f.kind), ["checkpoint-not-given"]);
         },
       );
       await t.step("a changed checkpoint: exit 1", async () => {
@@ -171,10 +186,7 @@ Deno.test({
         });
         const run = await audit(OFFLINE, copy);
         assert.equal(run.code, 1, run.stdout);
-        assert.match(
-          run.stdout,
-          /^ {2}- checkpoint: not signed by the server key [0-9a-f]{64} under its origin /m,
-        );
+        assertFound(await auditedHere(copy, run.stdout), { kind: "checkpoint-unsigned", key });
       });
       await t.step("a changed payload: exit 1, the vote named", async () => {
         let voteId = "";
@@ -185,12 +197,10 @@ Deno.test({
         });
         const run = await audit(OFFLINE, copy);
         assert.equal(run.code, 1);
-        assert.ok(
-          failureLines(run.stdout).some((l) =>
-            new RegExp(`^block \\d+ vote 0 \\(${voteId}\\): invalid signature`).test(l)
-          ),
-          run.stdout,
-        );
+        assertFound(await auditedHere(copy, run.stdout), {
+          kind: "invalid-signature",
+          vote: { index: 0, voteId },
+        });
       });
       await t.step("a vote removed: exit 1, its block named", async () => {
         let height = 0;
@@ -201,10 +211,7 @@ Deno.test({
         });
         const run = await audit(OFFLINE, copy);
         assert.equal(run.code, 1);
-        assert.match(
-          run.stdout,
-          new RegExp(`^  - block ${height}: size \\d+, but \\d+ votes read$`, "m"),
-        );
+        assertFound(await auditedHere(copy, run.stdout), { kind: "block-size", height });
       });
       await t.step("a head signature changed: exit 1, its block named", async () => {
         const copy = await tampered(record, `${dir}/signature.ndjson`, (lines) => {
@@ -213,7 +220,7 @@ Deno.test({
         });
         const run = await audit(OFFLINE, copy);
         assert.equal(run.code, 1);
-        assert.match(run.stdout, /^ {2}- block 1: head signature is not the server key's/m);
+        assertFound(await auditedHere(copy, run.stdout), { kind: "head-signature", height: 1 });
       });
       await t.step(
         "a truncated or foreign file: exit 1 with its line, no stack trace",
@@ -225,11 +232,13 @@ Deno.test({
           );
           const cut = await audit(OFFLINE, `${dir}/cut.ndjson`);
           assert.equal(cut.code, 1);
-          assert.match(cut.stdout, /^ {2}- .*record line \d+: /m);
+          const cutReport = await auditedHere(`${dir}/cut.ndjson`, cut.stdout);
+          assert.ok(hasFinding(cutReport, { kind: "stopped" }, { kind: "record-unreadable" }));
           await Deno.writeTextFile(`${dir}/junk.ndjson`, "PK\u0003\u0004 not a record\n");
           const junk = await audit(OFFLINE, `${dir}/junk.ndjson`);
           assert.equal(junk.code, 1);
-          assert.match(junk.stdout, /^ {2}- audit stopped: record line 1: not JSON/m);
+          const junkReport = await auditedHere(`${dir}/junk.ndjson`, junk.stdout);
+          assert.deepEqual(junkReport.failures.map((f) => f.kind), ["stopped"]);
           for (const run of [cut, junk]) assert.doesNotMatch(run.stderr, /\bat .*\.ts:\d+|error:/);
         },
       );

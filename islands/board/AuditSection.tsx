@@ -1,21 +1,24 @@
 /**
  * The board's one-click audit: lib/client/audit/ run in this page with the audit workers, anchored
- * in this browser's remembered key and heads (page §12), on the live chain or a record file; a
- * progress bar, the verdict, the failing votes and the command line's report.
+ * in this browser's remembered key and heads (page §12) and in its memory of its last audit
+ * (./audit_memory.ts), on the live chain or a record file (under the record's own key); a progress
+ * bar, the verdict, the failing votes and the command line's report.
  * @module
  */
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import Notice from "../../components/Notice.tsx";
 import {
   AUDIT_PHASES,
-  auditLedger,
   type AuditProgress,
   type AuditReport,
-  formatReport,
   PHASE_LABELS,
   type VoteFailure,
 } from "../../lib/client/audit/audit.ts";
+import { isVoteFailure } from "../../lib/client/audit/findings.ts";
+import { findingText, formatReport, voteProblemText } from "../../lib/client/audit/report_text.ts";
 import { auditRecord } from "../../lib/client/audit/election_record_source.ts";
+import { auditRemembering, loadAuditMemory, memoryName } from "./audit_memory.ts";
+import AuditSummary from "./AuditSummary.tsx";
 import { parseSeenHeads, SEEN_HEADS_KEY } from "../../lib/client/log/heads.ts";
 import { boardHref } from "../../lib/client/board/rounds.ts";
 import RecordControls from "./RecordControls.tsx";
@@ -29,16 +32,31 @@ type OpenVote = (height: number, voteId: string) => void;
 /** What the audit read: this server, or a record file chosen on the page. */
 type Audited = { kind: "server" } | { kind: "record"; file: File };
 
-type Finished = { report: AuditReport; ms: number; workers: number; record: string | null };
+type Finished = {
+  report: AuditReport;
+  ms: number;
+  workers: number;
+  record: string | null;
+  /** The height taken up from this browser's memory of its last audit; null for a whole audit. */
+  from: number | null;
+  /** The server key this browser remembers (page §12), which a record is compared with. */
+  rememberedKey: string | null;
+};
 
 /** The audit control, its progress and its result. */
 export default function AuditSection({ bulletin }: SectionProps) {
   const [progress, setProgress] = useState<AuditProgress | null>(null);
   const [finished, setFinished] = useState<Finished | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
+  /** Whether this browser remembers a passing audit of this ledger: "Audit everything again". */
+  const [remembers, setRemembers] = useState(false);
   const running = progress !== null && finished === null;
+  const round = bulletin.round;
+  useEffect(() => {
+    if (round !== null) loadAuditMemory(memoryName(round)).then((m) => setRemembers(m !== null));
+  }, [round]);
 
-  async function run(audited: Audited = { kind: "server" }) {
+  async function run(audited: Audited = { kind: "server" }, { all = false } = {}) {
     setFinished(null);
     setProgress({ phase: AUDIT_PHASES[0], done: 0, total: 0 });
     const started = performance.now();
@@ -51,16 +69,24 @@ export default function AuditSection({ bulletin }: SectionProps) {
       return;
     }
     setProblem(null);
-    // What this browser trusts: every remembered head must be in the audited chain. A record may
-    // be older than what this browser saw since, so only its key is pinned.
+    // What this browser trusts: every remembered head must be in the audited chain, and every
+    // block of its memory of its last audit. A record is of any election, maybe long gone: it is
+    // audited under its own key, then only compared with the remembered one.
     const seen = parseSeenHeads(bulletin.storage.getItem(SEEN_HEADS_KEY));
     const key = seen.key ?? undefined;
     const opts = { checker: pool.check, parallel: pool.size * 2, onProgress: setProgress };
-    const report = audited.kind === "server"
-      ? await auditLedger(bulletin.api, { ...opts, trusted: { key, heads: seen.heads } })
-      : await auditRecord(audited.file.stream(), { ...opts, trusted: { key } });
+    const { report, from } = audited.kind === "server"
+      ? await auditRemembering(bulletin.api, {
+        ...opts,
+        trusted: { key, heads: seen.heads },
+        round,
+        all,
+      })
+      : { report: await auditRecord(audited.file.stream(), opts), from: null };
+    if (audited.kind === "server" && report.ok && round !== null) setRemembers(true);
     const record = audited.kind === "record" ? audited.file.name : null;
-    setFinished({ report, ms: performance.now() - started, workers: pool.size, record });
+    const ms = performance.now() - started;
+    setFinished({ report, ms, workers: pool.size, record, from, rememberedKey: seen.key });
   }
 
   return (
@@ -72,7 +98,9 @@ export default function AuditSection({ bulletin }: SectionProps) {
         key, that no key voted twice, that every block holds as many votes as its size says, and the
         tally — and that the chain still holds every block this browser remembers, signed by the key
         it remembers. It is the same check, with the same code, as the command-line auditor{" "}
-        <code>deno task audit</code>.
+        <code>deno task audit</code>. Once an audit passes, this browser remembers what it verified:
+        the next one checks that the chain still holds every block it verified and checks only the
+        votes sealed since; 'Audit everything again' checks every vote again.
       </p>
       <button
         type="button"
@@ -83,6 +111,17 @@ export default function AuditSection({ bulletin }: SectionProps) {
       >
         {running ? "Auditing…" : finished ? "Audit again" : "Audit the whole record"}
       </button>
+      {remembers && (
+        <button
+          type="button"
+          class="audit-run-all"
+          data-action="audit-all"
+          disabled={running}
+          onClick={() => run({ kind: "server" }, { all: true })}
+        >
+          Audit everything again
+        </button>
+      )}
       {problem !== null && <Notice tone="problem" text={problem} />}
       {progress !== null && <AuditProgressBar progress={progress} done={finished !== null} />}
       {finished !== null && (
@@ -101,10 +140,8 @@ export default function AuditSection({ bulletin }: SectionProps) {
 const PHASE_WEIGHTS: Record<AuditProgress["phase"], number> = {
   keys: 4,
   blocks: 4,
-  signatures: 80,
+  signatures: 84,
   merkle: 4,
-  membership: 2,
-  tags: 2,
   sizes: 1,
   tally: 3,
 };
@@ -128,31 +165,27 @@ function AuditProgressBar({ progress, done }: { progress: AuditProgress; done: b
 }
 
 function AuditResult(
-  { report, ms, workers, record, round, onOpenVote }: Finished & {
+  { report, ms, workers, record, from, rememberedKey, round, onOpenVote }: Finished & {
     round: number | null;
     onOpenVote: OpenVote;
   },
 ) {
   const ok = report.ok;
   const label = record === null ? location.origin : `${record} (election record, offline)`;
-  const seconds = (ms / 1000).toFixed(1);
-  const perVote = new Set(report.voteFailures.map((f) => f.voteId));
-  const other = report.failures.filter((line) => ![...perVote].some((id) => line.includes(id)));
+  const other = report.failures.filter((f) => !isVoteFailure(f));
   return (
     <div
       class={`audit-result ${ok ? "audit-pass" : "audit-fail"}`}
       data-audit-verdict={ok ? "pass" : "fail"}
       data-audit-ms={Math.round(ms)}
       data-audit-source={record === null ? "server" : "record"}
+      data-votes-checked={report.votes - report.remembered}
+      data-votes-remembered={report.remembered}
     >
       <p class="audit-verdict">
         {ok ? "✓ PASS: every check holds." : `✗ FAIL: ${report.failures.length} failure(s).`}
       </p>
-      <p class="audit-summary">
-        {report.votes} votes in {report.blocks} blocks and {report.keys} registered keys
-        {record === null ? "" : ` of the election record ${record}`} checked in {seconds} s by{" "}
-        {workers} {workers === 1 ? "worker" : "workers"} in this browser.
-      </p>
+      <AuditSummary {...{ report, ms, workers, record, from, rememberedKey }} />
       {report.voteFailures.length > 0 && (
         <>
           <h3>Votes that fail a check</h3>
@@ -167,7 +200,11 @@ function AuditResult(
         <>
           <h3>Other failures</h3>
           <ul class="audit-failures">
-            {other.map((line) => <li key={line} data-audit-problem="">{line}</li>)}
+            {other.map((finding, i) => (
+              <li key={i} data-audit-problem={finding.kind} data-finding={JSON.stringify(finding)}>
+                {findingText(finding)}
+              </li>
+            ))}
           </ul>
         </>
       )}
@@ -186,9 +223,13 @@ function FailingVote(
     onOpenVote: OpenVote;
   },
 ) {
-  const { voteId, height, index, reasons } = failure;
+  const { voteId, height, index, problems } = failure;
   return (
-    <li data-audit-failure="" data-vote-id={voteId}>
+    <li
+      data-audit-failure={problems.map((p) => p.kind).join(" ")}
+      data-vote-id={voteId}
+      data-height={height}
+    >
       <a
         href={boardHref({ round: sharedRound(round), vote: voteId })}
         onClick={(event) => {
@@ -199,7 +240,7 @@ function FailingVote(
         Block {height}, leaf {index}: vote {voteId}
       </a>
       {" — "}
-      <span class="audit-reason">{reasons.join("; ")}</span>
+      <span class="audit-reason">{problems.map(voteProblemText).join("; ")}</span>
     </li>
   );
 }

@@ -7,11 +7,13 @@
 import { useState } from "react";
 import {
   checkEvidence,
+  EVIDENCE_BOUNDS,
   type EvidenceVerdict,
   type ProvenFork,
   settleEvidence,
 } from "../../lib/client/audit/evidence.ts";
 import type { ApiClient } from "../../lib/client/api_client.ts";
+import { JsonBoundsError, parseBoundedJson } from "../../lib/client/bounded_json.ts";
 import { parseSeenHeads, SEEN_HEADS_KEY } from "../../lib/client/log/heads.ts";
 import type { PageStorage } from "../../lib/client/rounds/round_storage.ts";
 import type { SectionProps } from "./section.ts";
@@ -39,12 +41,16 @@ async function trustedKey(api: ApiClient, storage: PageStorage): Promise<Trusted
 async function verdictOf(text: string, trusted: Trusted, api: ApiClient): Promise<EvidenceVerdict> {
   let evidence: unknown;
   try {
-    evidence = JSON.parse(text);
-  } catch {
-    return { kind: "no-fork", reason: "The file is not JSON" };
+    evidence = parseBoundedJson(text, EVIDENCE_BOUNDS);
+  } catch (error) {
+    // Bounded first: a hostile file is refused in one scan, before the parser builds it.
+    const reason = error instanceof JsonBoundsError
+      ? `The file is not fork evidence: ${error.message}`
+      : "The file is not JSON";
+    return { kind: "no-fork", reason };
   }
   const verdict = checkEvidence(evidence, trusted?.key ?? null);
-  return await settleEvidence(verdict, evidence, (m, n) => api.consistencyProof(m, n));
+  return await settleEvidence(verdict, evidence, api);
 }
 
 /** The evidence control and its verdict. */

@@ -9,7 +9,7 @@
  * @module
  */
 import { type Context, Hono } from "hono";
-import { bytesToBase64, equalBytes } from "../../lib/protocol/bytes.ts";
+import { bytesToBase64, bytesToHex, equalBytes } from "../../lib/protocol/bytes.ts";
 import { formatCheckpoint } from "../../lib/protocol/checkpoint.ts";
 import {
   COSIGNATURE_V1_TYPE,
@@ -27,6 +27,7 @@ import {
   CosignatureSubmission,
   type WitnessList,
 } from "../../lib/protocol/schemas.ts";
+import { NO_STORE, sealedText } from "./caching.ts";
 import { integerParam, parseJson } from "./common.ts";
 import { invalidRequest, quote, refusal } from "../errors.ts";
 import type { BlockLog } from "../store/block_log.ts";
@@ -76,7 +77,8 @@ export function createLogApp(
     }
     const { root, text, line } = latest;
     const lines = await cosignatures.linesFor(size, root);
-    c.header("Cache-Control", "no-cache");
+    // The log's head, and the witnesses' cosignatures arrive after it: never stored.
+    c.header("Cache-Control", NO_STORE);
     return textAnswer(c, formatNote({ text, signatures: [line, ...lines] }));
   });
 
@@ -88,9 +90,15 @@ export function createLogApp(
     if (min < 1 || min > MAX_NOTE_SIGNATURES - 1) {
       throw invalidRequest(`min must be from 1 to ${MAX_NOTE_SIGNATURES - 1}, got ${min}`);
     }
+    // `key` (repeatable: 8 hex digits of a key ID) counts only those witnesses' cosignatures.
+    const keyIds = c.req.queries("key") ?? [];
+    if (keyIds.length > 16 || keyIds.some((id) => !/^[0-9a-f]{8}$/.test(id))) {
+      throw invalidRequest("key must be at most 16 key IDs of 8 lowercase hex digits each");
+    }
     const tree = await log.current();
     const bySize = new Map<number, number>();
     for (const kept of await cosignatures.all()) {
+      if (keyIds.length > 0 && !keyIds.includes(bytesToHex(kept.line.keyId))) continue;
       if (kept.size > tree.size || !equalBytes(kept.root, tree.root(kept.size))) continue;
       bySize.set(kept.size, (bySize.get(kept.size) ?? 0) + 1);
     }
@@ -115,7 +123,7 @@ export function createLogApp(
     }
     const tree = await log.current();
     if (newSize > tree.size) throw unknownTree(newSize, tree.size);
-    return textAnswer(c, lines(tree.consistencyProof(oldSize, newSize)));
+    return sealedText(c, lines(tree.consistencyProof(oldSize, newSize)));
   });
 
   app.get("/log/inclusion/:height/:size", async (c) => {
@@ -124,7 +132,7 @@ export function createLogApp(
     if (height >= size) throw invalidRequest(`height must be below size ${size}, got ${height}`);
     const tree = await log.current();
     if (size > tree.size) throw unknownTree(size, tree.size);
-    return textAnswer(c, lines(tree.inclusionProof(height, size)));
+    return sealedText(c, lines(tree.inclusionProof(height, size)));
   });
 
   // Anyone may submit: a cosignature counts only for a reader who trusts its key.

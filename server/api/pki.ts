@@ -5,6 +5,7 @@
  */
 import { Hono } from "hono";
 import { describeIssues, KeyRegistration } from "../../lib/protocol/schemas.ts";
+import { growingJson } from "./caching.ts";
 import { integerParam, pageLimit, readJson } from "./common.ts";
 import { duplicateKey, invalidRequest, quote, refusal } from "../errors.ts";
 import type { Store } from "../store/mod.ts";
@@ -20,7 +21,8 @@ export function createPkiApp(store: Store, verifier: Verifier): Hono {
   app.get("/key/offset/:offset/limit/:limit", async (c) => {
     const offset = integerParam(c.req.param("offset"), "offset");
     const limit = pageLimit(integerParam(c.req.param("limit"), "limit"));
-    return c.json(await store.keyPage(offset, limit));
+    // Its `total` grows with the directory: revalidated by its ETag, a 304 while nothing changed.
+    return growingJson(c, await store.keyPage(offset, limit));
   });
 
   app.get("/key/id/:id", async (c) => {

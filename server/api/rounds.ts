@@ -7,6 +7,7 @@
  */
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { RoundStart } from "../../lib/protocol/schemas.ts";
+import { liveJson } from "./caching.ts";
 import { parseJson } from "./common.ts";
 import { quote, refusal } from "../errors.ts";
 import { nextSealAt, type Rounds } from "../store/rounds.ts";
@@ -50,7 +51,7 @@ export function mountRounds(
   };
   const presenter = presenterOnly(rounds.adminToken);
 
-  app.get(ROUNDS_API, async (c) => c.json(await rounds.list()));
+  app.get(ROUNDS_API, async (c) => liveJson(c, await rounds.list()));
   app.post(ROUNDS_API, presenter, async (c) => {
     const body = await parseJson(c, RoundStart);
     return c.json({ id: await rounds.start(body) }, 201);
@@ -73,7 +74,7 @@ export function mountRounds(
     }
     const { height, votes } = await entry.open;
     const intervalMs = record.blockIntervalMs;
-    return c.json({ height, votes, intervalMs, nextSealAt: nextSealAt(now(), intervalMs) });
+    return liveJson(c, { height, votes, intervalMs, nextSealAt: nextSealAt(now(), intervalMs) });
   });
   app.all(`${ROUNDS_API}/:id/*`, async (c) => {
     const record = await roundOf(rounds, c.req.param("id"));

@@ -1,21 +1,16 @@
 /**
- * `POST /api/vote` (protocol §4): the cheap refusals first (unregistered member 403, used tag 409),
- * then every protocol §2 check on the verifier; 202 only once the vote is durably committed into
- * the block it names, and 503 `busy` from a saturated verifier before anything is stored.
+ * `POST /api/vote` (protocol §4): the rulebook of a vote (lib/protocol/check_vote.ts) over this
+ * server's facts, stopping at the first broken rule — the cheap refusals first (unregistered member
+ * 403, used tag 409), then every protocol §2 check on the verifier; 202 only once the vote is
+ * durably committed into the block it names, and 503 `busy` from a saturated verifier before
+ * anything is stored.
  * @module
  */
 import { Hono } from "hono";
-import { bytesToHex } from "../../lib/protocol/bytes.ts";
-import { type RingSignature } from "../../lib/protocol/ring_signature.ts";
-import { decodeSignature } from "../../lib/protocol/signature_wire.ts";
-import { sameRing } from "../../lib/protocol/same_ring.ts";
-import {
-  codePointLength,
-  MAX_PAYLOAD_CODE_POINTS,
-  VoteSubmission,
-} from "../../lib/protocol/schemas.ts";
+import { checkVote, type VoteFinding } from "../../lib/protocol/check_vote.ts";
+import { VoteSubmission } from "../../lib/protocol/schemas.ts";
 import { parseJson } from "./common.ts";
-import { duplicateTag, invalidRequest, quote, refusal } from "../errors.ts";
+import { type ApiError, duplicateTag, invalidRequest, quote, refusal } from "../errors.ts";
 import type { Store } from "../store/mod.ts";
 import type { Verifier } from "../verifier/types.ts";
 
@@ -31,54 +26,58 @@ export function createVoteApp(
   const app = new Hono();
 
   app.post("/", async (c) => {
-    const submission = await parseJson(c, VoteSubmission);
-    const { publicKeys, signature, tag, payload } = submission;
-    const length = codePointLength(payload);
-    if (length > MAX_PAYLOAD_CODE_POINTS) {
-      throw refusal(
-        "payload_too_large",
-        `Payload has ${length} characters, more than ${MAX_PAYLOAD_CODE_POINTS}`,
-      );
-    }
-    if (choices.length > 0 && !choices.includes(payload)) throw notAChoice(payload, choices);
-    let decoded: RingSignature;
-    try {
-      decoded = decodeSignature(signature);
-    } catch (error) {
-      throw refusal("invalid_signature", `Signature is malformed: ${(error as Error).message}`);
-    }
-    const ring = decoded.ring.map(bytesToHex);
-    if (!sameRing(publicKeys, ring)) {
-      throw invalidRequest("publicKeys must equal signature.ring, in the same order");
-    }
-    if (bytesToHex(decoded.tag) !== tag) {
-      throw invalidRequest(`tag "${quote(tag)}" must equal signature.I`);
-    }
-    // Two reads before any curve arithmetic: strangers in the ring and replayed tags cost no
-    // verification. The commit checks the tag again, so a race between two copies stays safe.
-    const records = await store.lookupKeys(publicKeys);
-    const missing = records.findIndex((record) => record === null);
-    if (missing >= 0) {
-      throw refusal(
-        "unregistered_key",
-        `Ring member "${quote(publicKeys[missing])}" is not in the key directory`,
-      );
-    }
-    if (await store.isTagUsed(tag)) throw duplicateTag(tag);
-    const members = records.map((record) => record?.pre ?? null);
-    const check = await verifier.verify(decoded, payload, members);
-    if (!check.ok) {
-      throw refusal("invalid_signature", `Signature does not verify: ${check.reason}`);
-    }
-    const accepted = await store.submitVote({ payload, signature, publicKeys }, tag);
+    const { publicKeys, signature, tag, payload } = await parseJson(c, VoteSubmission);
+    const vote = { payload, signature, publicKeys };
+    // Membership and the tag are two reads before any curve arithmetic: strangers in the ring and
+    // replayed tags cost no verification. The commit checks the tag again, so a race between two
+    // copies stays safe.
+    const { findings } = await checkVote(vote, {
+      choices,
+      tag,
+      members: (keys) => store.lookupKeys([...keys]),
+      tagUse: async (used) => (await store.isTagUsed(used)) ? { height: null } : null,
+      verify: (decoded, { members }) =>
+        verifier.verify(decoded, payload, (members ?? []).map((record) => record?.pre ?? null)),
+      stopAtFirst: true,
+    });
+    if (findings.length > 0) throw refusalOf(findings[0]);
+    const accepted = await store.submitVote(vote, tag);
     return c.json(accepted, 202);
   });
 
   return app;
 }
 
+/** The answer to a vote that breaks a rule: its status, code and message (protocol §4.3). */
+function refusalOf(finding: VoteFinding): ApiError {
+  switch (finding.kind) {
+    case "payload-too-long":
+      return refusal(
+        "payload_too_large",
+        `Payload has ${finding.length} characters, more than ${finding.max}`,
+      );
+    case "not-a-choice":
+      return notAChoice(finding.payload, finding.choices);
+    case "malformed-signature":
+      return refusal("invalid_signature", `Signature is malformed: ${finding.reason}`);
+    case "ring-mismatch":
+      return invalidRequest("publicKeys must equal signature.ring, in the same order");
+    case "tag-mismatch":
+      return invalidRequest(`tag "${quote(finding.tag)}" must equal signature.I`);
+    case "unregistered-member":
+      return refusal(
+        "unregistered_key",
+        `Ring member "${quote(finding.key)}" is not in the key directory`,
+      );
+    case "duplicate-tag":
+      return duplicateTag(finding.tag);
+    case "invalid-signature":
+      return refusal("invalid_signature", `Signature does not verify: ${finding.reason}`);
+  }
+}
+
 /** 400 `not_a_choice`: `payload` is none of the round's `choices`, listed in the body. */
-function notAChoice(payload: string, choices: readonly string[]): Error {
+function notAChoice(payload: string, choices: readonly string[]): ApiError {
   return refusal(
     "not_a_choice",
     `Payload "${quote(payload)}" is not one of this round's choices: ${

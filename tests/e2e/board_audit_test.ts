@@ -8,7 +8,9 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import type { Browser, Page } from "playwright-core";
+import { findingText } from "../../lib/client/audit/report_text.ts";
 import { bytesToHex, hexToBytes } from "../../lib/protocol/bytes.ts";
+import { RING_OPEN } from "../../lib/protocol/ring_signature.ts";
 import { forkEvidence, serverPublicKey, signHead } from "../../lib/protocol/head.ts";
 import type { SignedHead } from "../../lib/protocol/schemas.ts";
 import { kvKeys, type ServerKeyRecord } from "../../server/store/layout.ts";
@@ -76,8 +78,12 @@ async function clickAudit(page: Page) {
   await page.locator('[data-action="audit"]').click();
   const verdict = page.locator("[data-audit-verdict]");
   await verdict.waitFor({ timeout: 120_000 });
+  // Each failing vote with the kinds of its problems, as the board marks them.
   const failures = await page.locator("[data-audit-failure]").evaluateAll((els) =>
-    els.map((el) => ({ voteId: el.getAttribute("data-vote-id"), text: el.textContent ?? "" }))
+    els.map((el) => ({
+      voteId: el.getAttribute("data-vote-id"),
+      kinds: (el.getAttribute("data-audit-failure") ?? "").split(" "),
+    }))
   );
   const report = await page.locator("[data-audit-report]").textContent() ?? "";
   return { verdict: await verdict.getAttribute("data-audit-verdict"), failures, report };
@@ -192,15 +198,18 @@ withBrowser(
       const page = await browser.newPage({ viewport: VIEWPORTS[0] });
       const audit = await runAudit(page, ledger.url);
       assert.equal(audit.verdict, "fail");
-      assert.deepEqual(audit.failures.map((f) => f.voteId), [forged]);
-      assert.match(audit.failures[0].text, /invalid signature: the ring equations do not close/);
+      assert.deepEqual(audit.failures, [{ voteId: forged, kinds: ["invalid-signature"] }]);
       await screenshots(page, "audit-fail");
 
       const cli = await cliAudit(ledger.url);
       assert.equal(cli.code, 1);
       assert.deepEqual(failureLines(audit.report), failureLines(cli.stdout));
       assert.deepEqual(failureLines(cli.stdout), [
-        `block 4 vote 0 (${forged}): invalid signature: the ring equations do not close`,
+        findingText({
+          kind: "invalid-signature",
+          reason: RING_OPEN,
+          vote: { height: 4, index: 0, position: 0, voteId: forged },
+        }),
       ]);
 
       const walk = await walkthrough(page, ledger.url, forged);
@@ -297,13 +306,17 @@ withBrowser("remembered heads the chain does not hold fail the board's audit", a
     const audit = await clickAudit(page);
     assert.equal(audit.verdict, "fail", audit.report);
     assert.deepEqual(audit.failures, [], "every vote holds: only the remembered heads fail");
-    const problems = await page.locator("[data-audit-problem]").allTextContents();
+    const problems = page.locator("[data-audit-problem]");
     const block1 = (await ledger.store.blocks(1, 1)).blocks[0].hash;
-    assert.deepEqual(problems, [
-      `block 1: hash ${block1}, but the remembered head at this height has hash ${other}, ` +
-      "both signed by the server key: a fork",
-      "remembered head 9: above the audited height 2: blocks are hidden or the chain went back",
-    ]);
+    const expected = [
+      { kind: "remembered-hash", height: 1, hash: block1, remembered: other, how: "fork" },
+      { kind: "remembered-above", height: 9, audited: 2 },
+    ] as const;
+    assert.deepEqual(
+      await problems.evaluateAll((els) => els.map((el) => el.getAttribute("data-audit-problem"))),
+      expected.map((f) => f.kind),
+    );
+    assert.deepEqual(await problems.allTextContents(), expected.map(findingText));
     assert.match(audit.report, /remembered heads {2}2\n/);
     await screenshots(page, "audit-remembered-head");
   } finally {

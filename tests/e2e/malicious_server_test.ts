@@ -5,6 +5,9 @@
 // total, and shows the auditor another key. Each lie must be caught where protocol §4.5–§4.6 and
 // page §12 say, and never pass.
 import assert from "node:assert/strict";
+import { isDeepStrictEqual } from "node:util";
+import type { AuditFinding } from "../../lib/client/audit/findings.ts";
+import { findingText } from "../../lib/client/audit/report_text.ts";
 import type { Browser, Page } from "playwright-core";
 import { serverPublicKey } from "../../lib/protocol/head.ts";
 import { checkLogForkEvidence } from "../../lib/protocol/log_evidence.ts";
@@ -115,15 +118,26 @@ async function cliAudit(...args: string[]) {
   return { code: out.code, stdout: new TextDecoder().decode(out.stdout) };
 }
 
-/** Runs the board's one-click audit at `base` and answers its verdict and every failure line. */
+/**
+ * Runs the board's one-click audit at `base` and answers its verdict and the failures it shows
+ * beside the failing votes, as data (`data-finding`).
+ */
 async function boardAudit(page: Page, base: string) {
   await page.goto(new URL("board", base).href);
   await page.locator('.bulletin[data-ready="true"]').waitFor();
   await page.locator('[data-action="audit"]').click();
   const verdict = page.locator("[data-audit-verdict]");
   await verdict.waitFor({ timeout: 120_000 });
-  const report = await page.locator("[data-audit-report]").textContent() ?? "";
-  return { verdict: await verdict.getAttribute("data-audit-verdict"), report };
+  const findings: AuditFinding[] =
+    (await page.locator("[data-audit-problem]").evaluateAll((els) =>
+      els.map((el) => el.getAttribute("data-finding") ?? "null")
+    )).map((json) => JSON.parse(json));
+  return { verdict: await verdict.getAttribute("data-audit-verdict"), findings };
+}
+
+/** The failure lines `deno task audit` printed. */
+function failureLines(stdout: string): string[] {
+  return stdout.split("\n").filter((l) => l.startsWith("  - ")).map((l) => l.slice(4));
 }
 
 async function screenshot(page: Page, name: string) {
@@ -295,7 +309,8 @@ Deno.test({
         lie(torsionedHeads(ledger.seed));
         const { code, stdout } = await cliAudit(liar.url, "--key", key);
         assert.equal(code, 1, stdout);
-        assert.match(stdout, /head signature/);
+        const statusHead = findingText({ kind: "head-signature", height: null, key });
+        assert.ok(failureLines(stdout).includes(statusHead), stdout);
       });
 
       await t.step(
@@ -313,11 +328,12 @@ Deno.test({
           lie(allOf(showChain(() => shrunk), listingLie(1, { drop: 2 })));
           const cli = await cliAudit(liar.url, "--key", key);
           assert.equal(cli.code, 1, cli.stdout);
-          assert.match(cli.stdout, /block 1: size 3, but 2 votes read/);
+          const shrunkBlock = { kind: "block-size", height: 1, size: 3, read: 2 } as const;
+          assert.ok(failureLines(cli.stdout).includes(findingText(shrunkBlock)), cli.stdout);
           const context = await browser.newContext();
           const board = await boardAudit(await context.newPage(), liar.url);
           assert.equal(board.verdict, "fail");
-          assert.match(board.report, /block 1: size 3, but 2 votes read/);
+          assert.ok(board.findings.some((f) => isDeepStrictEqual(f, shrunkBlock)));
           await context.close();
         },
       );
@@ -334,11 +350,12 @@ Deno.test({
             lie(listingLie(2, { total }));
             const cli = await cliAudit(liar.url, "--key", key);
             assert.equal(cli.code, 1, cli.stdout);
-            assert.match(cli.stdout, /block 2/);
             const context = await browser.newContext();
             const board = await boardAudit(await context.newPage(), liar.url);
             assert.equal(board.verdict, "fail");
-            assert.match(board.report, /block 2/);
+            const wrongTotal = board.findings.find((f) => f.kind === "listing-total");
+            assert.ok(wrongTotal?.kind === "listing-total" && wrongTotal.height === 2);
+            assert.ok(failureLines(cli.stdout).includes(findingText(wrongTotal)), cli.stdout);
             await context.close();
           },
         );

@@ -215,7 +215,7 @@ export function showLog(
         named ??= await originOf(await honest());
         const { tree, size } = logOf(chain());
         const note = signCheckpoint({ origin: named, size, root: tree.root(size) }, seed);
-        return logAnswer(note, { "Cache-Control": "no-cache" });
+        return logAnswer(note, { "Cache-Control": "no-store" });
       }
       if (call === "consistency" && params.length === 2) {
         const oldSize = integerParam(params[0], "old");

@@ -102,7 +102,7 @@ async function checkpointAt(l: Ledger, read: Reader, path = "/api/log/checkpoint
   const answer = await read(path);
   assert.equal(answer.status, 200, answer.text);
   assert.equal(answer.type, LOG_CONTENT_TYPE);
-  assert.equal(answer.cache, "no-cache");
+  assert.equal(answer.cache, "no-store");
   const opened = openCheckpoint(answer.text, l.logKey);
   assert.ok(opened, `the checkpoint opens under ${formatVerifierKey(l.logKey)}:\n${answer.text}`);
   return { ...opened, note: parseNote(answer.text) };

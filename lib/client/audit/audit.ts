@@ -8,13 +8,12 @@
 import type { BlockRecord, SignedHead } from "../../protocol/schemas.ts";
 import {
   ChainGrew,
-  checkMembership,
   checkMerkleRoots,
   checkSizes,
-  checkTags,
   checkTally,
   MAX_AUDIT_RUNS,
 } from "./cross_checks.ts";
+import type { AuditFinding, VoteAt, VoteProblem } from "./findings.ts";
 import {
   type AuditedCheckpoint,
   checkCheckpoint,
@@ -33,6 +32,7 @@ import {
   readVotes,
   signedBy,
 } from "./reads.ts";
+import { type AuditMemory, memoryOf } from "./remembered_audit.ts";
 import type { VoteChecker } from "./vote_checks.ts";
 
 /** The audit's phases, in the order they run. */
@@ -41,8 +41,6 @@ export const AUDIT_PHASES = [
   "blocks",
   "signatures",
   "merkle",
-  "membership",
-  "tags",
   "sizes",
   "tally",
 ] as const;
@@ -54,19 +52,25 @@ export type AuditPhase = typeof AUDIT_PHASES[number];
 export const PHASE_LABELS: Record<AuditPhase, string> = {
   keys: "Reading the key directory",
   blocks: "Checking every block's hash and its link to the block before",
-  signatures: "Verifying every vote's ring signature",
+  signatures: "Checking every vote: its ring signature, its ring members and its tag",
   merkle: "Recomputing every block's Merkle root from its votes",
-  membership: "Checking that every ring member is a registered key",
-  tags: "Checking that no key voted twice (tags are unique)",
-  sizes: "Checking block sizes and payload lengths",
+  sizes: "Checking every block's size",
   tally: "Recounting the tally from every vote",
 };
 
 /** Where the audit is: its phase and how far through that phase it has come. */
 export type AuditProgress = { phase: AuditPhase; done: number; total: number };
 
-/** A vote with at least one failed check: where it is and every reason, in phase order. */
-export type VoteFailure = { voteId: string; height: number; index: number; reasons: string[] };
+/**
+ * A vote with at least one failed check: where it is (`index` its position in its block's
+ * listing) and every problem found, in the order found.
+ */
+export type VoteFailure = {
+  voteId: string;
+  height: number;
+  index: number;
+  problems: VoteProblem[];
+};
 
 /** The outcome: counts of what was checked, the recomputed tally and every failure found. */
 export type AuditReport = {
@@ -84,10 +88,15 @@ export type AuditReport = {
   height: number;
   keys: number;
   blocks: number;
+  /** Votes in the audited chain: verified now, and remembered. */
   votes: number;
+  /** Of those, the votes an earlier audit verified, taken from its memory (`memory` option). */
+  remembered: number;
+  /** What this audit verified, for the next one of the ledger; null unless it passed. */
+  memory: AuditMemory | null;
   tally: { payload: string; count: number }[];
-  /** Every failure as one line, in the order found. */
-  failures: string[];
+  /** Every failure, in the order found (./report_text.ts puts them in words). */
+  failures: AuditFinding[];
   /** The failures that belong to one vote, grouped by vote, in chain order. */
   voteFailures: VoteFailure[];
 };
@@ -117,6 +126,16 @@ export type AuditOptions = {
   checker?: VoteChecker;
   parallel?: number;
   trusted?: TrustedAnchor;
+  /**
+   * An earlier audit's memory of this ledger (./remembered_audit.ts): its key is pinned, every
+   * block it remembers must be the served block at its height, and only the votes of the blocks
+   * sealed since are read and verified, unless `verifyAll`.
+   */
+  memory?: AuditMemory;
+  /** With `memory`: every vote is read and verified again, the chain still held to the memory. */
+  verifyAll?: boolean;
+  /** The clock of the memory's `verifiedAt`; `Date.now` by default. */
+  now?: () => number;
 };
 
 class TooManyFailures extends Error {}
@@ -146,7 +165,7 @@ async function auditOnce(
   api: AuditSource,
   opts: AuditOptions & { lastRun: boolean },
 ): Promise<AuditReport | null> {
-  const failures: string[] = [];
+  const failures: AuditFinding[] = [];
   const byVote = new Map<string, VoteFailure>();
   const maxFailures = opts.maxFailures ?? 50;
   const trusted = opts.trusted ?? {};
@@ -164,23 +183,28 @@ async function auditOnce(
     keys: 0,
     blocks: 0,
     votes: 0,
+    remembered: 0,
+    memory: null,
     tally: [],
     failures,
     voteFailures: [],
   };
-  const fail = (line: string) => {
-    failures.push(line);
+  const memory = opts.memory ?? null;
+  const reused = opts.verifyAll ? null : memory;
+  const fail = (finding: AuditFinding) => {
+    failures.push(finding);
     if (failures.length >= maxFailures) throw new TooManyFailures();
   };
   const context = (phase: AuditPhase): PhaseContext => ({
     progress: (done, total) => opts.onProgress?.({ phase, done, total }),
     fail,
-    failVote(vote, reason) {
+    failVote(vote: VoteAt, problem: VoteProblem) {
       const entry = byVote.get(vote.voteId) ??
-        { voteId: vote.voteId, height: vote.height, index: vote.position, reasons: [] };
+        { voteId: vote.voteId, height: vote.height, index: vote.position, problems: [] };
       byVote.set(vote.voteId, entry);
-      entry.reasons.push(reason);
-      fail(`block ${vote.height} vote ${vote.index} (${vote.voteId}): ${reason}`);
+      entry.problems.push(problem);
+      const { height, index, position, voteId } = vote;
+      fail({ ...problem, vote: { height, index, position, voteId } });
     },
   });
 
@@ -189,19 +213,35 @@ async function auditOnce(
     const { key: serverKey } = await api.serverKey();
     report.serverKey = serverKey;
     checkPinnedKey(serverKey, { trusted, fail });
+    if (memory !== null && memory.key !== serverKey) {
+      // Every remembered block was signed under the remembered key: none can be compared.
+      fail({
+        kind: "remembered-key",
+        count: memory.blocks.length,
+        key: memory.key,
+        served: serverKey,
+      });
+      throw new Refused();
+    }
     // Read before the head: a chain that grows meanwhile makes the checkpoint a prefix of it.
     const served = await readCheckpoint(api);
     const status = await api.blockStatus();
     report.height = status.height;
     const registered = await readKeys(api, context("keys"));
     report.keys = registered.size;
-    const blocks = await readBlocks(api, { status, serverKey, ctx: context("blocks") });
+    const blocks = await readBlocks(api, {
+      status,
+      serverKey,
+      ctx: context("blocks"),
+      remembered: reused,
+    });
     report.blocks = blocks.length;
     if (blocks.length === 0) throw new Error("the server lists no block, not even genesis");
     checkTrustedHeads(blocks, {
       height: status.height,
       serverKey,
-      heads: trusted.heads ?? [],
+      // The memory's blocks are remembered heads too: the chain must hold every one of them.
+      heads: [...trusted.heads ?? [], ...memory?.blocks ?? []],
       ctx: context("blocks"),
     });
     report.checkpoint = await checkCheckpoint(api, {
@@ -220,8 +260,10 @@ async function auditOnce(
       // Loaded on demand: a page that checks in workers keeps the verifier out of its first load.
       checker: opts.checker ?? (await import("./vote_checks.ts")).inThreadChecker(),
       parallel: opts.parallel ?? 4,
+      remembered: reused,
     });
-    report.votes = ledger.votes.length;
+    report.remembered = reused?.votes ?? 0;
+    report.votes = ledger.votes.length + report.remembered;
     for (const [phase, check] of CROSS_CHECKS) check(ledger, context(phase));
     report.tally = await checkTally(api, {
       ledger,
@@ -229,10 +271,21 @@ async function auditOnce(
       lastRun: opts.lastRun,
       ctx: context("tally"),
     });
+    if (failures.length === 0) {
+      report.memory = memoryOf({
+        key: serverKey,
+        blocks,
+        keys: registered,
+        tags: ledger.tags,
+        voteIds: ledger.voteIds,
+        tally: report.tally,
+        verifiedAt: (opts.now ?? Date.now)(),
+      });
+    }
   } catch (e) {
     if (e instanceof ChainGrew) return null;
     if (!(e instanceof TooManyFailures || e instanceof Refused)) {
-      failures.push(`audit stopped: ${(e as Error).message}`);
+      failures.push({ kind: "stopped", reason: (e as Error).message });
     }
   }
   report.voteFailures = [...byVote.values()].sort((a, b) =>
@@ -249,17 +302,12 @@ async function auditOnce(
  */
 function checkPinnedKey(
   serverKey: string,
-  { trusted, fail }: { trusted: TrustedAnchor; fail: (line: string) => void },
+  { trusted, fail }: { trusted: TrustedAnchor; fail: (finding: AuditFinding) => void },
 ) {
   if (trusted.key === undefined || trusted.key.toLowerCase() === serverKey) return;
-  fail(`server key: the server answers ${serverKey}, but the trusted key is ${trusted.key}`);
-  const n = trusted.heads?.length ?? 0;
-  if (n > 0) {
-    fail(
-      `remembered heads: ${n} ${n === 1 ? "head was" : "heads were"} signed under key ` +
-        `${trusted.key}, not the server key ${serverKey}`,
-    );
-  }
+  fail({ kind: "server-key", served: serverKey, trusted: trusted.key });
+  const count = trusted.heads?.length ?? 0;
+  if (count > 0) fail({ kind: "remembered-key", count, key: trusted.key, served: serverKey });
   throw new Refused();
 }
 
@@ -281,22 +329,22 @@ function checkTrustedHeads(
     const h = head.height;
     const block = blocks[h];
     if (h > height) {
-      ctx.fail(
-        `remembered head ${h}: above the audited height ${height}: blocks are hidden or the ` +
-          "chain went back",
-      );
+      ctx.fail({ kind: "remembered-above", height: h, audited: height });
     } else if (block?.height !== h) {
-      ctx.fail(`remembered head ${h}: the audited chain has no block at this height`);
+      ctx.fail({ kind: "remembered-missing", height: h });
     } else if (block.hash !== head.hash) {
       const how = !signedBy(serverKey, head)
-        ? " (the remembered head is not signed by the server key)"
+        ? "unsigned"
         : signedBy(serverKey, block)
-        ? ", both signed by the server key: a fork"
-        : "";
-      ctx.fail(
-        `block ${h}: hash ${block.hash}, but the remembered head at this height has hash ` +
-          `${head.hash}${how}`,
-      );
+        ? "fork"
+        : "differs";
+      ctx.fail({
+        kind: "remembered-hash",
+        height: h,
+        hash: block.hash,
+        remembered: head.hash,
+        how,
+      });
     }
   }
 }
@@ -304,53 +352,5 @@ function checkTrustedHeads(
 /** The phases that compare what was read, in order; a new check is one more entry. */
 const CROSS_CHECKS: [AuditPhase, (ledger: Ledger, ctx: PhaseContext) => void][] = [
   ["merkle", checkMerkleRoots],
-  ["membership", checkMembership],
-  ["tags", checkTags],
   ["sizes", checkSizes],
 ];
-
-/** The printed report: what was checked, the recomputed tally, failures and the verdict. */
-export function formatReport(url: string, report: AuditReport): string {
-  const trust = report.keyPinned ? "(pinned)" : "(not pinned: compare it out of band)";
-  const lines = [
-    `Ringvote audit of ${url}`,
-    `  server key        ${report.serverKey ?? "(not read)"} ${trust}`,
-    ...(report.trustedHeads > 0 ? [`  remembered heads  ${report.trustedHeads}`] : []),
-    `  keys registered   ${report.keys}`,
-    `  blocks            ${report.blocks} (height ${report.height})`,
-    ...checkpointLines(report),
-    `  votes verified    ${report.votes}`,
-    "  tally (recomputed from the chain):",
-    ...report.tally.map((t) => `    ${String(t.count).padStart(6)}  ${JSON.stringify(t.payload)}`),
-  ];
-  if (report.ok) {
-    lines.push("VERDICT: the record is consistent: every check holds");
-  } else {
-    lines.push(`VERDICT: INCONSISTENT: ${report.failures.length} failure(s)`);
-    lines.push(...report.failures.map((f) => `  - ${f}`));
-  }
-  return lines.join("\n");
-}
-
-/** The report's lines on the log: the checkpoint verified, and each trusted witness's finding. */
-function checkpointLines({ checkpoint, witnesses }: AuditReport): string[] {
-  const lines = [
-    checkpoint === null
-      ? "  checkpoint        (not verified)"
-      : `  checkpoint        size ${checkpoint.size} of log ${checkpoint.origin}, root ` +
-        `${checkpoint.root}`,
-  ];
-  if (witnesses === null) return lines;
-  for (const { vkey, cosignedAt } of witnesses.findings) {
-    const when = cosignedAt === null
-      ? "no valid cosignature"
-      : `cosigned at ${new Date(cosignedAt).toISOString()}`;
-    lines.push(`  witness           ${vkey}: ${when}`);
-  }
-  const count = witnesses.findings.filter((f) => f.cosignedAt !== null).length;
-  lines.push(
-    `  witnesses         ${count} of ${witnesses.findings.length} cosigned, ` +
-      `${witnesses.quorum} needed`,
-  );
-  return lines;
-}

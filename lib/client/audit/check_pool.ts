@@ -1,38 +1,70 @@
 /**
  * Browser-safe. A pool of audit workers (./check_worker.ts), one per core, behind the audit's
- * VoteChecker: a chunk of votes is cut into slices, each sent to the least busy worker, findings in
- * order. The board starts its workers from the page's bundle, the command line from the module.
+ * VoteChecker. Each ring member is checked and precomputed once (./audit_keys.ts): the keys a chunk
+ * of votes needs that no worker has precomputed yet are split between the workers, their
+ * precomputations kept in this thread; then the chunk is cut into slices, each sent with its
+ * members' precomputations to the least busy worker, verifications in order. The board starts its
+ * workers from the page's bundle, the command line from the module.
  * @module
  */
+import { HEX32_PATTERN } from "../../protocol/bytes.ts";
+import type { KeyPrecomputation } from "../../protocol/key_precomputation.ts";
 import type { VoteRecord } from "../../protocol/schemas.ts";
-import type { VoteChecker, VoteFinding } from "./vote_checks.ts";
+import { AUDIT_KEYS_BUDGET, createKeyStore, type KeyData } from "./audit_keys.ts";
+import type { VoteChecker, VoteVerification } from "./vote_checks.ts";
 
-/** What the page sends a worker: a numbered slice of votes. */
-export type VoteCheckRequest = { id: number; votes: VoteRecord[] };
-/** What a worker answers: the slice's findings in order, or why it could not check them. */
-export type VoteCheckResponse =
-  | { id: number; findings: VoteFinding[]; error?: undefined }
-  | { id: number; error: string; findings?: undefined };
+/**
+ * What the page sends a worker: keys to check and precompute, or a numbered slice of votes with
+ * the precomputations of their ring members (by hex key) that this thread holds.
+ */
+export type CheckRequest =
+  | { id: number; type: "keys"; keys: string[] }
+  | { id: number; type: "votes"; votes: VoteRecord[]; members: [string, KeyPrecomputation][] };
+
+/** What a worker answers: each key's precomputation or refusal, a slice's verifications, or why not. */
+export type CheckResponse =
+  | { id: number; type: "keys"; keys: KeyData[]; error?: undefined }
+  | { id: number; type: "votes"; verifications: VoteVerification[]; error?: undefined }
+  | { id: number; error: string; type?: undefined };
 
 /** Votes per message: small enough to balance the workers, large enough to amortize a message. */
 const SLICE = 25;
 
+/** Keys per message: about as much work as a slice of votes. */
+const KEY_BATCH = 100;
+
+/** Relative work of a vote against a key's precomputation, to find the least busy worker. */
+const VOTE_COST = 4;
+
 /**
- * How long a worker with slices queued may stay silent before it is taken for hung: far above
- * the time one slice takes, so only a worker that stopped answering reaches it.
+ * How long a worker with work queued may stay silent before it is taken for hung: far above
+ * the time one message takes, so only a worker that stopped answering reaches it.
  */
 export const WORKER_SILENCE_MS = 60_000;
 
 /** The part of a Worker the pool uses (a test can stand in for it). */
 export type PoolWorker = Pick<Worker, "postMessage" | "terminate" | "onmessage" | "onerror">;
 
-/** A running pool: its checker, how many workers still run, and how to stop them. */
-export type VoteCheckPool = { check: VoteChecker; readonly size: number; close(): void };
+/**
+ * A running pool: its checker, how many workers still run, how many keys it has precomputed (each
+ * key counted once, however many votes it is in), and how to stop them.
+ */
+export type VoteCheckPool = {
+  check: VoteChecker;
+  readonly size: number;
+  readonly keysPrecomputed: number;
+  close(): void;
+};
+
+/** Options: the workers' silence bound, and the byte budget of the precomputations kept. */
+export type VoteCheckPoolOptions = { silenceMs?: number; keysBudgetBytes?: number };
+
+type Request = CheckRequest extends infer R ? R extends unknown ? Omit<R, "id"> : never : never;
 
 type Pending = {
-  resolve: (findings: VoteFinding[]) => void;
+  resolve: (response: CheckResponse) => void;
   reject: (error: Error) => void;
-  votes: number;
+  cost: number;
 };
 
 type Slot = {
@@ -46,14 +78,19 @@ type Slot = {
 /**
  * Starts `size` workers with `start` and answers the pool over them. A worker that fails or stays
  * silent for `silenceMs` with work queued is stopped and never sent to again, its slices
- * rejected; once none is left, every check rejects.
+ * rejected (a key it owed is then checked by the worker that meets it); once none is left, every
+ * check rejects.
  */
 export function createVoteCheckPool(
   size: number,
   start: () => PoolWorker,
-  { silenceMs = WORKER_SILENCE_MS }: { silenceMs?: number } = {},
+  { silenceMs = WORKER_SILENCE_MS, keysBudgetBytes = AUDIT_KEYS_BUDGET }: VoteCheckPoolOptions = {},
 ): VoteCheckPool {
   let nextId = 0;
+  let keysPrecomputed = 0;
+  const keys = createKeyStore(keysBudgetBytes);
+  /** Keys being precomputed, each by one worker, and when they will be in `keys`. */
+  const precomputing = new Map<string, Promise<void>>();
 
   /** Stops `slot` for good and rejects everything it still owed. */
   function retire(slot: Slot, reason: string) {
@@ -83,14 +120,14 @@ export function createVoteCheckPool(
       alive: true,
       watchdog: undefined,
     };
-    slot.worker.onmessage = ({ data }: MessageEvent<VoteCheckResponse>) => {
+    slot.worker.onmessage = ({ data }: MessageEvent<CheckResponse>) => {
       const job = slot.pending.get(data.id);
       if (!job) return;
       slot.pending.delete(data.id);
-      slot.queued -= job.votes;
+      slot.queued -= job.cost;
       watch(slot);
       if (data.error !== undefined) job.reject(new Error(`Audit worker: ${data.error}`));
-      else job.resolve(data.findings);
+      else job.resolve(data);
     };
     slot.worker.onerror = (event) => {
       event.preventDefault();
@@ -99,29 +136,89 @@ export function createVoteCheckPool(
     return slot;
   });
 
-  function send(votes: VoteRecord[]): Promise<VoteFinding[]> {
+  /** Sends `request` to the least busy live worker; its answer, of the same type. */
+  function send<T extends Request>(
+    request: T,
+    cost: number,
+  ): Promise<Extract<CheckResponse, { type: T["type"] }>> {
     const live = slots.filter((s) => s.alive);
     if (live.length === 0) {
       return Promise.reject(new Error("Every audit worker has failed; reload the page to audit"));
     }
     const target = live.reduce((a, b) => (b.queued < a.queued ? b : a));
     const id = nextId++;
-    target.queued += votes.length;
+    target.queued += cost;
     return new Promise((resolve, reject) => {
-      target.pending.set(id, { resolve, reject, votes: votes.length });
+      target.pending.set(id, {
+        resolve: resolve as (response: CheckResponse) => void,
+        reject,
+        cost,
+      });
       if (target.pending.size === 1) watch(target);
-      target.worker.postMessage({ id, votes } satisfies VoteCheckRequest);
+      target.worker.postMessage({ ...request, id } as CheckRequest);
     });
+  }
+
+  /**
+   * Precomputes, split between the workers, the keys of `wanted` that are neither kept nor being
+   * precomputed; settles once every key of `wanted` is kept, or was given up (a worker failed: the
+   * worker verifying a vote then checks the key itself). Null when every key is kept already.
+   */
+  function precompute(wanted: Set<string>): Promise<unknown> | null {
+    const fresh = [...wanted].filter((k) => keys.get(k) === undefined && !precomputing.has(k));
+    for (let i = 0; i < fresh.length; i += KEY_BATCH) {
+      const batch = fresh.slice(i, i + KEY_BATCH);
+      const done = send({ type: "keys", keys: batch }, batch.length).then(
+        (answer) => {
+          answer.keys.forEach((data, k) => keys.set(batch[k], data));
+          keysPrecomputed += batch.length;
+        },
+        () => {},
+      ).finally(() => batch.forEach((key) => precomputing.delete(key)));
+      for (const key of batch) precomputing.set(key, done);
+    }
+    const waits = [...wanted].flatMap((key) => precomputing.get(key) ?? []);
+    return waits.length === 0 ? null : Promise.all(waits);
+  }
+
+  /** Sends `votes` in slices, each with its members' precomputations; verifications in order. */
+  async function verify(votes: VoteRecord[]): Promise<VoteVerification[]> {
+    const slices: Promise<VoteVerification[]>[] = [];
+    for (let i = 0; i < votes.length; i += SLICE) {
+      const slice = votes.slice(i, i + SLICE);
+      const request = { type: "votes" as const, votes: slice, members: membersOf(slice) };
+      slices.push(send(request, slice.length * VOTE_COST).then((a) => a.verifications));
+    }
+    return (await Promise.all(slices)).flat();
+  }
+
+  /** The precomputations kept for the ring members of `votes`, once each. */
+  function membersOf(votes: readonly VoteRecord[]): [string, KeyPrecomputation][] {
+    const out = new Map<string, KeyPrecomputation>();
+    for (const vote of votes) {
+      for (const key of vote.publicKeys ?? []) {
+        const data = keys.get(key);
+        if (data !== undefined && typeof data !== "string") out.set(key, data);
+      }
+    }
+    return [...out];
   }
 
   return {
     get size() {
       return slots.filter((s) => s.alive).length;
     },
-    async check(votes) {
-      const slices: Promise<VoteFinding[]>[] = [];
-      for (let i = 0; i < votes.length; i += SLICE) slices.push(send(votes.slice(i, i + SLICE)));
-      return (await Promise.all(slices)).flat();
+    get keysPrecomputed() {
+      return keysPrecomputed;
+    },
+    check(votes) {
+      const wanted = new Set<string>();
+      for (const vote of votes) {
+        for (const key of vote.publicKeys ?? []) if (HEX32_PATTERN.test(key)) wanted.add(key);
+      }
+      // Slices are sent at once when every key is kept: nothing waits that need not.
+      const keysReady = precompute(wanted);
+      return keysReady === null ? verify(votes) : keysReady.then(() => verify(votes));
     },
     close() {
       for (const slot of slots) retire(slot, "Audit workers closed");

@@ -1,22 +1,36 @@
 /**
- * Browser-safe. The audit worker, in the board's pool and the command line's: checks chunks of
- * votes (leaf hash and ring signature with every verifier check, ./vote_checks.ts) off the calling
- * thread. One member cache per worker for its whole life: each key is decoded and tabled once.
+ * Browser-safe. The audit worker, in the board's pool and the command line's (./check_pool.ts):
+ * checks and precomputes the keys it is given, and verifies slices of votes (leaf hash and ring
+ * signature with every verifier check, ./vote_checks.ts) over the precomputations sent with them.
+ * It keeps the members it decoded most recently.
  * @module
  */
-import { createMemberCache } from "../../protocol/member_cache.ts";
-import type { VoteCheckRequest, VoteCheckResponse } from "./check_pool.ts";
-import { checkVotes } from "./vote_checks.ts";
+import { createAuditMembers, precomputeKeys, WORKER_MEMBERS_BUDGET } from "./audit_keys.ts";
+import type { CheckRequest, CheckResponse } from "./check_pool.ts";
+import { verifyVote } from "./vote_checks.ts";
 
-const members = createMemberCache();
+/** The precomputations sent with the slice being checked, by hex key. */
+let supplied = new Map<string, Uint8Array>();
+const members = createAuditMembers({
+  budgetBytes: WORKER_MEMBERS_BUDGET,
+  supplied: (key) => supplied.get(key),
+});
 const scope = globalThis as unknown as {
-  onmessage: ((event: MessageEvent<VoteCheckRequest>) => void) | null;
-  postMessage(message: VoteCheckResponse): void;
+  onmessage: ((event: MessageEvent<CheckRequest>) => void) | null;
+  postMessage(message: CheckResponse): void;
 };
 
-scope.onmessage = ({ data: { id, votes } }) => {
+scope.onmessage = ({ data: request }) => {
+  const { id } = request;
   try {
-    scope.postMessage({ id, findings: checkVotes(votes, members) });
+    if (request.type === "keys") {
+      scope.postMessage({ id, type: "keys", keys: precomputeKeys(request.keys) });
+      return;
+    }
+    supplied = new Map(request.members);
+    const verifications = request.votes.map((vote) => verifyVote(vote, members));
+    supplied = new Map();
+    scope.postMessage({ id, type: "votes", verifications });
   } catch (error) {
     scope.postMessage({ id, error: error instanceof Error ? error.message : String(error) });
   }

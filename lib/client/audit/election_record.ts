@@ -16,12 +16,22 @@ import {
   VoteId,
   VoteRecord,
 } from "../../protocol/schemas.ts";
+import { checkJsonBounds, JsonBoundsError } from "../bounded_json.ts";
 import { MAX_CHECKPOINT_CHARS } from "./log_checks.ts";
 import { type AuditSource, pageRequests } from "./reads.ts";
 import { type BlockVoteEntry, type DirectoryEntry, pagesOf } from "../api_client.ts";
 
 /** The `kind` of a record's first line, naming the format and its version. */
 export const RECORD_KIND = "ringvote/v1/election-record";
+
+/** The longest line a reader accepts, in bytes; a vote line is at most a few KiB. */
+export const MAX_LINE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * How deep a line's arrays and objects nest, at most: three, in the tally line (its object, its
+ * `results`, a row). A line nesting deeper is refused before it is parsed (see ../bounded_json.ts).
+ */
+export const MAX_LINE_DEPTH = 3;
 
 const { height, timestamp, hash, head_signature, merkle_root, prev_hash, size } = BlockRecord.shape;
 const Count = size;
@@ -168,13 +178,7 @@ export class RecordLineError extends Error {
  * and its one byte form. Throws {@link RecordLineError} saying what was expected.
  */
 export function parseLine(text: string, n: number): RecordLine {
-  if (text === "") throw new RecordLineError(n, "an empty line, where a JSON object was expected");
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new RecordLineError(n, `not JSON (${(error as Error).message})`);
-  }
+  const value = lineValue(text, n);
   const kind = (value as { kind?: unknown } | null)?.kind;
   if (typeof kind !== "string" || !Object.hasOwn(LINES, kind)) {
     throw new RecordLineError(
@@ -196,6 +200,24 @@ export function parseLine(text: string, n: number): RecordLine {
     );
   }
   return line;
+}
+
+/**
+ * Line `n`'s JSON value, once its nesting is within {@link MAX_LINE_DEPTH} (checked first, in one
+ * scan, so that a hostile line costs no more than its reading). Throws {@link RecordLineError}.
+ */
+export function lineValue(text: string, n: number): unknown {
+  if (text === "") throw new RecordLineError(n, "an empty line, where a JSON object was expected");
+  try {
+    checkJsonBounds(text, { maxChars: MAX_LINE_BYTES, maxDepth: MAX_LINE_DEPTH });
+    return JSON.parse(text);
+  } catch (error) {
+    const { message } = error as Error;
+    throw new RecordLineError(
+      n,
+      error instanceof JsonBoundsError ? message : `not JSON (${message})`,
+    );
+  }
 }
 
 /** Where a record is written: appended to line by line, emptied when the audit starts again. */

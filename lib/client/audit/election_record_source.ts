@@ -6,18 +6,20 @@
 import type { BlockRecord } from "../../protocol/schemas.ts";
 import type { BlockVoteEntry, DirectoryEntry } from "../api_client.ts";
 import { auditLedger, type AuditOptions, type AuditReport } from "./audit.ts";
+import type { RecordFinding } from "./findings.ts";
 import type { AuditSource } from "./reads.ts";
 import {
   blockFields,
   LINE_ORDER,
+  lineValue,
+  MAX_LINE_BYTES,
   parseLine,
   RECORD_KIND,
   type RecordLine,
   RecordLineError,
 } from "./election_record.ts";
 
-/** The longest line a reader accepts, in bytes; a vote line is at most a few KiB. */
-export const MAX_LINE_BYTES = 64 * 1024 * 1024;
+export { MAX_LINE_BYTES };
 
 /**
  * Why a record without a checkpoint line (one written before records carried it, protocol §4.8)
@@ -84,7 +86,7 @@ function join(parts: Uint8Array[], length: number): Uint8Array {
 /** A record as the audit's source, and `close`, which ends the reading and says what was wrong. */
 export type RecordSource = AuditSource & {
   /** Stops reading; answers the record's own failures (lines out of place, the end line). */
-  close(): Promise<string[]>;
+  close(): Promise<RecordFinding[]>;
 };
 
 /**
@@ -104,7 +106,7 @@ export function recordSource(input: ReadableStream<Uint8Array>): RecordSource {
   const counts = { keys: 0, blocks: 0, votes: 0 };
   const sizes = new Map<number, number>();
   const asked = new Set<number>();
-  const outOfPlace: string[] = [];
+  const outOfPlace: RecordFinding[] = [];
   let unshown = 0;
   let tallied = false;
 
@@ -154,12 +156,7 @@ export function recordSource(input: ReadableStream<Uint8Array>): RecordSource {
 
   /** The first line, which must be the header: a file starting otherwise is not a record. */
   function headerLine(text: string): RecordLine {
-    let kind: unknown;
-    try {
-      kind = JSON.parse(text)?.kind;
-    } catch {
-      // parseLine says why.
-    }
+    const kind = (lineValue(text, 1) as { kind?: unknown } | null)?.kind;
     if (kind !== undefined && kind !== RECORD_KIND) {
       throw new RecordLineError(
         1,
@@ -215,12 +212,19 @@ export function recordSource(input: ReadableStream<Uint8Array>): RecordSource {
       unshown++;
       return;
     }
-    const what = line.kind === "vote"
-      ? `vote ${line.voteId} of block ${line.height} lies outside its block's listing`
-      : line.kind === "block"
-      ? `block ${line.height} lies beyond the head's height ${header?.height}`
-      : `a "${line.kind}" line lies where the audit reads none`;
-    outOfPlace.push(`record line ${lineNo}: ${what}, so the audit did not read it`);
+    const at = lineNo;
+    outOfPlace.push(
+      line.kind === "vote"
+        ? { kind: "record-misplaced-vote", line: at, voteId: line.voteId, height: line.height }
+        : line.kind === "block"
+        ? {
+          kind: "record-misplaced-block",
+          line: at,
+          height: line.height,
+          head: header?.height ?? null,
+        }
+        : { kind: "record-misplaced-line", line: at, lineKind: line.kind },
+    );
   }
 
   async function readHeader() {
@@ -305,25 +309,25 @@ export function recordSource(input: ReadableStream<Uint8Array>): RecordSource {
   };
 
   /** The end line and nothing after it, once the tally was read; then stops reading. */
-  async function closeRecord(): Promise<string[]> {
+  async function closeRecord(): Promise<RecordFinding[]> {
     const failures = [...outOfPlace];
-    if (unshown > 0) failures.push(`record: ${unshown} more lines out of place`);
+    if (unshown > 0) failures.push({ kind: "record-more-misplaced", count: unshown });
     try {
       if (tallied) {
         const end = await expect("end");
         const [k, b, v] = [counts.keys, counts.blocks, counts.votes];
         if (end.keys !== k || end.blocks !== b || end.votes !== v) {
-          failures.push(
-            `record line ${lineNo}: the end line counts ${end.keys} keys, ${end.blocks} blocks ` +
-              `and ${end.votes} votes, but the record holds ${k}, ${b} and ${v}`,
-          );
+          failures.push({
+            kind: "record-end-counts",
+            line: lineNo,
+            end: { keys: end.keys, blocks: end.blocks, votes: end.votes },
+            held: { keys: k, blocks: b, votes: v },
+          });
         }
-        if (await peek() !== null) {
-          failures.push(`record line ${lineNo}: a line after the end line`);
-        }
+        if (await peek() !== null) failures.push({ kind: "record-after-end", line: lineNo });
       }
     } catch (error) {
-      failures.push((error as Error).message);
+      failures.push({ kind: "record-unreadable", reason: (error as Error).message });
     } finally {
       await lines.cancel();
     }

@@ -19,6 +19,7 @@ import {
 } from "../../protocol/note.ts";
 import type { BlockRecord } from "../../protocol/schemas.ts";
 import { pagesOf } from "../api_client.ts";
+import type { AuditFinding, BeyondProblem } from "./findings.ts";
 import { type AuditSource, type PhaseContext, signedBy } from "./reads.ts";
 
 /**
@@ -69,11 +70,11 @@ export async function checkCheckpoint(
   },
 ): Promise<AuditedCheckpoint | null> {
   if (served.kind === "unread") {
-    ctx.fail(`checkpoint: not given: ${served.reason}`);
+    ctx.fail({ kind: "checkpoint-not-given", reason: served.reason });
     return null;
   }
   if (served.note.length > MAX_CHECKPOINT_CHARS) {
-    ctx.fail(`checkpoint: malformed: longer than ${MAX_CHECKPOINT_CHARS} characters`);
+    ctx.fail({ kind: "checkpoint-too-long", max: MAX_CHECKPOINT_CHARS });
     return null;
   }
   let opened;
@@ -85,11 +86,11 @@ export async function checkCheckpoint(
       verifierKey(origin, ED25519_TYPE, hexToBytes(serverKey, 32, "server key")),
     );
   } catch (error) {
-    ctx.fail(`checkpoint: malformed: ${(error as Error).message}`);
+    ctx.fail({ kind: "checkpoint-malformed", reason: (error as Error).message });
     return null;
   }
   if (!opened) {
-    ctx.fail(`checkpoint: not signed by the server key ${serverKey} under its origin "${origin}"`);
+    ctx.fail({ kind: "checkpoint-unsigned", key: serverKey, origin });
     return null;
   }
   const { size } = opened;
@@ -102,8 +103,7 @@ export async function checkCheckpoint(
   const root = bytesToBase64(opened.root);
   const ours = bytesToBase64(rootOfSize(leaves, size));
   if (root !== ours) {
-    const made = size === 0 ? "the empty tree has" : `the audited blocks 0–${size - 1} make`;
-    ctx.fail(`checkpoint: size ${size} has root ${root}, but ${made} ${ours}`);
+    ctx.fail({ kind: "checkpoint-root", size, root, made: ours });
     return null;
   }
   return { origin, size, root, note: served.note };
@@ -128,26 +128,23 @@ async function readBlocksUpTo(
   for await (const page of pagesOf(api.blocks, { offset: from, count: size - from })) {
     beyond.push(...page.items.slice(0, size - from - beyond.length));
   }
+  const audited = from - 1;
   if (beyond.length < size - from) {
-    ctx.fail(
-      `checkpoint: size ${size}, beyond the audited height ${from - 1}, but only blocks up to ` +
-        `height ${from - 1 + beyond.length} are served`,
-    );
+    ctx.fail({ kind: "checkpoint-unserved", size, audited, served: audited + beyond.length });
     return null;
   }
   let ok = true;
-  const failBlock = (h: number, what: string) => {
-    ctx.fail(`checkpoint: block ${h}, beyond the audited height ${from - 1}: ${what}`);
+  const failBlock = (height: number, problem: BeyondProblem) => {
+    ctx.fail({ kind: "checkpoint-block", height, audited, problem });
     ok = false;
   };
   beyond.forEach((b, i) => {
     const h = from + i;
     const below = i === 0 ? blocks[from - 1] : beyond[i - 1];
-    if (b.height !== h) failBlock(h, `served with height ${b.height}`);
-    else if (!verifyBlockHash(b)) failBlock(h, "hash does not match its fields");
-    else if (below === undefined || !checkLink(b, below)) {
-      failBlock(h, `prev_hash does not link to block ${h - 1}`);
-    } else if (!signedBy(serverKey, b)) failBlock(h, "head signature is not the server key's");
+    if (b.height !== h) failBlock(h, { is: "height", served: b.height });
+    else if (!verifyBlockHash(b)) failBlock(h, { is: "hash" });
+    else if (below === undefined || !checkLink(b, below)) failBlock(h, { is: "link" });
+    else if (!signedBy(serverKey, b)) failBlock(h, { is: "signature" });
   });
   return ok ? beyond : null;
 }
@@ -178,23 +175,26 @@ export function witnessFindings(
 }
 
 /**
- * The trusted witnesses' findings on `checkpoint` ({@link witnessFindings}), and a failure line
- * unless at least `quorum` of them cosigned it; one too when the checkpoint did not verify, as no
+ * The trusted witnesses' findings on `checkpoint` ({@link witnessFindings}), and a failure unless
+ * at least `quorum` of them cosigned it; one too when the checkpoint did not verify, as no
  * cosignature can count then.
  */
 export function checkWitnesses(
   checkpoint: AuditedCheckpoint | null,
-  { trusted, fail }: { trusted: TrustedWitnesses; fail: (line: string) => void },
+  { trusted, fail }: { trusted: TrustedWitnesses; fail: (finding: AuditFinding) => void },
 ): WitnessReport {
   const findings = witnessFindings(checkpoint, trusted.keys);
   const count = findings.filter((f) => f.cosignedAt !== null).length;
-  if (checkpoint === null) {
-    fail("witnesses: not checked: the checkpoint did not verify, so no cosignature counts");
-  } else if (count < trusted.quorum) {
-    fail(
-      `witnesses: ${count} of the ${findings.length} trusted witnesses cosigned checkpoint ` +
-        `${checkpoint.size}, ${trusted.quorum} needed`,
-    );
+  const { quorum } = trusted;
+  if (checkpoint === null) fail({ kind: "witnesses-unchecked" });
+  else if (count < quorum) {
+    fail({
+      kind: "witness-quorum",
+      count,
+      trusted: findings.length,
+      size: checkpoint.size,
+      quorum,
+    });
   }
   return { quorum: trusted.quorum, findings };
 }

@@ -1,19 +1,18 @@
 /**
  * Browser-safe. The audit's reading phases (protocol §4): the key directory, every block with its
- * hash, link and head signature, and every vote listing, page by page, checked as it arrives —
- * gathered into the ledger the cross checks compare.
+ * hash, link and head signature, and every vote listing, page by page, each vote judged by the
+ * rulebook (lib/protocol/check_vote.ts) as it arrives — gathered into the ledger the cross checks
+ * compare.
  * @module
  */
 import { checkLink, isGenesis, verifyBlockHash } from "../../protocol/chain.ts";
+import { checkVote } from "../../protocol/check_vote.ts";
 import { verifyHead } from "../../protocol/head.ts";
-import {
-  type BlockRecord,
-  type BlockStatus,
-  MAX_PAGE_LIMIT,
-  type VoteRecord,
-} from "../../protocol/schemas.ts";
+import { type BlockRecord, type BlockStatus, MAX_PAGE_LIMIT } from "../../protocol/schemas.ts";
 import { type ApiClient, pagesOf } from "../api_client.ts";
-import type { VoteChecker, VoteFinding } from "./vote_checks.ts";
+import type { AuditFinding, VoteAt, VoteProblem } from "./findings.ts";
+import type { AuditMemory } from "./remembered_audit.ts";
+import type { VoteChecker } from "./vote_checks.ts";
 
 /**
  * The calls the audit makes, and all it needs of a source: the API client of a live server, or an
@@ -24,18 +23,12 @@ export type AuditSource = Pick<
   "serverKey" | "checkpoint" | "blockStatus" | "keys" | "blocks" | "blockVotes" | "tally"
 >;
 
-/** One vote as the audit read it, with what it showed on its own. */
-export type AuditedVote = {
-  height: number;
-  /** Leaf index as served. */
-  index: number;
-  /** Position in the block's listing: the leaf index it must have. */
-  position: number;
-  voteId: string;
-  /** What the cross checks read of the vote: its signature, checked already, is not kept. */
-  vote: Pick<VoteRecord, "payload" | "publicKeys">;
-  finding: VoteFinding;
-};
+/**
+ * One vote as the audit read it (`index` its leaf index as served, `position` the one it must
+ * have), with what the cross checks read of it: its payload and leaf hash (null when it has none).
+ * Its signature and ring, judged already, are not kept.
+ */
+export type AuditedVote = VoteAt & { payload: string; leaf: string | null };
 
 /** What the audit read of one block's votes listing. */
 export type Listing = {
@@ -45,20 +38,35 @@ export type Listing = {
   wrongTotal: number | null;
 };
 
-/** Everything the reading phases gathered, for the phases that compare. */
+/**
+ * Everything the reading phases gathered, for the phases that compare: with `remembered`, an
+ * earlier audit's memory, the votes of the blocks up to its height are not read again, and its
+ * tags, vote ids and counts stand in for them.
+ */
 export type Ledger = {
   registered: Set<string>;
   blocks: BlockRecord[];
   votes: AuditedVote[];
   /** Per height: what was read of the block's votes listing. */
   listings: Map<number, Listing>;
+  /** What an earlier audit verified of the chain; null when every vote was read. */
+  remembered: AuditMemory | null;
+  /** The block each tag first voted in, the remembered ones included. */
+  tags: Map<string, number>;
+  /** The block each vote id was first listed in, the remembered ones included. */
+  voteIds: Map<string, number>;
 };
+
+/** The blocks whose votes the audit reads: those above the remembered height, if any. */
+export function unreadBlocks(ledger: Pick<Ledger, "blocks" | "remembered">): BlockRecord[] {
+  return ledger.blocks.slice((ledger.remembered?.height ?? 0) + 1);
+}
 
 /** What a phase may do: report progress and record failures. */
 export type PhaseContext = {
   progress: (done: number, total: number) => void;
-  fail: (line: string) => void;
-  failVote: (vote: AuditedVote, reason: string) => void;
+  fail: (finding: AuditFinding) => void;
+  failVote: (vote: VoteAt, problem: VoteProblem) => void;
 };
 
 /** The fields of a served block record that its head signature covers. */
@@ -82,71 +90,75 @@ export async function readKeys(api: AuditSource, ctx: PhaseContext): Promise<Set
   let directorySize = 0;
   for await (const page of pagesOf(api.keys)) {
     for (const k of page.items) {
-      if (k.id !== ++listed) ctx.fail(`key directory: expected id ${listed}, got ${k.id}`);
-      if (registered.has(k.key)) ctx.fail(`key directory: key ${k.key} is listed twice`);
+      if (k.id !== ++listed) ctx.fail({ kind: "key-id", expected: listed, id: k.id });
+      if (registered.has(k.key)) ctx.fail({ kind: "key-repeated", key: k.key });
       registered.add(k.key);
     }
     directorySize = page.total;
     ctx.progress(listed, page.total);
   }
-  if (listed !== directorySize) ctx.fail(`key directory: total ${directorySize}, listed ${listed}`);
+  if (listed !== directorySize) ctx.fail({ kind: "key-count", total: directorySize, listed });
   return registered;
 }
 
 /**
  * Blocks phase: every header in height order, genesis, each hash from its fields, each link, and
  * every head signature (the status's and each block's) against the server key; the status is the
- * head block's: its hash, timestamp and signature.
+ * head block's: its hash, timestamp and signature. A block `remembered` with the same hash and
+ * signature had its signature verified by the audit that remembers it: it is not verified again.
  */
 export async function readBlocks(
   api: AuditSource,
-  { status, serverKey, ctx }: { status: BlockStatus; serverKey: string; ctx: PhaseContext },
+  { status, serverKey, ctx, remembered = null }: {
+    status: BlockStatus;
+    serverKey: string;
+    ctx: PhaseContext;
+    remembered?: AuditMemory | null;
+  },
 ): Promise<BlockRecord[]> {
-  /** Whether `head` is signed by the server key; a failure line for `where` when not. */
-  const checkHead = (where: string, head: SignedHeadFields) => {
+  /** Whether `head` is signed by the server key; a failure at `height` (null: the status) if not. */
+  const checkHead = (height: number | null, head: SignedHeadFields) => {
     if (head.head_signature === undefined) {
-      ctx.fail(`${where}: no head signature`);
+      ctx.fail({ kind: "head-unsigned", height });
       return false;
     }
     if (!signedBy(serverKey, head)) {
-      ctx.fail(`${where}: head signature is not the server key's (${serverKey})`);
+      ctx.fail({ kind: "head-signature", height, key: serverKey });
       return false;
     }
     return true;
   };
-  const statusSigned = checkHead("status", status);
+  const statusSigned = checkHead(null, status);
   const blocks: BlockRecord[] = [];
   for await (const page of pagesOf(api.blocks, { count: status.height + 1 })) {
     blocks.push(...page.items);
     ctx.progress(blocks.length, status.height + 1);
   }
   if (blocks.length <= status.height) {
-    ctx.fail(
-      `blocks: the chain stops at height ${blocks.length - 1}, status says ${status.height}`,
-    );
+    ctx.fail({ kind: "chain-short", last: blocks.length - 1, height: status.height });
   }
   if (blocks.length === 0) return blocks;
   const genesis = blocks[0];
-  if (!isGenesis(genesis)) {
-    ctx.fail("block 0: not a genesis block (height 0, size 0, empty root, zero prev_hash)");
-  }
-  if (!verifyBlockHash(genesis)) ctx.fail("block 0: hash does not match its fields");
+  if (!isGenesis(genesis)) ctx.fail({ kind: "genesis" });
+  if (!verifyBlockHash(genesis)) ctx.fail({ kind: "block-hash", height: 0 });
   blocks.forEach((b, i) => {
-    if (b.height !== i) ctx.fail(`block ${i}: served with height ${b.height}`);
-    checkHead(`block ${i}`, b);
+    if (b.height !== i) ctx.fail({ kind: "block-height", height: i, served: b.height });
+    const known = remembered?.blocks[i];
+    const verified = known?.hash === b.hash && known.head_signature === b.head_signature &&
+      remembered?.key === serverKey;
+    if (!verified) checkHead(i, b);
     if (i === 0) return;
-    if (b.size === 0) ctx.fail(`block ${i}: sealed with no votes`);
-    if (!verifyBlockHash(b)) ctx.fail(`block ${i}: hash does not match its fields`);
-    else if (!checkLink(b, blocks[i - 1])) {
-      ctx.fail(`block ${i}: prev_hash does not link to block ${i - 1}`);
-    }
+    if (b.size === 0) ctx.fail({ kind: "block-empty", height: i });
+    if (!verifyBlockHash(b)) ctx.fail({ kind: "block-hash", height: i });
+    else if (!checkLink(b, blocks[i - 1])) ctx.fail({ kind: "block-link", height: i });
   });
   const head = blocks[blocks.length - 1];
-  if (head.hash !== status.hash) ctx.fail(`status: head hash differs from block ${head.height}`);
+  const height = head.height;
+  if (head.hash !== status.hash) ctx.fail({ kind: "status-hash", height });
   else if (head.timestamp !== status.timestamp) {
-    ctx.fail(`status: head timestamp ${status.timestamp} differs from block ${head.height}'s`);
+    ctx.fail({ kind: "status-timestamp", height, timestamp: status.timestamp });
   } else if (statusSigned && head.head_signature !== status.head_signature) {
-    ctx.fail(`status: head signature differs from block ${head.height}'s`);
+    ctx.fail({ kind: "status-signature", height });
   }
   return blocks;
 }
@@ -170,55 +182,83 @@ export function* pageRequests(blocks: BlockRecord[], ended: Set<number>): Genera
 }
 
 /**
- * Signatures phase: every block's votes listing, page by page, each page checked by `checker`
- * as soon as it arrives; up to `parallel` pages are being read or checked at once, and their
- * results are taken in chain order, so the report does not depend on the parallelism. Every vote
- * read is counted; a page holding fewer votes than due ends its block's listing (pages already
- * asked for after it are dropped), and the sizes phase compares the count with the block's size.
+ * Signatures phase: every block's votes listing, page by page, each page verified by `checker`
+ * as soon as it arrives; up to `parallel` pages are being read or verified at once, and their
+ * results are taken in chain order, so the report does not depend on the parallelism. Each vote is
+ * then judged by the rulebook, in chain order: its payload, its signature's form and ring, every
+ * ring member in the directory, its tag unused by any earlier vote, and the verifier's verdict.
+ * Every vote read is counted; a page holding fewer votes than due ends its block's listing (pages
+ * already asked for after it are dropped), and the sizes phase compares the count with the
+ * block's size.
  */
 export async function readVotes(
   api: AuditSource,
-  { ctx, registered, blocks, checker, parallel }: {
+  { ctx, registered, blocks, checker, parallel, remembered = null }: {
     ctx: PhaseContext;
     registered: Set<string>;
     blocks: BlockRecord[];
     checker: VoteChecker;
     parallel: number;
+    remembered?: AuditMemory | null;
   },
 ): Promise<Ledger> {
   const ended = new Set<number>();
-  const total = blocks.reduce((sum, b) => sum + b.size, 0);
-  const ledger: Ledger = { registered, blocks, votes: [], listings: new Map() };
+  /** The height where each tag voted first, in chain order. */
+  const tags = new Map(remembered?.tags);
+  const ledger: Ledger = {
+    registered,
+    blocks,
+    votes: [],
+    listings: new Map(),
+    remembered,
+    tags,
+    voteIds: new Map(remembered?.voteIds),
+  };
+  const unread = unreadBlocks(ledger);
+  const total = unread.reduce((sum, b) => sum + b.size, 0);
   const work = async ({ height, offset }: PageRequest) => {
     const page = await api.blockVotes(height)(offset, MAX_PAGE_LIMIT);
-    const findings = await checker(page.items.map((v) => v.vote));
-    return { page, findings };
+    const verifications = await checker(page.items.map((v) => v.vote));
+    return { page, verifications };
   };
   ctx.progress(0, total);
-  const requests = pageRequests(blocks, ended);
+  // pageRequests skips the first block it is given: genesis, or the remembered head.
+  const requests = pageRequests(blocks.slice(remembered?.height ?? 0), ended);
   await inOrder(
     requests,
     { parallel, work },
-    ({ page, findings }, { height, size, offset, due }) => {
+    async ({ page, verifications }, { height, size, offset, due }) => {
       if (ended.has(height)) return;
       const listing = ledger.listings.get(height) ?? { read: 0, wrongTotal: null };
       ledger.listings.set(height, listing);
       if (page.total !== size) listing.wrongTotal ??= page.total;
       listing.read += page.items.length;
       if (page.items.length < due) ended.add(height);
-      page.items.forEach(({ voteId, index, vote }, k) => {
-        const { payload, publicKeys } = vote;
+      for (const [k, { voteId, index, vote }] of page.items.entries()) {
+        const { leaf, unreadable, check } = verifications[k];
         const audited = {
           height,
           index,
           position: offset + k,
           voteId,
-          vote: { payload, publicKeys },
-          finding: findings[k],
+          payload: vote.payload,
+          leaf,
         };
         ledger.votes.push(audited);
-        for (const problem of audited.finding.problems) ctx.failVote(audited, problem);
-      });
+        if (unreadable !== undefined) {
+          ctx.failVote(audited, { kind: "unreadable-vote", reason: unreadable });
+        }
+        const { findings } = await checkVote(vote, {
+          members: (keys) => keys.map((key) => (registered.has(key) ? key : null)),
+          tagUse(tag) {
+            const earlier = tags.get(tag);
+            if (earlier === undefined) tags.set(tag, height);
+            return earlier === undefined ? null : { height: earlier };
+          },
+          ...(check === null ? {} : { verify: () => check }),
+        });
+        for (const finding of findings) ctx.failVote(audited, finding);
+      }
       ctx.progress(ledger.votes.length, total);
     },
   );
@@ -233,7 +273,7 @@ export async function readVotes(
 async function inOrder<T, R>(
   items: Iterator<T>,
   { parallel, work }: { parallel: number; work: (item: T) => Promise<R> },
-  take: (result: R, item: T) => void,
+  take: (result: R, item: T) => void | Promise<void>,
 ): Promise<void> {
   const running: { item: T; result: Promise<R> }[] = [];
   const fill = () => {
@@ -247,7 +287,7 @@ async function inOrder<T, R>(
   };
   fill();
   for (let first = running.shift(); first !== undefined; first = running.shift()) {
-    take(await first.result, first.item);
+    await take(await first.result, first.item);
     fill();
   }
 }

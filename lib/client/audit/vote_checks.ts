@@ -1,57 +1,79 @@
 /**
- * Browser-safe. What can be checked about one vote on its own (protocol §2–§3): its leaf hash and
- * its ring signature with every verifier check, the audit's expensive part, run in workers' chunks.
+ * Browser-safe. What one vote shows on its own, the audit's expensive part, run in workers' slices:
+ * its leaf hash and the verdict of every verifier check on its ring signature, each ring member
+ * checked and given its combs once (./audit_keys.ts). The rules of a vote are judged over these
+ * verdicts by the rulebook, lib/protocol/check_vote.ts.
  * @module
  */
 import { bytesToHex } from "../../protocol/bytes.ts";
+import { checkVote } from "../../protocol/check_vote.ts";
 import { voteLeaf } from "../../protocol/merkle.ts";
-import { createMemberCache } from "../../protocol/member_cache.ts";
-import { sameRing } from "../../protocol/same_ring.ts";
-import { checkRing, type MemberCache } from "../../protocol/ring_signature.ts";
-import { decodeSignature } from "../../protocol/signature_wire.ts";
+import { checkRing, type MemberCache, type RingCheck } from "../../protocol/ring_signature.ts";
 import type { VoteRecord } from "../../protocol/schemas.ts";
-
-/** What one vote showed on its own: its leaf hash, its tag (null when unreadable), its problems. */
-export type VoteFinding = { leaf: string; tag: string | null; problems: string[] };
-
-/** Checks a chunk of votes, in order, wherever it runs: this thread or a pool of workers. */
-export type VoteChecker = (votes: VoteRecord[]) => Promise<VoteFinding[]>;
+import { decodeSignature } from "../../protocol/signature_wire.ts";
+import { createAuditMembers } from "./audit_keys.ts";
+import type { VoteProblem } from "./findings.ts";
 
 /**
- * Leaf hash and signature of `vote`: the signature decodes to its one canonical wire form, its
- * ring is the vote's `publicKeys`, and checkRing accepts it. `members` is the verifier's cache of
- * checked ring members, so each key is decoded, checked and tabled once per thread. Never throws.
+ * What a checker found of one vote on its own: its leaf hash (protocol §3.1), null when the vote
+ * cannot be hashed (`unreadable` says why), and the verdict of every verifier check of §2.7 on its
+ * signature, null when it was not verified (a malformed signature, or a checker that does not
+ * verify).
  */
-export function checkVote(vote: VoteRecord, members: MemberCache): VoteFinding {
-  const problems: string[] = [];
-  let leaf = "";
+export type VoteVerification = {
+  leaf: string | null;
+  unreadable?: string;
+  check: RingCheck | null;
+};
+
+/** Checks a slice of votes, in order, wherever it runs: this thread or a pool of workers. */
+export type VoteChecker = (votes: VoteRecord[]) => Promise<VoteVerification[]>;
+
+/** The leaf hash of `vote`, or why it has none. */
+function leafOf(vote: VoteRecord): Pick<VoteVerification, "leaf" | "unreadable"> {
   try {
-    leaf = bytesToHex(voteLeaf(vote));
-  } catch (e) {
-    problems.push(`unreadable vote: ${(e as Error).message}`);
+    return { leaf: bytesToHex(voteLeaf(vote)) };
+  } catch (error) {
+    return { leaf: null, unreadable: (error as Error).message };
   }
-  let sig;
-  try {
-    sig = decodeSignature(vote.signature);
-  } catch (e) {
-    problems.push(`malformed signature: ${(e as Error).message}`);
-    return { leaf, tag: null, problems };
-  }
-  const ring = sig.ring.map(bytesToHex);
-  if (!sameRing(vote.publicKeys, ring)) {
-    problems.push("publicKeys differ from the signature's ring");
-  }
-  const check = checkRing(sig, vote.payload, { members });
-  if (!check.ok) problems.push(`invalid signature: ${check.reason}`);
-  return { leaf, tag: bytesToHex(sig.tag), problems };
 }
 
-/** {@link checkVote} over `votes`, in order. */
-export function checkVotes(votes: readonly VoteRecord[], members: MemberCache): VoteFinding[] {
-  return votes.map((vote) => checkVote(vote, members));
+/** {@link VoteVerification} of `vote` without its ring signature: its leaf hash only. */
+export function unverifiedVote(vote: VoteRecord): VoteVerification {
+  return { ...leafOf(vote), check: null };
 }
 
-/** A checker running in the calling thread, with one member cache for its whole life. */
-export function inThreadChecker(members: MemberCache = createMemberCache()): VoteChecker {
-  return (votes) => Promise.resolve(checkVotes(votes, members));
+/**
+ * Leaf hash and ring signature of `vote`, the members taken from `members` (checked before, or
+ * checked now and kept). Never throws: a malformed signature is left to the rulebook (null).
+ */
+export function verifyVote(vote: VoteRecord, members: MemberCache): VoteVerification {
+  let check: RingCheck | null = null;
+  try {
+    check = checkRing(decodeSignature(vote.signature), vote.payload, { members });
+  } catch {
+    // Malformed: the rulebook says how (lib/protocol/check_vote.ts).
+  }
+  return { ...leafOf(vote), check };
+}
+
+/**
+ * What `vote` breaks of the rules that need nothing but the vote and its verification: its leaf,
+ * its payload, its signature's form and ring, and §2.7 (not the directory, nor other votes' tags).
+ */
+export async function problemsOnItsOwn(
+  vote: VoteRecord,
+  verification: VoteVerification,
+): Promise<VoteProblem[]> {
+  const { check } = verification;
+  const { findings } = await checkVote(vote, check === null ? {} : { verify: () => check });
+  const unreadable = verification.unreadable;
+  return unreadable === undefined
+    ? findings
+    : [{ kind: "unreadable-vote", reason: unreadable }, ...findings];
+}
+
+/** A checker running in the calling thread, with audit key data of its own for its whole life. */
+export function inThreadChecker(members: MemberCache = createAuditMembers()): VoteChecker {
+  return (votes) => Promise.resolve(votes.map((vote) => verifyVote(vote, members)));
 }

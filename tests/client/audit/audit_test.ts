@@ -16,7 +16,9 @@ import {
   readPages,
 } from "../../../lib/client/api_client.ts";
 import { AUDIT_PHASES, auditLedger, type AuditReport } from "../../../lib/client/audit/audit.ts";
+import { findingText } from "../../../lib/client/audit/report_text.ts";
 import { inThreadChecker, type VoteChecker } from "../../../lib/client/audit/vote_checks.ts";
+import { RING_OPEN } from "../../../lib/protocol/ring_signature.ts";
 import { rankTally, tallyOf } from "../../../lib/protocol/tally.ts";
 import { createApp } from "../../../server/app.ts";
 import { sealNextBlock } from "../../../server/sealer.ts";
@@ -27,6 +29,12 @@ import { inMemoryApp } from "../../helpers/in_memory_app.ts";
 import { buildLedger } from "../../helpers/ledger_builder.ts";
 import { call, makeVoters, ringFor, signedVote } from "../../helpers/ledger_fixtures.ts";
 import { tamperingTransport } from "../../helpers/tampering_proxy.ts";
+import {
+  type FindingPattern,
+  findingsLike,
+  hasFinding,
+  inWords,
+} from "../../helpers/audit_findings.ts";
 import { checkpointOver, checkpointTransport } from "./log_fixtures.ts";
 
 /** A ledger of three sealed blocks (3, 2 and 2 votes) behind the real app, in-memory KV. */
@@ -84,23 +92,27 @@ Deno.test("the auditor passes an honest ledger and recomputes its tally", async 
 
 Deno.test("the auditor catches every kind of tampering", async (t) => {
   const { kv, tampered } = await honestLedger();
-  const cases: { desc: string; api: ApiClient; expect: RegExp }[] = [
+  // Each case names the findings, any one of which shows the tampering.
+  const cases: { desc: string; api: ApiClient; expect: FindingPattern[] }[] = [
     {
       desc: "a rewritten payload",
       api: tampered(/\/block\/id\/2\/votes/, (b) => (b.votes[0].vote.payload = "no")),
-      expect: /block 2: Merkle root does not match|invalid signature/,
+      expect: [{ kind: "merkle-root", height: 2 }, { kind: "invalid-signature" }],
     },
     {
       desc: "a dropped vote",
       api: tampered(/\/block\/id\/1\/votes/, (b) => b.votes.splice(1, 1)),
-      expect: /block 1 vote 2 .*expected leaf index 1|block 1: Merkle root does not match/,
+      expect: [
+        { kind: "leaf-index", expected: 1, vote: { height: 1, index: 2 } },
+        { kind: "merkle-root", height: 1 },
+      ],
     },
     {
       desc: "a reordered block",
       api: tampered(/\/block\/id\/1\/votes/, (b) => {
         [b.votes[0].vote, b.votes[1].vote] = [b.votes[1].vote, b.votes[0].vote];
       }),
-      expect: /block 1: Merkle root does not match its 3 votes/,
+      expect: [{ kind: "merkle-root", height: 1, votes: 3 }],
     },
     {
       desc: "a block listed out of vote-id order",
@@ -108,17 +120,17 @@ Deno.test("the auditor catches every kind of tampering", async (t) => {
         [b.votes[0], b.votes[1]] = [b.votes[1], b.votes[0]];
         [b.votes[0].index, b.votes[1].index] = [0, 1];
       }),
-      expect: /block 1 vote 1 \(.{22}\): vote id not after the previous leaf's .{22}: out of order/,
+      expect: [{ kind: "vote-order", vote: { height: 1, index: 1 } }],
     },
     {
       desc: "a vote id listed twice",
       api: tampered(/\/block\/id\/2\/votes/, (b) => (b.votes[1].voteId = b.votes[0].voteId)),
-      expect: /block 2 vote 1 \(.{22}\): vote id already listed in block 2/,
+      expect: [{ kind: "vote-id-repeated", height: 2, vote: { height: 2, index: 1 } }],
     },
     {
       desc: "a broken link",
       api: tampered(/\/api\/blocks/, (b) => (b.blocks[2].prev_hash = "ab".repeat(32))),
-      expect: /block 2: hash does not match its fields/,
+      expect: [{ kind: "block-hash", height: 2 }],
     },
     {
       desc: "a block with a recomputed hash but a wrong link",
@@ -126,22 +138,22 @@ Deno.test("the auditor catches every kind of tampering", async (t) => {
         b.blocks[3].prev_hash = b.blocks[1].hash;
         b.blocks[3].hash = blockHash(b.blocks[3]);
       }),
-      expect: /block 3: prev_hash does not link to block 2/,
+      expect: [{ kind: "block-link", height: 3 }],
     },
     {
       desc: "a skewed tally",
       api: tampered(/\/api\/tally/, (b) => (b.results[0].count += 1)),
-      expect: /tally: "yes" has 4 votes, served 5/,
+      expect: [{ kind: "tally-count", payload: "yes", count: 4, served: 5 }],
     },
     {
       desc: "a padded tally row hidden in front of the honest one",
       api: tampered(/\/api\/tally/, (b) => b.results.unshift({ payload: "yes", count: 10 })),
-      expect: /tally: "yes" is served in more than one row/,
+      expect: [{ kind: "tally-row-repeated", payload: "yes" }],
     },
     {
       desc: "served counts that do not add up to the served total",
       api: tampered(/\/api\/tally/, (b) => b.results.unshift({ payload: "yes", count: 10 })),
-      expect: /tally: the served counts add up to 17, but the served total is 7/,
+      expect: [{ kind: "tally-sum", sum: 17, total: 7 }],
     },
     {
       desc: "a ring member missing from the directory",
@@ -149,31 +161,31 @@ Deno.test("the auditor catches every kind of tampering", async (t) => {
         b.keys.pop();
         b.total -= 1;
       }),
-      expect: /is not registered/,
+      expect: [{ kind: "unregistered-member" }],
     },
     {
       desc: "a head signature from another block",
       api: tampered(/\/api\/blocks/, (b) => {
         b.blocks[2].head_signature = b.blocks[1].head_signature;
       }),
-      expect: /block 2: head signature is not the server key's/,
+      expect: [{ kind: "head-signature", height: 2 }],
     },
     {
       desc: "a block served without its head signature",
       api: tampered(/\/api\/blocks/, (b) => delete b.blocks[0].head_signature),
-      expect: /block 0: no head signature/,
+      expect: [{ kind: "head-unsigned", height: 0 }],
     },
     {
       desc: "another server key",
       api: tampered(/\/api\/server-key/, (b) => (b.key = b.key.replace(/^../, "00"))),
-      expect: /status: head signature is not the server key's/,
+      expect: [{ kind: "head-signature", height: null }],
     },
   ];
   for (const c of cases) {
     await t.step(c.desc, async () => {
       const report = await auditLedger(c.api);
       assert.equal(report.ok, false);
-      assert.ok(report.failures.some((f) => c.expect.test(f)), report.failures.join("\n"));
+      assert.ok(hasFinding(report, ...c.expect), inWords(report));
     });
   }
   kv.close();
@@ -188,12 +200,9 @@ Deno.test("the auditor catches a tag used twice, written straight into KV", asyn
   assert.equal((await sealNextBlock(store, 1_700_001_000_000)).length, 1);
   const report = await auditLedger(api);
   assert.equal(report.ok, false);
-  assert.ok(
-    report.failures.some((f) => /tag [0-9a-f]{64} already voted in block 1/.test(f)),
-    report.failures.join("\n"),
-  );
+  assert.ok(hasFinding(report, { kind: "duplicate-tag", height: 1 }), inWords(report));
   // The block itself is internally consistent: only the tag gives it away.
-  assert.ok(!report.failures.some((f) => /Merkle|hash does not match/.test(f)));
+  assert.ok(!hasFinding(report, { kind: "merkle-root" }, { kind: "block-hash" }), inWords(report));
   kv.close();
 });
 
@@ -211,14 +220,11 @@ Deno.test("a ballot forged in KV before sealing fails its signature check alone"
   assert.equal((await sealNextBlock(store, 1_700_001_000_000)).length, 1);
   const report = await auditLedger(api);
   assert.equal(report.ok, false);
-  assert.deepEqual(report.voteFailures, [{
-    voteId: cast.body.voteId,
-    height: 4,
-    index: 0,
-    reasons: ["invalid signature: the ring equations do not close"],
-  }]);
+  const ringOpen = { kind: "invalid-signature", reason: RING_OPEN } as const;
+  const voteId = cast.body.voteId;
+  assert.deepEqual(report.voteFailures, [{ voteId, height: 4, index: 0, problems: [ringOpen] }]);
   assert.deepEqual(report.failures, [
-    `block 4 vote 0 (${cast.body.voteId}): invalid signature: the ring equations do not close`,
+    { ...ringOpen, vote: { height: 4, index: 0, position: 0, voteId } },
   ]);
   kv.close();
 });
@@ -273,9 +279,9 @@ Deno.test("the auditor reports an unreachable server instead of throwing", async
   const refused = () => Promise.reject(new Error("connection refused"));
   const report = await auditLedger(createApiClient({ fetch: refused }));
   assert.equal(report.ok, false);
-  assert.deepEqual(report.failures, [
-    "audit stopped: GET /api/server-key failed: connection refused",
-  ]);
+  assert.equal(report.failures.length, 1);
+  const [stopped] = report.failures;
+  assert.ok(stopped.kind === "stopped" && stopped.reason.includes("connection refused"));
 });
 
 Deno.test("tallyOf counts descending, ties by payload", () => {
@@ -316,7 +322,8 @@ Deno.test("deno task audit: exit 0 on an honest server, 1 behind a tampering pro
     const lying = await runAudit(`http://127.0.0.1:${proxy.addr.port}`);
     assert.equal(lying.code, 1, lying.stdout);
     assert.match(lying.stdout, /VERDICT: INCONSISTENT/);
-    assert.match(lying.stdout, /block 3: Merkle root does not match its 2 votes/);
+    const merkle = findingText({ kind: "merkle-root", height: 3, votes: 2 });
+    assert.ok(lying.stdout.includes(`\n  - ${merkle}\n`), lying.stdout);
   } finally {
     await proxy.shutdown();
     await server.shutdown();
@@ -413,16 +420,17 @@ Deno.test("a block serving 5 of its 6 votes under its own size fails: the audit 
       const report = await auditLedger(lying);
       assert.equal(report.ok, false);
       assert.ok(
-        report.failures.includes("block 2: size 6, but 5 votes read"),
-        report.failures.join("\n"),
+        hasFinding(report, { kind: "block-size", height: 2, size: 6, read: 5 }),
+        inWords(report),
       );
       // Nothing else gives it away: every hash, link, root, head signature and the checkpoint.
-      const others = report.failures.filter((f) => !/^block 2: size 6, but/.test(f));
+      const others = report.failures.filter((f) =>
+        !(f.kind === "block-size" || f.kind === "listing-total")
+      );
       assert.deepEqual(others, []);
-      const totalLines = report.failures.filter((f) => /listing says total/.test(f));
       assert.deepEqual(
-        totalLines,
-        total === 6 ? [] : [`block 2: size 6, but its votes listing says total 5`],
+        findingsLike(report, { kind: "listing-total" }),
+        total === 6 ? [] : [{ kind: "listing-total", height: 2, size: 6, total: 5 }],
       );
     });
   }
@@ -439,9 +447,9 @@ Deno.test("a block shrunk to 5 of its 6 votes and re-signed fails against a reme
   // The served tally still counts the hidden vote: the recount catches it.
   const halfLie = hidingServer(ledger, { height: 2, drop: 2, size: "lowered" });
   const byTally = await auditLedger(halfLie);
-  assert.equal(byTally.failures.length, 2, byTally.failures.join("\n"));
-  assert.equal(byTally.failures[0], "tally: total 14, but the chain holds 13 votes");
-  assert.match(byTally.failures[1], /^tally: ".+" has \d+ votes, served \d+$/);
+  assert.equal(byTally.failures.length, 2, inWords(byTally));
+  assert.deepEqual(byTally.failures[0], { kind: "tally-total", total: 14, votes: 13 });
+  assert.equal(byTally.failures[1].kind, "tally-count");
   // The whole lie: size, root, hashes, links, heads and tally agree. Only a head the auditor
   // trusts from before can tell, and it does: both blocks from the shrunk one up differ from it.
   const wholeLie = hidingServer(ledger, { height: 2, drop: 2, size: "lowered", tally: true });
@@ -455,20 +463,20 @@ Deno.test("a block shrunk to 5 of its 6 votes and re-signed fails against a reme
     log: "honest",
   });
   const byLog = await auditLedger(logKept);
-  assert.equal(byLog.failures.length, 1, byLog.failures.join("\n"));
-  assert.match(
-    byLog.failures[0],
-    /^checkpoint: size 4 has root \S+, but the audited blocks 0–3 make/,
-  );
+  assert.equal(byLog.failures.length, 1, inWords(byLog));
+  assert.ok(hasFinding(byLog, { kind: "checkpoint-root", size: 4 }), inWords(byLog));
   const anchored = await auditLedger(wholeLie, { trusted: { heads: remembered } });
   assert.equal(anchored.ok, false);
   const forged = (await readPages(wholeLie.blocks)).items;
   assert.deepEqual(
     anchored.failures,
-    [2, 3].map((h) =>
-      `block ${h}: hash ${forged[h].hash}, but the remembered head at this height has hash ` +
-      `${remembered[h].hash}, both signed by the server key: a fork`
-    ),
+    [2, 3].map((h) => ({
+      kind: "remembered-hash",
+      height: h,
+      hash: forged[h].hash,
+      remembered: remembered[h].hash,
+      how: "fork",
+    })),
   );
   ledger.kv.close();
 });
@@ -496,17 +504,15 @@ Deno.test("remembered heads above the chain or under another key fail the audit"
     };
     const report = await auditLedger(ledger.api, { trusted: { key, heads: [...heads, above] } });
     assert.equal(report.ok, false);
-    assert.deepEqual(report.failures, [
-      "remembered head 7: above the audited height 3: blocks are hidden or the chain went back",
-    ]);
+    assert.deepEqual(report.failures, [{ kind: "remembered-above", height: 7, audited: 3 }]);
   });
   await t.step("heads under another key", async () => {
     const other = "11".repeat(32);
     const report = await auditLedger(ledger.api, { trusted: { key: other, heads } });
     assert.equal(report.ok, false);
     assert.deepEqual(report.failures, [
-      `server key: the server answers ${key}, but the trusted key is ${other}`,
-      `remembered heads: 4 heads were signed under key ${other}, not the server key ${key}`,
+      { kind: "server-key", served: key, trusted: other },
+      { kind: "remembered-key", count: 4, key: other, served: key },
     ]);
   });
   ledger.kv.close();
@@ -523,7 +529,7 @@ Deno.test("a listing whose total lies fails once per block, and a short page fai
         if (path === "/api/block/id/1/votes") body.total += delta;
       }));
       assert.deepEqual(report.failures, [
-        `block 1: size 6, but its votes listing says total ${6 + delta}`,
+        { kind: "listing-total", height: 1, size: 6, total: 6 + delta },
       ]);
     });
   }
@@ -532,19 +538,13 @@ Deno.test("a listing whose total lies fails once per block, and a short page fai
       if (path === "/api/block/id/3/votes") body.votes.pop();
     }));
     assert.equal(report.ok, false);
-    assert.ok(
-      report.failures.includes("block 3: size 2, but 1 votes read"),
-      report.failures.join("\n"),
-    );
+    assert.ok(hasFinding(report, { kind: "block-size", height: 3, size: 2, read: 1 }));
   });
   await t.step("a missing page", async () => {
     const report = await auditLedger(lie((path, body) => {
       if (path === "/api/block/id/3/votes") body.votes = [];
     }));
-    assert.ok(
-      report.failures.includes("block 3: size 2, but 0 votes read"),
-      report.failures.join("\n"),
-    );
+    assert.ok(hasFinding(report, { kind: "block-size", height: 3, size: 2, read: 0 }));
   });
   ledger.kv.close();
 });
@@ -592,8 +592,8 @@ Deno.test("paging ends when a block's size and its listing's total lie", async (
   try {
     const report = await within(10_000, auditLedger(lying));
     assert.ok(
-      report.failures.includes(`block 1: size ${huge}, but 6 votes read`),
-      report.failures.join("\n"),
+      hasFinding(report, { kind: "block-size", height: 1, size: huge, read: 6 }),
+      inWords(report),
     );
   } finally {
     stopped = true;
@@ -610,15 +610,17 @@ Deno.test("a block of two pages: a lying total is reported once, a short page en
     const report = await auditLedger(lie((path, body) => {
       if (path === "/api/block/id/1/votes") body.total = 110;
     }));
-    assert.deepEqual(report.failures, ["block 1: size 103, but its votes listing says total 110"]);
+    assert.deepEqual(report.failures, [
+      { kind: "listing-total", height: 1, size: 103, total: 110 },
+    ]);
   });
   await t.step("a first page of 99 votes: the second page is not counted", async () => {
     const report = await auditLedger(lie((path, body) => {
       if (path === "/api/block/id/1/votes" && body.votes.length === 100) body.votes.pop();
     }));
     assert.ok(
-      report.failures.includes("block 1: size 103, but 99 votes read"),
-      report.failures.join("\n"),
+      hasFinding(report, { kind: "block-size", height: 1, size: 103, read: 99 }),
+      inWords(report),
     );
     assert.equal(report.votes, 99);
   });

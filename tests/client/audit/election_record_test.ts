@@ -23,6 +23,7 @@ import { sealNextBlock } from "../../../server/sealer.ts";
 import { createStore } from "../../../server/store/mod.ts";
 import { buildLedger } from "../../helpers/ledger_builder.ts";
 import { makeVoters, ringFor, signedVote } from "../../helpers/ledger_fixtures.ts";
+import { type FindingPattern, hasFinding, inWords } from "../../helpers/audit_findings.ts";
 
 /** A sink keeping the record in memory. */
 function memorySink() {
@@ -90,7 +91,7 @@ const votesOf = (lines: Line[], height: number) =>
 Deno.test("a record saved from an honest server audits clean offline, with the same report", async () => {
   const { kv, api } = await honestLedger();
   const { report: live, text } = await saveThroughAudit(api);
-  assert.equal(live.ok, true, live.failures.join("\n"));
+  assert.equal(live.ok, true, inWords(live));
   const offline = await auditText(text);
   assert.deepEqual(offline.failures, []);
   assert.equal(offline.ok, true);
@@ -145,7 +146,7 @@ Deno.test("a block sealed while saving starts the record again: it holds the las
   };
   const { report, text } = await saveThroughAudit(createApiClient({ fetch: live }));
   assert.ok(grew, "the chain grew during the audit");
-  assert.equal(report.ok, true, report.failures.join("\n"));
+  assert.equal(report.ok, true, inWords(report));
   assert.equal(text.split(RECORD_KIND).length, 2, "one header: the first run's lines are gone");
   const offline = await auditText(text);
   assert.deepEqual(offline.failures, []);
@@ -159,154 +160,157 @@ Deno.test("every change to a record fails its audit, naming what failed", async 
   const lines = text.trimEnd().split("\n").map((l) => JSON.parse(l));
   const [v1, v2, v3] = [1, 2, 3].map((h) => votesOf(lines, h));
   const other = serverPublicKey(crypto.getRandomValues(new Uint8Array(32)));
-  // `only`: the expected line is the one failure (a cause reported once).
-  const cases: { desc: string; record: string; expect: RegExp; voteId?: string; only?: boolean }[] =
-    [
-      {
-        desc: "a payload changed",
-        record: edited(text, (ls) => void (votesOf(ls, 2)[1].payload = "maybe")),
-        expect: new RegExp(`^block 2 vote 1 \\(${v2[1].voteId}\\): invalid signature`),
-        voteId: v2[1].voteId,
+  // `only`: the expected finding is the one failure (a cause reported once).
+  const cases: {
+    desc: string;
+    record: string;
+    expect: FindingPattern;
+    voteId?: string;
+    only?: boolean;
+  }[] = [
+    {
+      desc: "a payload changed",
+      record: edited(text, (ls) => void (votesOf(ls, 2)[1].payload = "maybe")),
+      expect: {
+        kind: "invalid-signature",
+        vote: { height: 2, index: 1, voteId: v2[1].voteId },
       },
-      {
-        desc: "a vote removed",
-        record: edited(text, (ls) => ls.filter((l) => l.voteId !== v1[0].voteId)),
-        expect: /^block 1: size 3, but 2 votes read$/,
+      voteId: v2[1].voteId,
+    },
+    {
+      desc: "a vote removed",
+      record: edited(text, (ls) => ls.filter((l) => l.voteId !== v1[0].voteId)),
+      expect: { kind: "block-size", height: 1, size: 3, read: 2 },
+    },
+    {
+      desc: "a vote added",
+      record: edited(text, (ls) => {
+        ls.splice(ls.indexOf(votesOf(ls, 3)[0]) + 1, 0, {
+          ...v3[0],
+          index: 1,
+          voteId: "z".repeat(22),
+        });
+      }),
+      expect: { kind: "duplicate-tag", vote: { height: 3, index: 1, voteId: "z".repeat(22) } },
+      voteId: "z".repeat(22),
+    },
+    {
+      desc: "a head signature changed",
+      record: edited(text, (ls) => {
+        const block = ls.find((l) => l.kind === "block" && l.height === 2);
+        block.head_signature = block.head_signature.replace(
+          /^./,
+          (c: string) => c === "0" ? "1" : "0",
+        );
+      }),
+      expect: { kind: "head-signature", height: 2 },
+    },
+    {
+      desc: "the header's timestamp changed",
+      record: edited(text, (ls) => void (ls[0].timestamp += 1)),
+      expect: { kind: "status-timestamp", height: 3 },
+    },
+    {
+      desc: "the header's head signature changed",
+      record: edited(text, (ls) => {
+        ls[0].head_signature = ls[0].head_signature.replace(
+          /.$/,
+          (c: string) => c === "0" ? "1" : "0",
+        );
+      }),
+      expect: { kind: "head-signature", height: null },
+      only: true,
+    },
+    {
+      desc: "the key swapped",
+      record: edited(text, (ls) => void (ls[0].key = other)),
+      expect: { kind: "head-signature", height: 0, key: other },
+    },
+    {
+      desc: "a block removed",
+      record: edited(text, (ls) => ls.filter((l) => !(l.kind === "block" && l.height === 2))),
+      expect: { kind: "chain-short", last: 2, height: 3 },
+    },
+    {
+      desc: "the tally changed",
+      record: edited(text, (ls) => void (ls.at(-2).results[0].count += 1)),
+      expect: { kind: "tally-sum", sum: 8, total: 7 },
+    },
+    {
+      desc: "the tally's rows out of count order",
+      record: edited(text, (ls) => void ls.at(-2).results.reverse()),
+      expect: { kind: "tally-order" },
+    },
+    {
+      desc: "the tally's tied rows out of payload order",
+      record: edited(text, (ls) => {
+        const rows = ls.at(-2).results;
+        assert.deepEqual(rows.map((r: Line) => r.count), [3, 2, 2]);
+        [rows[1], rows[2]] = [rows[2], rows[1]];
+      }),
+      expect: { kind: "tally-tie-order", first: "«ja» ✓", second: "no", count: 2 },
+    },
+    {
+      desc: "a vote line truncated",
+      record: (() => {
+        const n = lineOf(text, (l) => l.voteId === v2[0].voteId);
+        return text.split("\n").map((l, i) => (i === n - 1 ? l.slice(0, 100) : l)).join("\n");
+      })(),
+      expect: { kind: "stopped" },
+    },
+    {
+      desc: "the file cut inside its last line",
+      record: text.slice(0, -10),
+      expect: { kind: "record-unreadable" },
+    },
+    {
+      desc: "the end line missing",
+      record: text.slice(0, text.lastIndexOf("{")),
+      expect: { kind: "record-unreadable" },
+    },
+    {
+      desc: "the end line's counts changed",
+      record: edited(text, (ls) => void (ls.at(-1).votes = 6)),
+      expect: {
+        kind: "record-end-counts",
+        line: 22,
+        end: { keys: 7, blocks: 4, votes: 6 },
+        held: { keys: 7, blocks: 4, votes: 7 },
       },
-      {
-        desc: "a vote added",
-        record: edited(text, (ls) => {
-          ls.splice(ls.indexOf(votesOf(ls, 3)[0]) + 1, 0, {
-            ...v3[0],
-            index: 1,
-            voteId: "z".repeat(22),
-          });
-        }),
-        expect: new RegExp(
-          `^block 3 vote 1 \\(${"z".repeat(22)}\\): tag [0-9a-f]{64} already voted`,
-        ),
-        voteId: "z".repeat(22),
-      },
-      {
-        desc: "a head signature changed",
-        record: edited(text, (ls) => {
-          const block = ls.find((l) => l.kind === "block" && l.height === 2);
-          block.head_signature = block.head_signature.replace(
-            /^./,
-            (c: string) => c === "0" ? "1" : "0",
-          );
-        }),
-        expect: /^block 2: head signature is not the server key's/,
-      },
-      {
-        desc: "the header's timestamp changed",
-        record: edited(text, (ls) => void (ls[0].timestamp += 1)),
-        expect: /^status: head timestamp \d+ differs from block 3's$/,
-      },
-      {
-        desc: "the header's head signature changed",
-        record: edited(text, (ls) => {
-          ls[0].head_signature = ls[0].head_signature.replace(
-            /.$/,
-            (c: string) => c === "0" ? "1" : "0",
-          );
-        }),
-        expect: /^status: head signature is not the server key's/,
-        only: true,
-      },
-      {
-        desc: "the key swapped",
-        record: edited(text, (ls) => void (ls[0].key = other)),
-        expect: new RegExp(`^block 0: head signature is not the server key's \\(${other}\\)`),
-      },
-      {
-        desc: "a block removed",
-        record: edited(text, (ls) => ls.filter((l) => !(l.kind === "block" && l.height === 2))),
-        expect: /^blocks: the chain stops at height 2, status says 3$/,
-      },
-      {
-        desc: "the tally changed",
-        record: edited(text, (ls) => void (ls.at(-2).results[0].count += 1)),
-        expect: /^tally: the served counts add up to 8, but the served total is 7$/,
-      },
-      {
-        desc: "the tally's rows out of count order",
-        record: edited(text, (ls) => void ls.at(-2).results.reverse()),
-        expect: /^tally: not in count-descending order$/,
-      },
-      {
-        desc: "the tally's tied rows out of payload order",
-        record: edited(text, (ls) => {
-          const rows = ls.at(-2).results;
-          assert.deepEqual(rows.map((r: Line) => r.count), [3, 2, 2]);
-          [rows[1], rows[2]] = [rows[2], rows[1]];
-        }),
-        expect: /^tally: "«ja» ✓" and "no" have 2 votes each but are not in payload order/,
-      },
-      {
-        desc: "a vote line truncated",
-        record: (() => {
-          const n = lineOf(text, (l) => l.voteId === v2[0].voteId);
-          return text.split("\n").map((l, i) => (i === n - 1 ? l.slice(0, 100) : l)).join("\n");
-        })(),
-        expect: new RegExp(
-          `^audit stopped: record line ${lineOf(text, (l) => l.voteId === v2[0].voteId)}: not JSON`,
-        ),
-      },
-      {
-        desc: "the file cut inside its last line",
-        record: text.slice(0, -10),
-        expect: /^record line 22: the file ends inside this line: it has no \\n \(truncated\?\)$/,
-      },
-      {
-        desc: "the end line missing",
-        record: text.slice(0, text.lastIndexOf("{")),
-        expect: /^record: the file ends after line 21 \(truncated\?\); expected the "end" line$/,
-      },
-      {
-        desc: "the end line's counts changed",
-        record: edited(text, (ls) => void (ls.at(-1).votes = 6)),
-        expect: /^record line 22: the end line counts 7 keys, 4 blocks and 6 votes, but the record/,
-      },
-      {
-        desc: "a vote moved after a later block's votes",
-        record: edited(text, (ls) => {
-          const moved = ls.splice(ls.indexOf(votesOf(ls, 1)[2]), 1)[0];
-          ls.splice(ls.indexOf(votesOf(ls, 3)[0]), 0, moved);
-        }),
-        expect: new RegExp(
-          `^record line 19: vote ${v1[2].voteId} of block 1 lies outside its block's listing`,
-        ),
-      },
-      {
-        desc: "a line after the end line",
-        record: text + JSON.stringify(lines[2]) + "\n",
-        expect: /^record line 23: a "key" line cannot follow a "end" line/,
-      },
-      {
-        desc: "a space in a line",
-        record: text.replace('"kind":"tally",', '"kind":"tally", '),
-        expect: /^audit stopped: record line 21: a "tally" line not in its one form/,
-      },
-      {
-        desc: "a file that is not a record",
-        record: '{"kind":"ringvote/v1/fork-evidence","key":"00"}\n',
-        expect:
-          /^audit stopped: record line 1: expected the header line .*, got the kind "ringvote\/v1\/fork-evidence": this file is not an election record$/,
-      },
-      { desc: "an empty file", record: "", expect: /^audit stopped: record: the file is empty/ },
-    ];
+    },
+    {
+      desc: "a vote moved after a later block's votes",
+      record: edited(text, (ls) => {
+        const moved = ls.splice(ls.indexOf(votesOf(ls, 1)[2]), 1)[0];
+        ls.splice(ls.indexOf(votesOf(ls, 3)[0]), 0, moved);
+      }),
+      expect: { kind: "record-misplaced-vote", line: 19, voteId: v1[2].voteId, height: 1 },
+    },
+    {
+      desc: "a line after the end line",
+      record: text + JSON.stringify(lines[2]) + "\n",
+      expect: { kind: "record-unreadable" },
+    },
+    {
+      desc: "a space in a line",
+      record: text.replace('"kind":"tally",', '"kind":"tally", '),
+      expect: { kind: "stopped" },
+    },
+    {
+      desc: "a file that is not a record",
+      record: '{"kind":"ringvote/v1/fork-evidence","key":"00"}\n',
+      expect: { kind: "stopped" },
+    },
+    { desc: "an empty file", record: "", expect: { kind: "stopped" } },
+  ];
   for (const c of cases) {
     await t.step(c.desc, async () => {
       assert.notEqual(c.record, text);
       const report = await auditText(c.record);
       assert.equal(report.ok, false);
-      assert.ok(
-        report.failures.some((line) => c.expect.test(line)),
-        `expected ${c.expect} among:\n${report.failures.join("\n")}`,
-      );
+      assert.ok(hasFinding(report, c.expect), inWords(report));
       if (c.voteId) assert.ok(report.voteFailures.some((f) => f.voteId === c.voteId));
-      if (c.only) assert.equal(report.failures.length, 1, report.failures.join("\n"));
+      if (c.only) assert.equal(report.failures.length, 1, inWords(report));
     });
   }
   kv.close();
@@ -317,20 +321,18 @@ Deno.test("--key pins a record's key: its own passes, another is refused first",
   const { text, report: live } = await saveThroughAudit(api);
   const key = live.serverKey!;
   const pinned = await auditText(text, { trusted: { key } });
-  assert.equal(pinned.ok, true, pinned.failures.join("\n"));
+  assert.equal(pinned.ok, true, inWords(pinned));
   assert.equal(pinned.keyPinned, true);
   const other = serverPublicKey(crypto.getRandomValues(new Uint8Array(32)));
   const refused = await auditText(text, { trusted: { key: other } });
-  assert.deepEqual(refused.failures, [
-    `server key: the server answers ${key}, but the trusted key is ${other}`,
-  ]);
+  assert.deepEqual(refused.failures, [{ kind: "server-key", served: key, trusted: other }]);
   assert.equal(refused.keys, 0, "nothing else was read");
   // A record whose key was swapped for the pinned one fails on every head signature.
   const swapped = await auditText(edited(text, (ls) => void (ls[0].key = other)), {
     trusted: { key: other },
   });
   assert.equal(swapped.ok, false);
-  assert.ok(swapped.failures.includes(`status: head signature is not the server key's (${other})`));
+  assert.ok(hasFinding(swapped, { kind: "head-signature", height: null, key: other }));
   kv.close();
 });
 

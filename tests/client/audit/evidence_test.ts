@@ -84,7 +84,7 @@ Deno.test("two checkpoints of two sizes are settled by the server's own consiste
   const kv = await Deno.openKv(":memory:");
   const store = await createStore(kv, { now: () => 1_700_000_000_000 });
   const api = createApiClient({ fetch: createApp({ store }).request });
-  const ask = (m: number, n: number) => api.consistencyProof(m, n);
+  const ask = api;
   const grow = async (size: number) => {
     for (let h = (await store.blocks(0, 1)).height + 1; h < size; h++) {
       const prev = (await store.blocks(h - 1, 1)).blocks[0];
@@ -118,6 +118,16 @@ Deno.test("two checkpoints of two sizes are settled by the server's own consiste
           reason: "the server's own consistency proof from 3 to 6 joins the checkpoints",
         });
         assert.equal((await settleEvidence(checked, forged, null)).kind, "unsettled");
+        // Another ledger (or a proxy) refusing the proof settles nothing: its log is not theirs.
+        const elsewhere = {
+          checkpoint: () =>
+            Promise.resolve(signCheckpoint(
+              { origin: "other.example/log", size: 9, root: new Uint8Array(32) },
+              store.serverSeed(),
+            )),
+          consistencyProof: () => Promise.reject(new Error("never asked")),
+        };
+        assert.equal((await settleEvidence(checked, forged, elsewhere)).kind, "unsettled");
       },
     );
     await t.step(
@@ -134,16 +144,19 @@ Deno.test("two checkpoints of two sizes are settled by the server's own consiste
         assert.equal(settled.kind, "fork");
       },
     );
-    await t.step("a size the server no longer proves: proven, it signed it", async () => {
-      const origin = small.split("\n", 1)[0];
-      const beyond = signCheckpoint(
-        { origin, size: 60, root: new Uint8Array(32).fill(9) },
-        store.serverSeed(),
-      );
-      const evidence = logForkEvidence(serverKey, [small, beyond], []);
-      const settled = await settleEvidence(checkEvidence(evidence, serverKey), evidence, ask);
-      assert.equal(settled.kind, "fork");
-    });
+    await t.step(
+      "a size beyond the server asked: not settled, ask the server that signed it",
+      async () => {
+        const origin = small.split("\n", 1)[0];
+        const beyond = signCheckpoint(
+          { origin, size: 60, root: new Uint8Array(32).fill(9) },
+          store.serverSeed(),
+        );
+        const evidence = logForkEvidence(serverKey, [small, beyond], []);
+        const settled = await settleEvidence(checkEvidence(evidence, serverKey), evidence, ask);
+        assert.equal(settled.kind, "unsettled");
+      },
+    );
   } finally {
     kv.close();
   }

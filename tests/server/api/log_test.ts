@@ -91,7 +91,7 @@ Deno.test("GET /api/log/checkpoint: the RFC 9162 root over every block hash, sig
     const answer = await get(app, "/api/log/checkpoint");
     assert.equal(answer.status, 200);
     assert.equal(answer.type, TEXT);
-    assert.equal(answer.res.headers.get("cache-control"), "no-cache");
+    assert.equal(answer.res.headers.get("cache-control"), "no-store");
     const origin = derivedOrigin(key);
     assert.equal(origin, `ringvote.local/log/${key.slice(0, 16)}`);
     const note = parseNote(answer.text);
