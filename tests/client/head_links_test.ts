@@ -8,7 +8,11 @@
 import assert from "node:assert/strict";
 import { type ApiClient, createApiClient, type Transport } from "../../lib/client/api_client.ts";
 import type { ShownHead } from "../../lib/client/log/heads.ts";
-import { checkExtension, MAX_LINK_BLOCKS, MAX_LINK_REQUESTS } from "../../lib/client/log/head_links.ts";
+import {
+  checkExtension,
+  MAX_LINK_BLOCKS,
+  MAX_LINK_REQUESTS,
+} from "../../lib/client/log/head_links.ts";
 import {
   headAlerts,
   type HeadObservation,

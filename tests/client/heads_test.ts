@@ -4,7 +4,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { createApiClient, type Transport } from "../../lib/client/api_client.ts";
+import { createApiClient } from "../../lib/client/api_client.ts";
 import {
   checkShownChain,
   evidenceFile,
