@@ -31,6 +31,7 @@ import { createApp } from "../../server/app.ts";
 import { createStore, type Store } from "../../server/store/mod.ts";
 import { resign, serverSeedOf } from "../helpers/lying_server.ts";
 import { MapStorage } from "../helpers/map_storage.ts";
+import { appendEmptyBlocks } from "../helpers/ledger_builder.ts";
 
 const T0 = 1_700_000_000_000;
 
@@ -42,21 +43,7 @@ async function server() {
   return { kv, store, app, seed: await serverSeedOf(kv) };
 }
 
-/** Appends empty blocks through the store until the chain holds `size` blocks (genesis included). */
-async function growTo(store: Store, size: number) {
-  let { blocks: [head], height } = await store.blocks(0, 1);
-  if (height > 0) head = (await store.blocks(height, 1)).blocks[0];
-  for (let h = height + 1; h < size; h++) {
-    const header = {
-      height: h,
-      timestamp: T0 + h * 1000,
-      merkle_root: bytesToHex(emptyRoot()),
-      prev_hash: head.hash,
-      size: 0,
-    };
-    head = await store.appendBlock({ ...header, hash: blockHash(header) });
-  }
-}
+const growTo = appendEmptyBlocks;
 
 /** A transport that records every request and the bytes of every answer. */
 function metered(inner: Transport) {

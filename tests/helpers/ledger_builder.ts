@@ -1,6 +1,9 @@
 // A ledger of any size for browser tests and benchmarks: real keys, real ring signatures, written
 // through the store (the API's signature check is skipped, the signatures are valid anyway) and
 // sealed into blocks, so a 10,000-vote ledger costs its signing time and little else.
+import { bytesToHex } from "../../lib/protocol/bytes.ts";
+import { blockHash } from "../../lib/protocol/chain.ts";
+import { emptyRoot } from "../../lib/protocol/merkle.ts";
 import { sealNextBlock } from "../../server/sealer.ts";
 import type { Store } from "../../server/store/mod.ts";
 import { makeVoters, ringFor, signedVote, type TestVoter } from "./ledger_fixtures.ts";
@@ -47,4 +50,23 @@ export async function buildLedger(store: Store, opts: LedgerOptions): Promise<Bu
     }
   }
   return built;
+}
+
+/**
+ * Appends empty blocks (no votes, the empty tree's root) through the store until the chain holds
+ * `size` blocks, genesis included: a long log, cheaply, for the log's checks and proofs.
+ */
+export async function appendEmptyBlocks(store: Store, size: number, startAt = 1_700_000_000_000) {
+  const { height } = await store.blocks(0, 1);
+  let head = (await store.blocks(height, 1)).blocks[0];
+  for (let h = height + 1; h < size; h++) {
+    const header = {
+      height: h,
+      timestamp: startAt + h * 1000,
+      merkle_root: bytesToHex(emptyRoot()),
+      prev_hash: head.hash,
+      size: 0,
+    };
+    head = await store.appendBlock({ ...header, hash: blockHash(header) });
+  }
 }

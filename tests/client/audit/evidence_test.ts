@@ -7,11 +7,10 @@
 import assert from "node:assert/strict";
 import { checkEvidence, settleEvidence } from "../../../lib/client/audit/evidence.ts";
 import { createApiClient } from "../../../lib/client/api_client.ts";
-import { bytesToBase64, bytesToHex } from "../../../lib/protocol/bytes.ts";
-import { blockHash } from "../../../lib/protocol/chain.ts";
-import { emptyRoot } from "../../../lib/protocol/merkle.ts";
+import { bytesToBase64 } from "../../../lib/protocol/bytes.ts";
 import { createApp } from "../../../server/app.ts";
 import { createStore } from "../../../server/store/mod.ts";
+import { appendEmptyBlocks } from "../../helpers/ledger_builder.ts";
 import { utf8 } from "../../../lib/protocol/bytes.ts";
 import { signCheckpoint } from "../../../lib/protocol/checkpoint.ts";
 import { sha256 } from "../../../lib/protocol/hash.ts";
@@ -85,19 +84,7 @@ Deno.test("two checkpoints of two sizes are settled by the server's own consiste
   const store = await createStore(kv, { now: () => 1_700_000_000_000 });
   const api = createApiClient({ fetch: createApp({ store }).request });
   const ask = api;
-  const grow = async (size: number) => {
-    for (let h = (await store.blocks(0, 1)).height + 1; h < size; h++) {
-      const prev = (await store.blocks(h - 1, 1)).blocks[0];
-      const header = {
-        height: h,
-        timestamp: 1_700_000_000_000 + h,
-        merkle_root: bytesToHex(emptyRoot()),
-        prev_hash: prev.hash,
-        size: 0,
-      };
-      await store.appendBlock({ ...header, hash: blockHash(header) });
-    }
-  };
+  const grow = (size: number) => appendEmptyBlocks(store, size);
   try {
     await grow(3);
     const small = await api.checkpoint();

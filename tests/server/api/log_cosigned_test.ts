@@ -2,10 +2,7 @@
 // cosignatures, signed by the log like the current one, or 404 while none does; `min` checked.
 import assert from "node:assert/strict";
 import { createApiClient } from "../../../lib/client/api_client.ts";
-import { bytesToHex } from "../../../lib/protocol/bytes.ts";
-import { blockHash } from "../../../lib/protocol/chain.ts";
 import { parseCheckpoint } from "../../../lib/protocol/checkpoint.ts";
-import { emptyRoot } from "../../../lib/protocol/merkle.ts";
 import {
   COSIGNATURE_V1_TYPE,
   formatNote,
@@ -16,21 +13,10 @@ import {
   verifyCosignature,
 } from "../../../lib/protocol/note.ts";
 import { createApp } from "../../../server/app.ts";
-import { createStore, type Store } from "../../../server/store/mod.ts";
+import { createStore } from "../../../server/store/mod.ts";
+import { appendEmptyBlocks } from "../../helpers/ledger_builder.ts";
 
-async function grow(store: Store, size: number) {
-  for (let h = (await store.blocks(0, 1)).height + 1; h < size; h++) {
-    const prev = (await store.blocks(h - 1, 1)).blocks[0];
-    const header = {
-      height: h,
-      timestamp: 1_700_000_000_000 + h,
-      merkle_root: bytesToHex(emptyRoot()),
-      prev_hash: prev.hash,
-      size: 0,
-    };
-    await store.appendBlock({ ...header, hash: blockHash(header) });
-  }
-}
+const grow = appendEmptyBlocks;
 
 Deno.test("GET /api/log/cosigned answers the newest checkpoint its witnesses caught up with", async () => {
   const kv = await Deno.openKv(":memory:");
