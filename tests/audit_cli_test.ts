@@ -365,7 +365,10 @@ Deno.test("deno task audit --evidence FILE: checkpoint evidence, its form, origi
         );
         const unreachable = await audit("--evidence", file, "http://127.0.0.1:1/");
         assert.equal(unreachable.code, 1, unreachable.stdout);
-        assert.match(unreachable.stdout, /^VERDICT: NOT SETTLED: the server could not be asked/m);
+        assert.match(
+          unreachable.stdout,
+          /^VERDICT: NOT SETTLED: the server.s checkpoint could not be read/m,
+        );
       },
     );
     await t.step("the two heads form still prints its form", async () => {

@@ -317,7 +317,8 @@ withBrowser("remembered heads the chain does not hold fail the board's audit", a
       expected.map((f) => f.kind),
     );
     assert.deepEqual(await problems.allTextContents(), expected.map(findingText));
-    assert.match(audit.report, /remembered heads {2}2\n/);
+    // The two planted, and maybe the head the page was shown before it was shown block 1.
+    assert.match(audit.report, /remembered heads {2}[23]\n/);
     await screenshots(page, "audit-remembered-head");
   } finally {
     await ledger.close();
