@@ -39,9 +39,30 @@ function lieOf(told: Rewrite | Lie | null): Lie {
 
 /**
  * The answer to one request under `lie`: its own, or the real one from `ask` (called at most once)
- * with its JSON rewritten.
+ * with its JSON rewritten; either way never to be kept ({@link uncached}).
  */
 async function answerUnder(
+  lie: Lie,
+  request: { path: string; method: string; ask: () => Promise<Response> },
+): Promise<Response> {
+  return uncached(await toldAnswer(lie, request));
+}
+
+/**
+ * `answer` asking that nothing of it be kept: `Cache-Control: no-store`, no `ETag`. A liar decides
+ * its own headers, and this one changes its answers while a page watches, which the page must see:
+ * the real server's sealed answers are cacheable for good (protocol §4.4), so a browser would go on
+ * showing the first answer it kept.
+ */
+function uncached(answer: Response): Response {
+  const headers = new Headers(answer.headers);
+  headers.set("cache-control", "no-store");
+  headers.delete("etag");
+  return new Response(answer.body, { status: answer.status, headers });
+}
+
+/** The answer to one request under `lie`, with the headers it was given. */
+async function toldAnswer(
   lie: Lie,
   { path, method, ask }: { path: string; method: string; ask: () => Promise<Response> },
 ): Promise<Response> {
