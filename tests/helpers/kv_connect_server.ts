@@ -1,12 +1,11 @@
 /**
  * A KV Connect server for tests: denokv's own data path (`snapshotRead`, `atomicWrite` of
  * `npm:@deno/kv-linux-x64-gnu`, pinned: its limits, its conversion and its SQLite backend, the
- * code behind `denokv serve`) behind `Deno.serve`, with the metadata exchange in front. It counts
- * and delays round trips, drops the reply of a write that landed, and goes down and comes back.
+ * code behind `denokv serve`), run by a process of its own, behind `Deno.serve`, with the metadata
+ * exchange in front. It counts and delays round trips, drops the reply of a write that landed,
+ * and goes down and comes back.
  * @module
  */
-import { createRequire } from "node:module";
-
 /** The native half of `@deno/kv`, pinned: the version whose data path these tests speak. */
 export const DENOKV_NATIVE = "@deno/kv-linux-x64-gnu@0.14.0";
 
@@ -24,51 +23,55 @@ function databasePath(name: string): string {
   return name === "" ? "" : `/db/${encodeURIComponent(name)}`;
 }
 
-/** The exports of the native module these tests call (npm/napi/index.d.ts of denoland/denokv). */
-type DenoKvNative = {
-  open(path: string, inMemory: boolean | null, debug: boolean): number;
-  close(db: number, debug: boolean): void;
-  snapshotRead(db: number, request: Uint8Array, debug: boolean): Promise<Uint8Array<ArrayBuffer>>;
-  atomicWrite(db: number, request: Uint8Array, debug: boolean): Promise<Uint8Array<ArrayBuffer>>;
+/**
+ * denokv's data path, run by a process of its own (./kv_native_process.ts): its Node-API addon is
+ * never loaded into the isolates `deno test --parallel` runs side by side in one process.
+ */
+type NativeProcess = {
+  open(path?: string): Promise<number>;
+  /** The data path's answer, or denokv's refusal as an Error. */
+  call(kind: "read" | "write", db: number, body: Uint8Array): Promise<Uint8Array<ArrayBuffer>>;
+  /** Closes every database and ends the process. */
+  close(): Promise<void>;
 };
 
-let native: DenoKvNative | null = null;
-
-/**
- * Loads the native module from Deno's npm cache, fetching it there first if it is missing. A
- * `.node` addon loads only through `require`, and `require` resolves no `npm:` specifier without a
- * node_modules directory, so the file is found through `deno info --json`.
- */
-async function loadNative(): Promise<DenoKvNative> {
-  if (native) return native;
-  const at = DENOKV_NATIVE.lastIndexOf("@");
-  const [name, version] = [DENOKV_NATIVE.slice(0, at), DENOKV_NATIVE.slice(at + 1)];
-  const info = await new Deno.Command(Deno.execPath(), { args: ["info", "--json"] }).output();
-  const { npmCache } = JSON.parse(new TextDecoder().decode(info.stdout)) as { npmCache: string };
-  const file = `${npmCache}/registry.npmjs.org/${name}/${version}/deno-kv-napi.linux-x64-gnu.node`;
-  if (!(await exists(file))) {
-    const cached = await new Deno.Command(Deno.execPath(), {
-      args: ["cache", "--no-lock", `npm:${DENOKV_NATIVE}`],
-      stdout: "null",
-      stderr: "piped",
-    }).output();
-    if (!cached.success) {
-      throw new Error(
-        `Could not fetch npm:${DENOKV_NATIVE}: ${new TextDecoder().decode(cached.stderr)}`,
-      );
+async function startNativeProcess(): Promise<NativeProcess> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("./kv_native_process.ts", import.meta.url).pathname],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let first = "";
+  while (!first.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) {
+      await child.stdin.close();
+      throw new Error(`denokv's data path did not start (exit ${(await child.status).code})`);
     }
+    first += value;
   }
-  native = createRequire(import.meta.url)(file) as DenoKvNative;
-  return native;
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
+  await reader.cancel();
+  const { port } = JSON.parse(first.split("\n")[0]) as { port: number };
+  const base = `http://127.0.0.1:${port}`;
+  const post = async (path: string, body: BodyInit) => {
+    const res = await fetch(`${base}${path}`, { method: "POST", body });
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    if (!res.ok) throw new Error(new TextDecoder().decode(bytes));
+    return bytes;
+  };
+  return {
+    async open(path) {
+      const answer = await post("/open", JSON.stringify(path === undefined ? {} : { path }));
+      return (JSON.parse(new TextDecoder().decode(answer)) as { db: number }).db;
+    },
+    call: (kind, db, body) => post(`/${kind}/${db}`, body as Uint8Array<ArrayBuffer>),
+    async close() {
+      await child.stdin.close();
+      await child.status;
+    },
+  };
 }
 
 /** Round trips a server has answered (or dropped) so far, by kind. */
@@ -133,17 +136,12 @@ export type KvConnectServerOptions = {
 export async function startKvConnectServer(
   options: KvConnectServerOptions = {},
 ): Promise<KvConnectServer> {
-  const napi = await loadNative();
-  const databases = new Map<string, number>([[
-    "",
-    options.path === undefined
-      ? napi.open(":memory:", true, false)
-      : napi.open(options.path, false, false),
-  ]]);
+  const native = await startNativeProcess();
+  const databases = new Map<string, Promise<number>>([["", native.open(options.path)]]);
   const database = (name: string) => {
     let db = databases.get(name);
     if (db === undefined) {
-      db = napi.open(":memory:", true, false);
+      db = native.open();
       databases.set(name, db);
     }
     return db;
@@ -170,7 +168,7 @@ export async function startKvConnectServer(
       return new Response(`No route ${new URL(req.url).pathname}`, { status: 404 });
     }
     const name = route[1] === undefined ? "" : decodeURIComponent(route[1]);
-    const db = database(name);
+    const db = await database(name);
     if (!route[2].startsWith("/v2/")) return metadata(name);
     const read = route[2].endsWith("/snapshot_read");
     const write = !read;
@@ -181,8 +179,7 @@ export async function startKvConnectServer(
     if (self.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, self.delayMs));
     let output: Uint8Array<ArrayBuffer>;
     try {
-      output =
-        await (read ? napi.snapshotRead(db, body, false) : napi.atomicWrite(db, body, false));
+      output = await native.call(read ? "read" : "write", db, body);
     } catch (error) {
       // denokv's own refusals (TooManyChecks, KeyTooLong, …): a 4xx the client reports, unretried.
       return new Response(firstLine(error), { status: 400 });
@@ -265,7 +262,7 @@ export async function startKvConnectServer(
       const running = server;
       server = null;
       await running?.shutdown();
-      for (const db of databases.values()) napi.close(db, false);
+      await native.close();
     },
   };
   listen();
