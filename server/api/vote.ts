@@ -28,14 +28,22 @@ export function createVoteApp(
   app.post("/", async (c) => {
     const { publicKeys, signature, tag, payload } = await parseJson(c, VoteSubmission);
     const vote = { payload, signature, publicKeys };
-    // Membership and the tag are two reads before any curve arithmetic: strangers in the ring and
-    // replayed tags cost no verification. The commit checks the tag again, so a race between two
-    // copies stays safe.
+    // Membership and the tag are read (one round trip) before any curve arithmetic: strangers in
+    // the ring and replayed tags cost no verification. The commit checks the tag again, so a race
+    // between two copies stays safe.
+    let tagUsed: boolean | null = null;
     const { findings } = await checkVote(vote, {
       choices,
       tag,
-      members: (keys) => store.lookupKeys([...keys]),
-      tagUse: async (used) => (await store.isTagUsed(used)) ? { height: null } : null,
+      members: async (keys) => {
+        const inputs = await store.voteInputs([...keys], tag);
+        tagUsed = inputs.tagUsed;
+        return inputs.members;
+      },
+      tagUse: async (used) =>
+        (used === tag && tagUsed !== null ? tagUsed : await store.isTagUsed(used))
+          ? { height: null }
+          : null,
       verify: (decoded, { members }) =>
         verifier.verify(decoded, payload, (members ?? []).map((record) => record?.pre ?? null)),
       stopAtFirst: true,

@@ -21,6 +21,7 @@ import {
   createKeyIdReader,
   createRegistrar,
   keyById,
+  type KeyIdReader,
   keyPage,
   lookupKeys,
 } from "./directory.ts";
@@ -29,7 +30,9 @@ import {
   backoff,
   type BatchOptions,
   type CapacityBound,
+  GET_MANY_LIMIT,
   type HeadRecord,
+  type KeyIdRecord,
   keyRecordSecret,
   type KvLedger,
   ledgerKeys,
@@ -87,6 +90,15 @@ export interface Store {
   recordStats(): { held: number; capacity: number };
   /** True when a vote with `tag` is stored already. */
   isTagUsed(tag: string): Promise<boolean>;
+  /**
+   * What a vote's intake reads before any curve arithmetic: the record of each ring member, as
+   * {@link Store.lookupKeys} answers them, and whether `tag` has voted. One round trip when the
+   * members not held in memory, the tag and the guard fit one `getMany`.
+   */
+  voteInputs(
+    keys: string[],
+    tag: string,
+  ): Promise<{ members: (CheckedKeyRecord | null)[]; tagUsed: boolean }>;
   /** Commits a verified vote into the open block; 409 `duplicate_tag` if the tag has voted. */
   submitVote(vote: wire.VoteRecord, tag: string): Promise<wire.VoteAccepted>;
   /**
@@ -188,6 +200,15 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
   );
   const readKeyIds = createKeyIdReader(ledger);
   const guard: GuardMemo = { last: null };
+  /** True when a vote with `tag` is stored; the guard comes along, for the commit that follows. */
+  const isTagUsed = async (tag: string) => {
+    const [used] = await readWithGuard(ledger, {
+      before: [ledger.keys.tag(tag)],
+      bounded: capacity?.votes !== undefined,
+      guard,
+    });
+    return used.versionstamp !== null;
+  };
   const tallyCache: TallyCache = { height: 0, counts: new Map(), total: 0, pending: null };
   return {
     async registerKey(key, pre) {
@@ -199,14 +220,28 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
     keyPage: (offset, limit) => keyPage(ledger, offset, limit),
     lookupKeys: (keys) => lookupKeys({ records, secret: recordSecret, read: readKeyIds }, keys),
     recordStats: () => ({ held: records.size, capacity: records.capacity }),
-    async isTagUsed(tag) {
-      // The guard comes along in the same round trip, for the vote commit that follows.
-      const [used] = await readWithGuard(ledger, {
-        before: [ledger.keys.tag(tag)],
-        bounded: capacity?.votes !== undefined,
-        guard,
-      });
-      return used.versionstamp !== null;
+    isTagUsed,
+    async voteInputs(keys, tag) {
+      const bounded = capacity?.votes !== undefined;
+      let tagUsed: boolean | null = null;
+      // Members not held are read with the tag and the guard when they fit one getMany, else
+      // beside the tag's read.
+      const read: KeyIdReader = async (unread) => {
+        if (unread.length + 1 + guardKeys(ledger, bounded).length > GET_MANY_LIMIT) {
+          const [records, used] = await Promise.all([readKeyIds(unread), isTagUsed(tag)]);
+          tagUsed = used;
+          return records;
+        }
+        const entries = await readWithGuard(ledger, {
+          before: [...unread.map((key) => ledger.keys.keyId(key)), ledger.keys.tag(tag)],
+          bounded,
+          guard,
+        });
+        tagUsed = entries[unread.length].versionstamp !== null;
+        return entries.slice(0, unread.length).map((entry) => entry.value as KeyIdRecord | null);
+      };
+      const members = await lookupKeys({ records, secret: recordSecret, read }, keys);
+      return { members, tagUsed: tagUsed ?? await isTagUsed(tag) };
     },
     submitVote: (vote, tag) =>
       submitVote(ledger, { vote, tag, voteId: newVoteId(), capacity: capacity?.votes, guard }),

@@ -8,7 +8,7 @@ import { measureRoundTrips } from "./round_trips.ts";
 /** The most round trips each operation may take (docs/performance.md, "Round trips"). */
 const BUDGET: [RegExp, number][] = [
   [/^registration, 16 concurrent clients/, 1],
-  [/^POST \/api\/vote, fresh instance/, 3],
+  [/^POST \/api\/vote, fresh instance/, 2],
   [/^POST \/api\/vote, ring already read/, 2],
   [/^GET \/api\/block\/status/, 1],
   [/^sealing a 250-vote block/, 9],
