@@ -23,7 +23,11 @@ export async function postAll(
     while (at < bodies.length) {
       const body = JSON.stringify(bodies[at++]);
       const started = performance.now();
-      const res = await fetch(new URL(path, url), { method: "POST", body });
+      const res = await fetch(new URL(path, url), {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+      });
       const text = await res.text();
       latencies.push(performance.now() - started);
       if (res.status !== opts.status) throw new Error(`${path} answered ${res.status}: ${text}`);

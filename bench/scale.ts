@@ -89,7 +89,11 @@ function watch(server: ServerProcess) {
 }
 
 async function post(url: string, path: string, body: unknown): Promise<Response> {
-  return await fetch(new URL(path, url), { method: "POST", body: JSON.stringify(body) });
+  return await fetch(new URL(path, url), {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 }
 
 /** Registers `voters` with IN_FLIGHT requests in flight; returns keys per second. */

@@ -1,8 +1,8 @@
 // The Hono application: the API of the election's ledger under /api and, served by the same
 // sub-apps, the attack lab's practice ledger under /api/lab (protocol §4.7); the 64 KiB body limit,
-// JSON 404s and the one error handler that maps typed errors to `{"error": {"code", "message"}}`
-// (protocol §4), and the security headers on every answer. A 500 names no cause: the error is
-// logged, never answered.
+// the JSON content type of every write call, JSON 404s and the one error handler that maps typed
+// errors to `{"error": {"code", "message"}}` (protocol §4), and the security headers on every
+// answer. A 500 names no cause: the error is logged, never answered.
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { MAX_BODY_BYTES } from "../lib/protocol/schemas.ts";
@@ -20,7 +20,7 @@ import type { LabLedger } from "./store/lab.ts";
 import { electionWrites, mountRounds } from "./api/rounds.ts";
 import type { Rounds } from "./store/rounds.ts";
 import { createPageApp } from "./pages/pages.ts";
-import { hostGuard, securityHeaders } from "./security.ts";
+import { hostGuard, jsonWrites, securityHeaders } from "./security.ts";
 import { createBlockLog } from "./store/block_log.ts";
 import { kvSilentForMs } from "./store/layout.ts";
 import type { Store } from "./store/mod.ts";
@@ -85,6 +85,9 @@ export function createApp(options: AppOptions): Hono {
   app.use("*", securityHeaders());
   app.use("/api/*", compressAnswers());
   app.use("*", hostGuard());
+  // Before the body limit, which reads the body, and the deadline: a 415 reads neither the body
+  // nor the database.
+  app.use("/api/*", jsonWrites());
   app.use(
     "*",
     bodyLimit({
@@ -222,8 +225,10 @@ function kvDeadline(boundMs: number): MiddlewareHandler {
 /**
  * Serves the practice ledger under {@link LAB_API}: each request goes to the API of the current
  * generation (built again only when a reset moved it), and `POST /api/lab/reset` starts a fresh
- * one and answers its block status. A request during which a reset moved the practice ledger to a
- * new generation is answered 409 `lab_reset`: never a 500, a stale answer or a lost write.
+ * one (or finds the ledger empty, or joins a concurrent reset) and answers its block status; 429
+ * `reset_too_soon` within the reset interval. A request during which a reset moved the practice
+ * ledger to a new generation is answered 409 `lab_reset`: never a 500, a stale answer or a lost
+ * write.
  */
 function mountLab(app: Hono, { lab, verifier }: { lab: LabLedger; verifier: Verifier }): void {
   let served: { store: Store; api: Hono } | null = null;

@@ -1,11 +1,14 @@
 // The one error type of the HTTP API. Handlers, the store, the middleware and the page routes
 // throw it; the app's one `onError` (server/app.ts) answers with the response it carries, so every
-// refusal, 404 and 413 included, has the shape `{"error": {"code", "message"}}` of protocol §4 (a
-// browser asking for a page gets the same status and message as plain text).
+// refusal, 404, 413, 415 and 429 included, has the shape `{"error": {"code", "message"}}` of
+// protocol §4 (a browser asking for a page gets the same status and message as plain text).
 import { HTTPException } from "hono/http-exception";
 
-/** Status codes of error answers: 4xx the caller's fault, 503 busy or KV down, 500 a bug. */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 422 | 500 | 503;
+/**
+ * Status codes of error answers: 4xx the caller's fault (429: too soon, try later), 503 busy or KV
+ * down, 500 a bug.
+ */
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 503;
 
 /** The JSON body of every error answer. */
 export type ErrorAnswer = { error: { code: string; message: string } & Record<string, unknown> };
@@ -73,7 +76,9 @@ export const ERROR_STATUS = {
   round_closed: 409,
   payload_too_large: 413,
   body_too_large: 413,
+  unsupported_media_type: 415,
   bad_cosignature: 422,
+  reset_too_soon: 429,
   internal_error: 500,
   busy: 503,
   kv_unavailable: 503,

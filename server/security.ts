@@ -1,10 +1,11 @@
-// Security headers on every answer, API and pages alike, errors and 404s included.
+// Security headers on every answer, API and pages alike, errors and 404s included; the Host check;
+// and the JSON content type every write call of the API must carry.
 // The policy allows exactly what the pages load: module scripts and the stylesheet from this
 // origin (static/build/), fetches to this origin, and nothing inline but style attributes
 // (bar widths); island props travel in `<script type="application/json">`, which is data, not
 // code, so no script needs 'unsafe-inline'.
 import type { MiddlewareHandler } from "hono";
-import { refusal } from "./errors.ts";
+import { quote, refusal } from "./errors.ts";
 
 /** The Content-Security-Policy of every answer. */
 export const CONTENT_SECURITY_POLICY = [
@@ -69,6 +70,38 @@ export function hostGuard(): MiddlewareHandler {
 export function isUrlHost(host: string): boolean {
   if (host.length === 0 || host.length > MAX_HOST_LENGTH || /[\s/?#@\\]/.test(host)) return false;
   return URL.canParse(`http://${host}/`);
+}
+
+/** The methods of write calls: every one of them under `/api/` takes a JSON body. */
+const WRITE_METHODS: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/**
+ * Middleware answering 415 `unsupported_media_type` to a write call (POST, PUT, PATCH, DELETE)
+ * whose `Content-Type` is not `application/json` (parameters such as `charset` allowed, any case),
+ * or that has none, bodiless calls (`POST /api/lab/reset`) included. A browser sends a form or a
+ * `text/plain` POST to another site without asking it first (no CORS preflight), never one of this
+ * type, so no page elsewhere can make a visitor's browser write here. It reads neither the body nor
+ * the database.
+ */
+export function jsonWrites(): MiddlewareHandler {
+  return async (c, next) => {
+    if (WRITE_METHODS.has(c.req.method)) {
+      const type = c.req.header("content-type");
+      if (type === undefined || !isJsonMediaType(type)) {
+        const sent = type === undefined ? "no Content-Type" : `"${quote(type)}"`;
+        throw refusal(
+          "unsupported_media_type",
+          `Send write calls with Content-Type: application/json, got ${sent}`,
+        );
+      }
+    }
+    await next();
+  };
+}
+
+/** True when the media type of Content-Type header `value` is `application/json`. */
+function isJsonMediaType(value: string): boolean {
+  return value.split(";", 1)[0].trim().toLowerCase() === "application/json";
 }
 
 /** A Host header: a name or IPv4 address, or a bracketed IPv6 one, and an optional port. */

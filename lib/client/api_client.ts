@@ -81,7 +81,7 @@ export type Failure = {
   reason: string;
   /** The error body's other fields (`duplicate_key` carries `id`). */
   details?: Record<string, unknown>;
-  /** For a 503: the seconds the server asked to wait (`Retry-After`), null when absent. */
+  /** For a 503 or a 429: the seconds the server asked to wait (`Retry-After`), null when absent. */
   retryAfterSeconds?: number | null;
 };
 
@@ -199,7 +199,8 @@ export function createApiClient(
     registerKey: (body: KeyRegistration) => post("/api/pki/key", body, KeyRecord),
     /**
      * POST /api/lab/reset (with `ledger: "lab"`): starts a fresh practice ledger and answers its
-     * status; the election's ledger has no such call.
+     * status; 429 `reset_too_soon`, with `retryAfterSeconds`, when one was started moments ago. The
+     * election's ledger has no such call.
      */
     resetLedger: async () => heard(await post("/api/reset", undefined, BlockStatus), (s) => [s]),
     /** POST /api/vote: submits a signed vote (202). */
@@ -304,11 +305,12 @@ async function send<T>(
   const call = `${method} ${path}`;
   const asText = (schema as unknown) === TEXT;
   const accept = asText ? "text/plain" : "application/json";
-  const init: RequestInit = body === undefined ? { method, headers: { accept, ...headers } } : {
-    method,
-    headers: { accept, "content-type": "application/json", ...headers },
-    body: JSON.stringify(body),
-  };
+  // Every write says it is JSON, a bodiless one too: the server refuses any other (protocol §4.1).
+  const type: Record<string, string> = method === "POST"
+    ? { "content-type": "application/json" }
+    : {};
+  const init: RequestInit = { method, headers: { accept, ...type, ...headers } };
+  if (body !== undefined) init.body = JSON.stringify(body);
   const deadline = timeoutMs === undefined ? null : deadlineOf(timeoutMs);
   const read = async () => {
     const response = await fetch(
@@ -339,7 +341,7 @@ async function send<T>(
   }
   const { status } = response;
   if (!response.ok) {
-    const retryAfterSeconds = status === 503
+    const retryAfterSeconds = status === 503 || status === 429
       ? retryAfter(response.headers.get("retry-after"))
       : null;
     const refusal = ErrorBody.safeParse(json);

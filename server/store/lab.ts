@@ -1,19 +1,23 @@
 /**
  * The attack lab's practice ledger (protocol §4.7): the same store and sealer as the election's,
  * under the KV prefix ["lab", generation], bounded in keys and votes. A reset makes the next
- * generation's genesis and key, points every process at it in one commit, then deletes the
- * generations before it.
+ * generation's genesis and key and points every process at it in one checked commit; the reset
+ * whose commit moved the generation deletes the generations before it. Resets come at most once
+ * per {@link LAB_RESET_INTERVAL_MS}, and a practice ledger still empty is not reset at all.
  * @module
  */
 import { refusal } from "../errors.ts";
 import {
   backoff,
   BATCH_MAX_MUTATIONS,
+  type KeyCountRecord,
+  ledgerKeys,
   LIST_BATCH_MAX,
   listEntries,
   MAX_ATTEMPTS,
   readRetrying,
   tryCommit,
+  type VoteCountRecord,
 } from "./layout.ts";
 import { createStore, type LedgerCapacity, type Store } from "./mod.ts";
 
@@ -23,8 +27,15 @@ export const LAB_PREFIX = "lab";
 /** The number of the current generation: the one key of the lab outside every generation. */
 export const LAB_GENERATION_KEY: Deno.KvKey = [LAB_PREFIX, "cfg", "generation"];
 
-/** The value under {@link LAB_GENERATION_KEY}. */
-export type GenerationRecord = { generation: number };
+/**
+ * The value under {@link LAB_GENERATION_KEY}: the generation, and when the reset that started it
+ * committed, ms since the epoch. A record without `startedAt` (the first generation, made at the
+ * first start, or one kept by an older server) may be reset at once.
+ */
+export type GenerationRecord = { generation: number; startedAt?: number };
+
+/** The least time between two resets of the practice ledger, ms (protocol §4.7). */
+export const LAB_RESET_INTERVAL_MS = 10_000;
 
 /** Memory for the practice ledger's key records: 1 MiB, about 230 records (protocol §4.7). */
 export const LAB_RECORD_BUDGET = 1024 * 1024;
@@ -40,10 +51,12 @@ export type LabOptions = {
   maxKeys: number;
   /** Most votes the practice ledger accepts (`LAB_MAX_VOTES`). */
   maxVotes: number;
-  /** Clock for the genesis timestamps, ms since the epoch. */
+  /** Clock for the genesis timestamps and the reset interval, ms since the epoch. */
   now?: () => number;
   /** Most deletions per commit of a reset; {@link BATCH_MAX_MUTATIONS} by default. */
   maxMutations?: number;
+  /** The least time between two resets, ms; {@link LAB_RESET_INTERVAL_MS} by default. */
+  resetIntervalMs?: number;
 };
 
 /** The practice ledger: the store of its current generation, and the reset. */
@@ -60,7 +73,12 @@ export type LabLedger = {
   open(): Promise<{ generation: number; store: Store }>;
   /** The current generation's number, read from KV. */
   generation(): Promise<number>;
-  /** Starts a fresh practice ledger (new genesis, new key) and answers its store. */
+  /**
+   * Starts a fresh practice ledger (new genesis, new key) and answers its store. A reset that
+   * lost to a concurrent one answers that one's fresh ledger, and one of a ledger that holds no key
+   * and no vote answers it unchanged; 429 `reset_too_soon` within `resetIntervalMs` of the reset
+   * that started the current generation.
+   */
   reset(): Promise<Store>;
 };
 
@@ -74,11 +92,27 @@ export function labFull(what: "keys" | "votes", max: number): Error {
 }
 
 /**
+ * The refusal of a reset within `intervalMs` of the one that started the current generation, which
+ * may come again in `waitMs`: 429 `reset_too_soon` with `Retry-After` in whole seconds.
+ */
+export function resetTooSoon(intervalMs: number, waitMs: number): Error {
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+  return refusal(
+    "reset_too_soon",
+    `The practice ledger was started afresh moments ago, and is started afresh at most once ` +
+      `every ${intervalMs / 1000} s: try again in ${seconds} s`,
+    { headers: { "Retry-After": String(seconds) } },
+  );
+}
+
+/**
  * The practice ledger over `kv`, created at generation 1 on the first start. Its store keeps key
  * records within {@link LAB_RECORD_BUDGET}, and its tally holds at most `maxVotes` payloads.
  */
 export async function createLabLedger(kv: Deno.Kv, options: LabOptions): Promise<LabLedger> {
   const { maxKeys, maxVotes } = options;
+  const now = options.now ?? Date.now;
+  const intervalMs = options.resetIntervalMs ?? LAB_RESET_INTERVAL_MS;
   const capacity: LedgerCapacity = {
     keys: { max: maxKeys, refuse: (max) => labFull("keys", max) },
     votes: { max: maxVotes, refuse: (max) => labFull("votes", max) },
@@ -88,9 +122,11 @@ export async function createLabLedger(kv: Deno.Kv, options: LabOptions): Promise
       prefix: labPrefix(generation),
       capacity,
       recordBudgetBytes: LAB_RECORD_BUDGET,
-      now: options.now,
+      now,
     });
   let held: { generation: number; store: Promise<Store> } | null = null;
+  // The reset this process is making: a reset asked for meanwhile answers what it answers.
+  let resetting: Promise<Store> | null = null;
 
   /** The store of `generation`, or of the newer one held already, with its number. */
   function storeOf(generation: number): { generation: number; store: Promise<Store> } {
@@ -105,6 +141,52 @@ export async function createLabLedger(kv: Deno.Kv, options: LabOptions): Promise
     return held;
   }
 
+  /** Holds `store`, of `generation`, unless a newer generation's store is held already. */
+  function hold(generation: number, store: Promise<Store>): void {
+    if (held === null || held.generation < generation) held = { generation, store };
+  }
+
+  /**
+   * One reset: decided from one read of the generation record (429 before anything is written,
+   * nothing written for an empty ledger), then the checked commit. Only the reset whose commit
+   * moved the generation deletes the older ones; one that lost answers the winner's ledger.
+   */
+  async function resetOnce(): Promise<Store> {
+    for (let attempt = 0;; attempt++) {
+      const entry = await readRetrying(() => kv.get<GenerationRecord>(LAB_GENERATION_KEY));
+      const at = now();
+      const startedAt = entry.value?.startedAt;
+      if (startedAt !== undefined && at - startedAt < intervalMs) {
+        throw resetTooSoon(intervalMs, startedAt + intervalMs - at);
+      }
+      const generation = entry.value?.generation ?? 0;
+      if (generation > 0 && await isEmpty(kv, generation)) return await storeOf(generation).store;
+      const next = generation + 1;
+      // Genesis and key are in place before any process is pointed at the new generation.
+      const fresh = open(next);
+      await fresh;
+      const record: GenerationRecord = { generation: next, startedAt: at };
+      const res = await tryCommit(kv.atomic().check(entry).set(LAB_GENERATION_KEY, record));
+      // A lock error leaves the outcome unknown: the record shows whether this commit landed (a
+      // concurrent reset of the same millisecond would pass too; deleting twice is harmless).
+      const won = res === null ? await isCurrent(kv, record) : res.ok;
+      if (won) {
+        hold(next, fresh);
+        await deleteGenerationsBefore(kv, next, options.maxMutations);
+        return await fresh;
+      }
+      // Lost to a concurrent reset, which made this same generation (or a newer one meanwhile):
+      // its fresh ledger is the answer, and its deletions are its own.
+      const current = await currentGeneration(kv);
+      if (current >= next) {
+        if (current === next) hold(next, fresh);
+        return await storeOf(current).store;
+      }
+      if (attempt >= MAX_ATTEMPTS) throw new Error("Resetting the practice ledger kept failing");
+      await backoff(attempt);
+    }
+  }
+
   const lab: LabLedger = {
     maxKeys,
     maxVotes,
@@ -116,25 +198,15 @@ export async function createLabLedger(kv: Deno.Kv, options: LabOptions): Promise
       return { generation: entry.generation, store: await entry.store };
     },
     generation: () => currentGeneration(kv),
-    async reset() {
-      for (let attempt = 0;; attempt++) {
-        const entry = await readRetrying(() => kv.get<GenerationRecord>(LAB_GENERATION_KEY));
-        const next = (entry.value?.generation ?? 0) + 1;
-        // Genesis and key are in place before any process is pointed at the new generation.
-        const fresh = open(next);
-        await fresh;
-        const res = await tryCommit(
-          kv.atomic().check(entry).set(LAB_GENERATION_KEY, { generation: next }),
-        );
-        // Lost to another reset that made the same or a newer fresh ledger: that one will do.
-        if (res?.ok || await currentGeneration(kv) >= next) {
-          if (held === null || held.generation < next) held = { generation: next, store: fresh };
-          await deleteGenerationsBefore(kv, next, options.maxMutations);
-          return await lab.current();
-        }
-        if (attempt >= MAX_ATTEMPTS) throw new Error("Resetting the practice ledger kept failing");
-        await backoff(attempt);
+    reset() {
+      if (resetting === null) {
+        const run = resetOnce();
+        resetting = run;
+        run.then(() => {}, () => {}).finally(() => {
+          if (resetting === run) resetting = null;
+        });
       }
+      return resetting;
     },
   };
   await lab.current();
@@ -152,6 +224,22 @@ async function currentGeneration(kv: Deno.Kv): Promise<number> {
     if (attempt >= MAX_ATTEMPTS) throw new Error("Could not start the practice ledger");
     await backoff(attempt);
   }
+}
+
+/** True when generation `generation` holds no key and has accepted no vote: nothing to reset. */
+async function isEmpty(kv: Deno.Kv, generation: number): Promise<boolean> {
+  const keys = ledgerKeys(labPrefix(generation));
+  const [registered, accepted] = await readRetrying(() =>
+    kv.getMany<[KeyCountRecord, VoteCountRecord]>([keys.keyCount(), keys.voteCount()])
+  );
+  return (registered.value?.total ?? 0) === 0 && (accepted.value?.total ?? 0) === 0;
+}
+
+/** True when the generation record is `record`. */
+async function isCurrent(kv: Deno.Kv, record: GenerationRecord): Promise<boolean> {
+  const entry = await readRetrying(() => kv.get<GenerationRecord>(LAB_GENERATION_KEY));
+  return entry.value?.generation === record.generation &&
+    entry.value.startedAt === record.startedAt;
 }
 
 /**

@@ -410,15 +410,17 @@ Deno.test("a call with no whole answer by its deadline fails with timeout, statu
   }
 });
 
-Deno.test("a client of the practice ledger sends every call under /api/lab/", async () => {
+Deno.test("a client of the practice ledger sends every call under /api/lab/, every write as JSON", async () => {
   const kv = await Deno.openKv(":memory:");
   const app = createApp({
     store: await createStore(kv),
     lab: await createLabLedger(kv, { maxKeys: 10, maxVotes: 10 }),
   });
   const paths: string[] = [];
+  const writeTypes: (string | null)[] = [];
   const recording: Transport = (url, init) => {
     paths.push(`${init.method} ${url}`);
+    if (init.method === "POST") writeTypes.push(new Headers(init.headers).get("content-type"));
     return app.request(url, init);
   };
   try {
@@ -442,6 +444,8 @@ Deno.test("a client of the practice ledger sends every call under /api/lab/", as
       "POST /api/lab/reset",
       "GET /api/lab/pki/key/offset/0/limit/1",
     ]);
+    // Every write says it is JSON, the bodiless reset too (protocol §4.1).
+    assert.deepEqual(writeTypes, ["application/json", "application/json"]);
     // The election's ledger holds none of it, and has no reset.
     const election = createApiClient({ fetch: app.request });
     assert.equal((await election.keys(0, 1)).total, 0);

@@ -70,10 +70,9 @@ export async function call(
   body?: unknown,
 ): Promise<Answer> {
   const init: RequestInit = { method };
-  if (body !== undefined) {
-    init.body = typeof body === "string" ? body : JSON.stringify(body);
-    init.headers = { "content-type": "application/json" };
-  }
+  // Every write is sent as JSON, a bodiless one too, as the API requires (protocol §4.1).
+  if (method !== "GET" && method !== "HEAD") init.headers = { "content-type": "application/json" };
+  if (body !== undefined) init.body = typeof body === "string" ? body : JSON.stringify(body);
   const res = typeof target === "string"
     ? await fetch(new URL(path, target), init)
     : await target.request(path, init);

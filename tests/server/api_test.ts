@@ -378,7 +378,11 @@ Deno.test("bodies over 64 KiB are refused with 413 body_too_large before parsing
           controller.close();
         },
       });
-      const res = await app.request("/api/vote", { method: "POST", body });
+      const res = await app.request("/api/vote", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+      });
       assert.equal(res.status, 413);
       assert.match(res.headers.get("content-type") ?? "", /^application\/json/);
       assert.equal((await res.json()).error.code, "body_too_large");

@@ -1,6 +1,7 @@
 // The attack corpus through HTTP (protocol §2 and §4): case-changed hex for used tags and
-// registered keys, replays, wrong types in every field, malformed and oversized bodies, hostile
-// path parameters. Each answer carries its 4xx code, the security headers and no stack trace,
+// registered keys, replays, wrong types in every field, malformed and oversized bodies, valid
+// writes without the JSON content type (as a cross-site page would send them), hostile path
+// parameters. Each answer carries its 4xx code, the security headers and no stack trace,
 // and leaves every KV entry exactly as it was. The per-check verifier rejections are in
 // tests/server/api/vote_test.ts; this file covers what reaches the server around them.
 import assert from "node:assert/strict";
@@ -64,9 +65,14 @@ type Case = {
   method: string;
   path: string;
   body?: unknown;
+  /** The Content-Type of a request with a body: `application/json` unless given; null for none. */
+  type?: string | null;
   status: number;
   code: string;
 };
+
+/** The Content-Type of every write the tests mean to be taken. */
+const JSON_TYPE = { "content-type": "application/json" };
 
 function voteCases(
   voters: TestVoter[],
@@ -249,6 +255,35 @@ function keyCases(voters: TestVoter[]): Case[] {
   ];
 }
 
+/**
+ * Valid writes sent as a page elsewhere could make a visitor's browser send them, with no CORS
+ * preflight: a form's or a `text/plain` body, or no Content-Type at all.
+ */
+function crossSiteCases(voters: TestVoter[]): Case[] {
+  const [newcomer] = makeVoters(1);
+  const vote = signedVote(voters[2], ringFor(voters[2], voters, 3, 2), "Cross-site");
+  const simpleTypes = [
+    "text/plain",
+    "text/plain;charset=UTF-8",
+    "application/x-www-form-urlencoded",
+    "multipart/form-data; boundary=x",
+    "application/jsonx",
+    "",
+    null,
+  ];
+  return simpleTypes.flatMap((type) =>
+    [["/api/pki/key", { key: newcomer.key }], ["/api/vote", vote]].map(([path, body]) => ({
+      desc: `a valid POST ${path} sent with ${type === null ? "no Content-Type" : `"${type}"`}`,
+      method: "POST",
+      path: path as string,
+      body,
+      type,
+      status: 415,
+      code: "unsupported_media_type",
+    }))
+  );
+}
+
 function pathCases(sealedId: string, pendingId: string): Case[] {
   const get = (path: string, status: number, code: string): Case => ({
     desc: `GET ${path}`,
@@ -306,6 +341,7 @@ Deno.test("the attack corpus: every hostile request answers its 4xx and changes 
     const cases = [
       ...voteCases(voters, sealedVote, pendingVote),
       ...keyCases(voters),
+      ...crossSiteCases(voters),
       ...pathCases(sealedId, pendingId),
     ];
     for (const c of cases) {
@@ -313,7 +349,10 @@ Deno.test("the attack corpus: every hostile request answers its 4xx and changes 
         const init: RequestInit = { method: c.method };
         if (c.body !== undefined) {
           init.body = typeof c.body === "string" ? c.body : JSON.stringify(c.body);
-          init.headers = { "content-type": "application/json" };
+          const type = c.type === undefined ? "application/json" : c.type;
+          // No Content-Type at all: a string body would get text/plain from the Request itself.
+          if (type === null) init.body = new TextEncoder().encode(init.body as string);
+          else init.headers = { "content-type": type };
         }
         const res = await app.request(c.path, init);
         const text = await res.text();
@@ -334,20 +373,23 @@ Deno.test("the attack corpus: every hostile request answers its 4xx and changes 
 Deno.test("security headers on every kind of answer, and a policy without inline scripts", async (t) => {
   const { kv, app, voters } = await ledger();
   const [newcomer] = makeVoters(1);
+  const newcomerKey = JSON.stringify({ key: newcomer.key });
   const answers: [string, string, RequestInit?][] = [
     ["200 JSON", "/api/block/status"],
-    ["201", "/api/pki/key", { method: "POST", body: JSON.stringify({ key: newcomer.key }) }],
+    ["201", "/api/pki/key", { method: "POST", headers: JSON_TYPE, body: newcomerKey }],
     [
       "202",
       "/api/vote",
       {
         method: "POST",
+        headers: JSON_TYPE,
         body: JSON.stringify(signedVote(voters[4], ringFor(voters[4], voters, 2), "Yes")),
       },
     ],
     ["404 unknown route", "/nothing/here"],
     ["404 static file", "/static/build/none.js"],
-    ["413", "/api/vote", { method: "POST", body: "x".repeat(70_000) }],
+    ["413", "/api/vote", { method: "POST", headers: JSON_TYPE, body: "x".repeat(70_000) }],
+    ["415", "/api/vote", { method: "POST", body: "{}" }],
     ["page (200, or 503 before a build)", "/"],
   ];
   try {

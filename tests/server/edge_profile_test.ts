@@ -14,10 +14,14 @@ Deno.test("without Worker and with a 512 MB heap, main.ts starts, verifies in-pr
     env: { BLOCK_INTERVAL_MS: "300" },
   });
   const api = async (path: string, body?: unknown) => {
-    const res = await fetch(new URL(path, server.url), {
-      method: body === undefined ? "GET" : "POST",
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    const res = await fetch(
+      new URL(path, server.url),
+      body === undefined ? {} : {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      },
+    );
     return { status: res.status, body: await res.json() };
   };
   try {

@@ -9,7 +9,12 @@ import { createStore } from "../../server/store/mod.ts";
 import { createInProcessVerifier } from "../../server/verifier/in_process.ts";
 import { makeVoters, ringFor, signedVote } from "../helpers/ledger_fixtures.ts";
 
-const json = (body: unknown): RequestInit => ({ method: "POST", body: JSON.stringify(body) });
+const JSON_TYPE = { "content-type": "application/json" };
+const json = (body: unknown): RequestInit => ({
+  method: "POST",
+  headers: JSON_TYPE,
+  body: JSON.stringify(body),
+});
 
 /**
  * Header names and values of `res`, without the length, which follows the message, and `Vary`,
@@ -40,7 +45,15 @@ Deno.test("every error answer has the same headers and shape as the error type's
       ["unknown route", 404, "not_found", "/api/nothing"],
       ["unknown built file", 404, "not_found", "/static/build/none.js"],
       ["body over 64 KiB", 413, "body_too_large", "/api/vote", json("x".repeat(70_000))],
-      ["body not JSON", 400, "invalid_request", "/api/vote", { method: "POST", body: "{" }],
+      ["body not JSON", 400, "invalid_request", "/api/vote", {
+        method: "POST",
+        headers: JSON_TYPE,
+        body: "{",
+      }],
+      ["body not sent as JSON", 415, "unsupported_media_type", "/api/vote", {
+        method: "POST",
+        body: JSON.stringify(vote),
+      }],
       ["bad key", 400, "invalid_key", "/api/pki/key", json({ key: "zz" })],
       ["key again", 409, "duplicate_key", "/api/pki/key", json({ key: a.key })],
       ["no such key id", 404, "unknown_key", "/api/pki/key/id/99"],

@@ -5,7 +5,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { createApiClient } from "../../../lib/client/api_client.ts";
+import { ApiCallError, createApiClient } from "../../../lib/client/api_client.ts";
 import { ATTACKS } from "../../../lib/client/lab/attacks.ts";
 import type { SeenHeads } from "../../../lib/client/log/heads.ts";
 import {
@@ -176,5 +176,29 @@ Deno.test("a full practice ledger stops the lab with LabFullError; a fresh one l
   assert.equal((await other.api.keys(0, 1)).total, 6);
   assert.equal((await other.api.tally()).total, 2);
   assert.ok(ready.input.boardVote);
+  kv.close();
+});
+
+Deno.test("a fresh practice ledger asked for again moments later is refused with the server's reason", async () => {
+  const { kv, lab, io } = await appWithLab();
+  await prepare(io, lab);
+  await startFreshLedger(io);
+  await prepare(io, lab);
+  // Another browser asks for a fresh ledger a moment after this one did: what the page shows is
+  // the refusal's message, and its 'Try again' prepares the ledger started moments ago.
+  const other: LabIO = { ...io, storage: new MapStorage() };
+  await assert.rejects(() => startFreshLedger(other), (error: Error) => {
+    assert.ok(error instanceof ApiCallError, String(error));
+    assert.equal(error.status, 429);
+    assert.equal(error.code, "reset_too_soon");
+    assert.ok(error.retryAfterSeconds! >= 1 && error.retryAfterSeconds! <= 10);
+    assert.match(
+      error.message,
+      /^POST \/api\/lab\/reset answered 429: The practice ledger was started afresh moments ago.*: try again in \d+ s$/,
+    );
+    return true;
+  });
+  await prepare(other, lab);
+  assert.equal((await other.api.keys(0, 1)).total, 12);
   kv.close();
 });

@@ -217,7 +217,10 @@ Deno.test("log refusals: 400 invalid_request and 404 unknown_tree, as JSON", asy
     const zero = await get(app, "/api/log/consistency/0/0");
     assert.equal(zero.status, 200);
     assert.equal(zero.text, "");
-    const post = await app.request("/api/log/checkpoint", { method: "POST" });
+    const post = await app.request("/api/log/checkpoint", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+    });
     assert.equal(post.status, 404);
   } finally {
     kv.close();
@@ -251,7 +254,11 @@ Deno.test("LOG_ORIGIN names the election's log, round 1's too; the lab and round
     assert.equal(origins.size, 3, "every ledger has an origin of its own");
 
     // A reset starts a practice ledger with a new key, and so a new log under a new origin.
-    assert.equal((await app.request("/api/lab/reset", { method: "POST" })).status, 200);
+    const reset = await app.request("/api/lab/reset", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+    });
+    assert.equal(reset.status, 200);
     const freshKey = (await json(app, "/api/lab/server-key")).key;
     const fresh = await checkpointOf(app, "/api/lab", derivedOrigin(freshKey));
     assert.notEqual(fresh.origin, labLog.origin);

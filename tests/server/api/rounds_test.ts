@@ -63,11 +63,9 @@ async function asPresenter(
   authorization = `Bearer ${ADMIN_TOKEN}`,
 ): Promise<Answer> {
   const headers: Record<string, string> = { authorization };
+  if (method !== "GET") headers["content-type"] = "application/json";
   const init: RequestInit = { method, headers };
-  if (body !== undefined) {
-    init.body = typeof body === "string" ? body : JSON.stringify(body);
-    headers["content-type"] = "application/json";
-  }
+  if (body !== undefined) init.body = typeof body === "string" ? body : JSON.stringify(body);
   const res = await app.request(path, init);
   const text = await res.text();
   let parsed: unknown = text;
@@ -172,7 +170,11 @@ Deno.test("POST /api/rounds is the presenter's: 401 without the token, 201 {id} 
         await asPresenter(app, "POST", "/api/rounds", body, ADMIN_TOKEN),
       ];
       for (const res of refused) assertError(res, 401, "unauthorized");
-      const res = await app.request("/api/rounds", { method: "POST", body: "{}" });
+      const res = await app.request("/api/rounds", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      });
       assert.equal(res.status, 401);
       assert.match(res.headers.get("www-authenticate") ?? "", /^Bearer realm=/);
       await res.body?.cancel();

@@ -2,29 +2,83 @@
 // in-memory KV: the same API under /api/lab on keys of its own prefix, bounded in keys and votes
 // (409 `lab_full`, exact under concurrent requests, the election's ledger unaffected), a reset
 // that starts a fresh ledger with a new key and deletes the old one in bounded commits, every
-// process following it, and the lab store's memory within its small budget.
+// process following it; resets at once making one fresh ledger whose reset alone deletes, resets
+// spaced by 10 s (429 `reset_too_soon`), an empty ledger left as it is; and the lab store's memory
+// within its small budget.
 import assert from "node:assert/strict";
+import type { Hono } from "hono";
 import { createApp } from "../../../server/app.ts";
 import {
   createLabLedger,
   deleteGenerationsBefore,
+  LAB_GENERATION_KEY,
   LAB_PREFIX,
   LAB_RECORD_BUDGET,
+  LAB_RESET_INTERVAL_MS,
   type LabLedger,
+  type LabOptions,
   labPrefix,
 } from "../../../server/store/lab.ts";
 import { sealNextBlock } from "../../../server/sealer.ts";
 import { createStore, RECORD_BYTES } from "../../../server/store/mod.ts";
-import { call, makeVoters, ringFor, signedVote } from "../../helpers/ledger_fixtures.ts";
+import { call, dumpKv, makeVoters, ringFor, signedVote } from "../../helpers/ledger_fixtures.ts";
 import { testVerifier } from "../../helpers/test_verifier.ts";
 import type { Verifier } from "../../../server/verifier/types.ts";
 
-async function setup(limits: { maxKeys: number; maxVotes: number }) {
+/** The app over in-memory KV (the lab's seen through `wrap`) with a practice ledger of `options`. */
+async function setup(options: LabOptions, wrap: (kv: Deno.Kv) => Deno.Kv = (kv) => kv) {
   const kv = await Deno.openKv(":memory:");
   const store = await createStore(kv);
-  const lab = await createLabLedger(kv, limits);
+  const lab = await createLabLedger(wrap(kv), options);
   const app = createApp({ store, lab, verifier: testVerifier });
   return { kv, store, lab, app };
+}
+
+/** Registers four keys on the practice ledger and seals a vote of one of them. */
+async function fillLab(app: Hono, lab: LabLedger): Promise<void> {
+  const voters = makeVoters(4);
+  for (const v of voters) {
+    assert.equal((await call(app, "POST", "/api/lab/pki/key", v)).status, 201);
+  }
+  const vote = signedVote(voters[0], ringFor(voters[0], voters, 3), "Lab: a");
+  assert.equal((await call(app, "POST", "/api/lab/vote", vote)).status, 202);
+  await sealNextBlock(await lab.current(), Date.now());
+}
+
+/**
+ * `kv` with every commit's deletions counted: `deletions` holds, per commit that landed, how many
+ * keys it deleted (commits that delete nothing are left out). A key deleted twice counts twice.
+ */
+function countingDeletes(kv: Deno.Kv): { kv: Deno.Kv; deletions: number[] } {
+  const deletions: number[] = [];
+  const counting = new Proxy(kv, {
+    get(target, name) {
+      if (name !== "atomic") {
+        const value = Reflect.get(target, name);
+        return typeof value === "function" ? value.bind(target) : value;
+      }
+      return () => {
+        const op = target.atomic();
+        const commit = op.commit.bind(op);
+        const del = op.delete.bind(op);
+        let deleting = 0;
+        op.delete = (key) => {
+          deleting++;
+          return del(key);
+        };
+        op.commit = async () => {
+          // A deletion lands a little late, as over a network: time for any other reset deleting
+          // meanwhile to list the same keys.
+          if (deleting > 0) await new Promise((resolve) => setTimeout(resolve, 2));
+          const res = await commit();
+          if (res.ok && deleting > 0) deletions.push(deleting);
+          return res;
+        };
+        return op;
+      };
+    },
+  });
+  return { kv: counting, deletions };
 }
 
 /** Every key under `prefix`. */
@@ -172,35 +226,12 @@ Deno.test("a reset starts a fresh practice ledger and deletes the old one in bou
   });
   await t.step("deleting a generation takes commits of at most the given size", async () => {
     await lab.current();
-    let commits = 0;
-    const counting = new Proxy(kv, {
-      get(target, name) {
-        if (name !== "atomic") {
-          const value = Reflect.get(target, name);
-          return typeof value === "function" ? value.bind(target) : value;
-        }
-        return () => {
-          const op = target.atomic();
-          const commit = op.commit.bind(op);
-          let mutations = 0;
-          const del = op.delete.bind(op);
-          op.delete = (key) => {
-            mutations++;
-            return del(key);
-          };
-          op.commit = () => {
-            commits++;
-            assert.ok(mutations <= 5, `${mutations} deletions in one commit`);
-            return commit();
-          };
-          return op;
-        };
-      },
-    });
+    const counting = countingDeletes(kv);
     const held = (await keysUnder(kv, labPrefix(2))).length;
-    const deleted = await deleteGenerationsBefore(counting, 3, 5);
+    const deleted = await deleteGenerationsBefore(counting.kv, 3, 5);
     assert.equal(deleted, held);
-    assert.equal(commits, Math.ceil(held / 5));
+    assert.equal(counting.deletions.length, Math.ceil(held / 5));
+    for (const n of counting.deletions) assert.ok(n <= 5, `${n} deletions in one commit`);
     assert.deepEqual(await keysUnder(kv, labPrefix(2)), []);
   });
   kv.close();
@@ -218,7 +249,7 @@ Deno.test("the practice ledger's store keeps its key records within the lab's sm
 Deno.test("a request on the practice ledger that a reset overtakes is answered 409 lab_reset, never 500 or a lost 2xx", async (t) => {
   const kv = await Deno.openKv(":memory:");
   const store = await createStore(kv);
-  const lab = await createLabLedger(kv, { maxKeys: 50, maxVotes: 50 });
+  const lab = await createLabLedger(kv, { maxKeys: 50, maxVotes: 50, resetIntervalMs: 0 });
   // The real verifier; when `overtake` is set, a reset runs to its end (old generation deleted)
   // while the request waits for its verdict, as a button press on another screen would.
   let overtake = false;
@@ -255,6 +286,8 @@ Deno.test("a request on the practice ledger that a reset overtakes is answered 4
     assert.deepEqual((await call(app, "GET", "/api/lab/tally")).body, { total: 0, results: [] });
   });
   await t.step("a registration whose generation is deleted while its key is checked", async () => {
+    // A practice ledger with nothing in it is not reset: one key makes it worth a reset.
+    assert.equal((await call(app, "POST", "/api/lab/pki/key", voters[0])).status, 201);
     overtake = true;
     refusedAsReset(await call(app, "POST", "/api/lab/pki/key", makeVoters(1)[0]));
     overtake = false;
@@ -277,11 +310,13 @@ Deno.test("a request on the practice ledger that a reset overtakes is answered 4
     );
     await sealNextBlock(await lab.current(), Date.now());
     assert.equal((await call(app, "GET", "/api/lab/block/id/1/votes")).status, 200);
-    // The request takes its generation, then a reset deletes it before the request reads it.
+    // The request takes its generation, then a reset deletes it before the request reads it
+    // (a key registered first, so that there is something to reset).
     const overtaken: LabLedger = {
       ...lab,
       open: async () => {
         const opened = await lab.open();
+        await (await lab.current()).registerKey(makeVoters(1)[0].key);
         await lab.reset();
         return opened;
       },
@@ -292,5 +327,143 @@ Deno.test("a request on the practice ledger that a reset overtakes is answered 4
     }
     assert.equal((await call(app, "GET", "/api/lab/blocks")).body.blocks.length, 1);
   });
+  kv.close();
+});
+
+/** The sum of `counts`. */
+function sum(counts: number[]): number {
+  return counts.reduce((total, n) => total + n, 0);
+}
+
+Deno.test("50 resets at once start one fresh ledger, answer it to all, and delete each old key once", async (t) => {
+  // Five deletions a commit: the winner's deletion takes many commits, time enough for any other
+  // reset to list and delete the same keys, were it to try.
+  let deletions: number[] = [];
+  const { kv, lab, app } = await setup({ maxKeys: 50, maxVotes: 50, maxMutations: 5 }, (kv) => {
+    const counting = countingDeletes(kv);
+    deletions = counting.deletions;
+    return counting.kv;
+  });
+  await fillLab(app, lab);
+  const old = (await keysUnder(kv, labPrefix(1))).length;
+  assert.ok(old > 20, `${old} keys`);
+
+  const answers = await Promise.all(
+    Array.from({ length: 50 }, () => call(app, "POST", "/api/lab/reset")),
+  );
+  await t.step("every reset is answered 200 with the one fresh ledger's status", async () => {
+    for (const answer of answers) {
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      assert.deepEqual(answer.body, answers[0].body);
+    }
+    assert.equal(answers[0].body.height, 0);
+    assert.deepEqual((await call(app, "GET", "/api/lab/block/status")).body, answers[0].body);
+    assert.equal(await lab.generation(), 2);
+  });
+  await t.step("the old generation is gone, each of its keys deleted once", async () => {
+    assert.deepEqual(await keysUnder(kv, labPrefix(1)), []);
+    assert.equal(sum(deletions), old);
+    assert.deepEqual(await keysUnder(kv, labPrefix(3)), [], "no generation beyond the fresh one");
+  });
+  kv.close();
+});
+
+Deno.test("resets from ten processes at once: one commit wins, it alone deletes, the others answer its ledger", async () => {
+  const base = await Deno.openKv(":memory:");
+  const { kv, deletions } = countingDeletes(base);
+  const store = await createStore(base);
+  const options = { maxKeys: 50, maxVotes: 50, maxMutations: 5 };
+  const processes = await Promise.all(
+    Array.from({ length: 10 }, () => createLabLedger(kv, options)),
+  );
+  await fillLab(createApp({ store, lab: processes[0], verifier: testVerifier }), processes[0]);
+  const old = (await keysUnder(base, labPrefix(1))).length;
+
+  const answered = await Promise.all(
+    processes.flatMap((lab) => Array.from({ length: 5 }, () => lab.reset())),
+  );
+  const fresh = await processes[0].current();
+  assert.equal(await processes[0].generation(), 2);
+  for (const answer of answered) assert.deepEqual(answer.serverSeed(), fresh.serverSeed());
+  for (const lab of processes) {
+    assert.deepEqual((await lab.current()).serverSeed(), fresh.serverSeed());
+  }
+  assert.equal((await fresh.keyPage(0, 1)).total, 0);
+  assert.deepEqual(await keysUnder(base, labPrefix(1)), []);
+  assert.equal(sum(deletions), old, "each old key deleted once, by the winner alone");
+  assert.deepEqual(await keysUnder(base, labPrefix(3)), []);
+  base.close();
+});
+
+Deno.test("a reset within the interval of the last is refused 429 with Retry-After, and writes nothing", async (t) => {
+  let clock = 1_700_000_000_000;
+  const { kv, lab, app } = await setup({ maxKeys: 50, maxVotes: 50, now: () => clock });
+  await fillLab(app, lab);
+
+  await t.step("the first generation, made at the first start, is reset at once", async () => {
+    const first = await call(app, "POST", "/api/lab/reset");
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    assert.equal(await lab.generation(), 2);
+    assert.deepEqual((await kv.get(LAB_GENERATION_KEY)).value, { generation: 2, startedAt: clock });
+  });
+  assert.equal((await call(app, "POST", "/api/lab/pki/key", makeVoters(1)[0])).status, 201);
+  await t.step("3.5 s later: 429 reset_too_soon, Retry-After 7, nothing written", async () => {
+    clock += 3_500;
+    const before = await dumpKv(kv);
+    const refused = await app.request("/api/lab/reset", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+    });
+    assert.equal(refused.status, 429);
+    assert.equal(refused.headers.get("content-type"), "application/json");
+    assert.equal(refused.headers.get("retry-after"), "7");
+    const { error } = await refused.json();
+    assert.equal(error.code, "reset_too_soon");
+    assert.match(error.message, /at most once every 10 s: try again in 7 s$/);
+    assert.equal(await lab.generation(), 2);
+    assert.deepEqual(await dumpKv(kv), before, "no genesis, no key, no record");
+    assert.equal((await call(app, "GET", "/api/lab/pki/key/offset/0/limit/1")).body.total, 1);
+  });
+  await t.step("a millisecond before the interval: Retry-After 1", async () => {
+    clock += LAB_RESET_INTERVAL_MS - 3_500 - 1;
+    await assert.rejects(lab.reset(), (error: Error & { headers?: Record<string, string> }) => {
+      assert.equal(error.headers?.["Retry-After"], "1");
+      return true;
+    });
+    assert.equal(await lab.generation(), 2);
+  });
+  await t.step(
+    "once the interval is over, the reset is made and deletes the old ledger",
+    async () => {
+      clock += 1;
+      const fresh = await call(app, "POST", "/api/lab/reset");
+      assert.equal(fresh.status, 200, JSON.stringify(fresh.body));
+      assert.equal(fresh.body.height, 0);
+      assert.equal(await lab.generation(), 3);
+      assert.deepEqual(await keysUnder(kv, labPrefix(2)), []);
+      assert.equal((await call(app, "GET", "/api/lab/pki/key/offset/0/limit/1")).body.total, 0);
+    },
+  );
+  kv.close();
+});
+
+Deno.test("a reset of a practice ledger that holds nothing answers it as it is and writes nothing", async () => {
+  let clock = 1_700_000_000_000;
+  const { kv, lab, app } = await setup({ maxKeys: 50, maxVotes: 50, now: () => clock });
+  for (const generation of [1, 2]) {
+    const before = await dumpKv(kv);
+    const status = (await call(app, "GET", "/api/lab/block/status")).body;
+    const reset = await call(app, "POST", "/api/lab/reset");
+    assert.equal(reset.status, 200, JSON.stringify(reset.body));
+    assert.deepEqual(reset.body, status);
+    assert.equal(await lab.generation(), generation);
+    assert.deepEqual(await dumpKv(kv), before);
+    // A key makes it worth a reset; the reset's own fresh ledger is empty again.
+    assert.equal((await call(app, "POST", "/api/lab/pki/key", makeVoters(1)[0])).status, 201);
+    clock += LAB_RESET_INTERVAL_MS;
+    assert.equal((await call(app, "POST", "/api/lab/reset")).status, 200);
+    assert.equal(await lab.generation(), generation + 1);
+    clock += LAB_RESET_INTERVAL_MS;
+  }
   kv.close();
 });

@@ -132,7 +132,11 @@ async function serve(verifier: Verifier, registered: TestVoter[], { inFlight = 1
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, app.fetch);
   const url = `http://127.0.0.1:${server.addr.port}`;
   const post = async (path: string, body: unknown) => {
-    const res = await fetch(url + path, { method: "POST", body: JSON.stringify(body) });
+    const res = await fetch(url + path, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     return {
       status: res.status,
       retryAfter: res.headers.get("retry-after"),
