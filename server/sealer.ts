@@ -4,7 +4,7 @@
 // database stops answering, a tick's calls wait for it (the store puts no deadline on them; only
 // API requests have one) and the tick goes on where it stopped once it answers (protocol §5.5).
 import { blockHash } from "../lib/protocol/chain.ts";
-import { bytesToHex } from "../lib/protocol/bytes.ts";
+import { bytesToHex, concatBytes } from "../lib/protocol/bytes.ts";
 import { allInclusionProofs, rootFromInclusionProof, voteLeaf } from "../lib/protocol/merkle.ts";
 import type { BlockRecord } from "../lib/protocol/schemas.ts";
 import { nextTurn } from "./event_loop.ts";
@@ -57,8 +57,9 @@ export async function sealNextBlock(
 
 /**
  * Finalize (idempotent): lists the votes of closed block `height` in key (vote id) order, builds
- * the RFC 9162 tree, writes every vote's proof and leaf in bounded commits, then the block and
- * the head in one commit checked against both. Re-running it after a crash writes the same
+ * the RFC 9162 tree, writes every vote's proof (its path as bytes) and the leaf index every
+ * `LEAF_STRIDE` leaves in bounded commits, then the block and the head in one commit checked
+ * against both (the head as read at the start). Re-running it after a crash writes the same
  * bytes, because the vote set is frozen by the close and the timestamp comes from the seal.
  */
 export async function finalizeBlock(
@@ -89,7 +90,7 @@ export async function finalizeBlock(
   if (options.failAfter === "voteidx:0") throw new SealFault("voteidx:0");
   function* proofsToStore(): Generator<ProofToStore> {
     for (let index = 0; index < voteIds.length; index++) {
-      yield { voteId: voteIds[index], proof: { index, path: proofs[index].map(bytesToHex) } };
+      yield { voteId: voteIds[index], proof: { index, path: concatBytes(...proofs[index]) } };
     }
   }
   await store.writeProofs(height, proofsToStore(), {
@@ -107,5 +108,5 @@ export async function finalizeBlock(
     prev_hash: closed.prev.hash,
     size: voteIds.length,
   };
-  return await store.appendBlock({ ...header, hash: blockHash(header) });
+  return await store.appendBlock({ ...header, hash: blockHash(header) }, closed);
 }

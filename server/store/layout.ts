@@ -5,7 +5,7 @@
  * @module
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { assertBytes, utf8 } from "../../lib/protocol/bytes.ts";
+import { assertBytes, bytesToHex, utf8 } from "../../lib/protocol/bytes.ts";
 import {
   isStoredPrecomputation,
   type KeyPrecomputation,
@@ -109,10 +109,46 @@ export type VoteRef = { height: number };
 export type TagUse = { voteId: string; height: number };
 /** The close time of a block, fixing its timestamp (and so its hash) before finalize. */
 export type SealRecord = { closedAt: number };
-/** A vote's leaf index and RFC 9162 inclusion proof, written at sealing. */
-export type VoteIndex = { index: number; path: string[] };
-/** Which vote sits at a leaf index of a sealed block. */
+/**
+ * A vote's leaf index and RFC 9162 inclusion proof, written at sealing: the path's 32-byte hashes
+ * in order, concatenated (448 bytes for the 14 hashes of a 10,000-leaf tree).
+ */
+export type VoteIndex = { index: number; path: Uint8Array };
+/**
+ * A {@link VoteIndex} as read: blocks sealed before paths were stored as bytes hold each hash as
+ * hex, and are read as they are ({@link pathHex}).
+ */
+export type StoredVoteIndex = VoteIndex | { index: number; path: string[] };
+/** Which vote sits at a leaf index of a sealed block: kept every {@link LEAF_STRIDE} leaves. */
 export type LeafRecord = { voteId: string };
+
+/**
+ * Leaves of a sealed block whose index is a multiple of this have a {@link LeafRecord} (leaf 0
+ * always): a page of votes lists from the one at or before its offset, never more than
+ * `LEAF_STRIDE - 1` votes early. Blocks sealed before the index was sparse have every leaf, and
+ * their pages start at the offset itself.
+ */
+export const LEAF_STRIDE = 100;
+
+/** Bytes of one hash of an audit path. */
+const HASH_BYTES = 32;
+
+/**
+ * A stored audit path as the API answers it, one hex string per hash, whichever form it was
+ * stored in (a copy of the hex strings of blocks sealed before paths were bytes). Throws for bytes
+ * that are not whole hashes: a damaged record, not a path.
+ */
+export function pathHex(path: Uint8Array | string[]): string[] {
+  if (!(path instanceof Uint8Array)) return [...path];
+  if (path.length % HASH_BYTES !== 0) {
+    throw new Error(`A stored path of ${path.length} bytes is not whole ${HASH_BYTES}-byte hashes`);
+  }
+  const hashes: string[] = [];
+  for (let at = 0; at < path.length; at += HASH_BYTES) {
+    hashes.push(bytesToHex(path.subarray(at, at + HASH_BYTES)));
+  }
+  return hashes;
+}
 
 /** The server's Ed25519 head-signing key (protocol §4 "Signed heads"): its 32-byte seed. */
 export type ServerKeyRecord = { seed: Uint8Array };
@@ -201,8 +237,12 @@ export const GET_MANY_LIMIT = 10;
 export const LIST_BATCH_MAX = 1000;
 /** Default most mutations per batched commit (KV allows 1000). */
 export const BATCH_MAX_MUTATIONS = 900;
-/** Default most bytes of keys and values per batched commit (KV allows 800 KiB). */
+/**
+ * Default most bytes per batched commit as KV counts them, {@link entryBytes} (KV allows 800 KiB).
+ */
 export const BATCH_MAX_BYTES = 700_000;
+/** Default most bytes of the keys one batched commit sets, {@link keyBytes} (KV allows 80 KiB). */
+export const BATCH_MAX_KEY_BYTES = 72_000;
 /** Upper bound on optimistic retries; reaching it means something is wrong, not contention. */
 export const MAX_ATTEMPTS = 10_000;
 
@@ -343,19 +383,74 @@ async function commitIdempotent(
   }
 }
 
+// ---- the size of a commit, as KV counts it ----
+//
+// KV refuses a commit whose keys and values come to more than 800 KiB, counting each key it sets
+// twice (once among the commit's keys, once with its value) and each value as stored: V8's
+// serialization of it. It also refuses more than 80 KiB of keys set in one commit.
+
+/**
+ * The bytes of `key` in KV's encoding (the FoundationDB tuple layer): per part a type byte, then a
+ * string's UTF-8 or a byte array's bytes with each 0x00 escaped by one more byte and a 0x00 after
+ * them, a number's 8 bytes, a bigint's magnitude (with a length byte beyond 8 bytes), nothing more
+ * for a boolean.
+ */
+export function keyBytes(key: Deno.KvKey): number {
+  let bytes = 0;
+  for (const part of key) {
+    if (typeof part === "string" || part instanceof Uint8Array) {
+      const raw = typeof part === "string" ? utf8(part) : part;
+      bytes += 2 + raw.length;
+      for (const byte of raw) if (byte === 0) bytes++;
+    } else if (typeof part === "number") {
+      bytes += 9;
+    } else if (typeof part === "bigint") {
+      bytes += 2 + Math.ceil((part < 0n ? -part : part).toString(16).length / 2);
+    } else {
+      bytes += 1;
+    }
+  }
+  return bytes;
+}
+
+/** What setting `key` to a value of at most `valueBytes` serialized bytes counts in a commit. */
+export function entryBytes(key: Deno.KvKey, valueBytes: number): number {
+  return 2 * keyBytes(key) + valueBytes;
+}
+
+/**
+ * At most the serialized bytes of `record`: its path's bytes, and 48 for the serializer's header,
+ * the two field names, the index (at most a double's 9 bytes) and the byte array's framing.
+ */
+export function voteIndexBytes(record: VoteIndex): number {
+  return record.path.length + 48;
+}
+
+/**
+ * At most the serialized bytes of `record`: 2 per UTF-16 unit of the vote id (V8 stores a string
+ * with any unit beyond Latin-1 as two bytes a unit), and 24 for the header, the field name and the
+ * framing.
+ */
+export function leafRecordBytes(record: LeafRecord): number {
+  return 2 * record.voteId.length + 24;
+}
+
 /** Limits of {@link commitInBatches}, and who to tell after each commit. */
 export type BatchOptions = {
   /** Most mutations per commit; {@link BATCH_MAX_MUTATIONS} by default. */
   maxMutations?: number;
   /** Most estimated bytes per commit; {@link BATCH_MAX_BYTES} by default. */
   maxBytes?: number;
+  /** Most bytes of keys set per commit; {@link BATCH_MAX_KEY_BYTES} by default. */
+  maxKeyBytes?: number;
   /** Called, and awaited, after the k-th commit (from 1); a throw stops the writing there. */
   afterCommit?: (k: number) => void | Promise<void>;
 };
 
 /**
  * Sets idempotent `groups` of entries in as few commits as the limits allow, never splitting a
- * group across commits. Each group comes with its estimated size in bytes.
+ * group across commits. Each group comes with its size as KV counts it, estimated from above
+ * ({@link entryBytes}); the bytes of its keys are counted here.
  */
 export async function commitInBatches(
   kv: Deno.Kv,
@@ -364,22 +459,30 @@ export async function commitInBatches(
 ): Promise<void> {
   const maxMutations = options.maxMutations ?? BATCH_MAX_MUTATIONS;
   const maxBytes = options.maxBytes ?? BATCH_MAX_BYTES;
+  const maxKeyBytes = options.maxKeyBytes ?? BATCH_MAX_KEY_BYTES;
   let batch: [Deno.KvKey, unknown][] = [];
   let batchBytes = 0;
+  let batchKeyBytes = 0;
   let commits = 0;
   const flush = async () => {
     if (batch.length === 0) return;
     await commitIdempotent(kv, batch);
     batch = [];
-    batchBytes = 0;
+    batchBytes = batchKeyBytes = 0;
     await options.afterCommit?.(++commits);
   };
   for (const { entries, bytes } of groups) {
-    if (batch.length + entries.length > maxMutations || batchBytes + bytes > maxBytes) {
+    let groupKeyBytes = 0;
+    for (const [key] of entries) groupKeyBytes += keyBytes(key);
+    if (
+      batch.length + entries.length > maxMutations || batchBytes + bytes > maxBytes ||
+      batchKeyBytes + groupKeyBytes > maxKeyBytes
+    ) {
       await flush();
     }
     batch.push(...entries);
     batchBytes += bytes;
+    batchKeyBytes += groupKeyBytes;
   }
   await flush();
 }

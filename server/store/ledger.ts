@@ -12,13 +12,15 @@ import {
   type KvLedger,
   kvSilentForMs,
   lastPart,
+  LEAF_STRIDE,
   type LeafRecord,
   LIST_BATCH_MAX,
   listEntries,
   type OpenRecord,
+  pathHex,
   readRetrying,
+  type StoredVoteIndex,
   type TagUse,
-  type VoteIndex,
   type VoteRef,
 } from "./layout.ts";
 
@@ -152,14 +154,17 @@ export async function blockRange(
   return { blocks, height };
 }
 
-/** A vote's proof from stored data: one `getMany` of four point reads. */
+/**
+ * A vote's proof from stored data: one `getMany` of four point reads. The path is answered in hex
+ * whether it was stored as bytes or, by blocks sealed before, as hex.
+ */
 export async function voteProof(
   { kv, keys }: KvLedger,
   height: number,
   voteId: string,
 ): Promise<wire.VoteProof> {
   const [ref, block, index, vote] = await readRetrying(() =>
-    kv.getMany<[VoteRef, wire.BlockRecord, VoteIndex, wire.VoteRecord]>([
+    kv.getMany<[VoteRef, wire.BlockRecord, StoredVoteIndex, wire.VoteRecord]>([
       keys.voteRef(voteId),
       keys.block(height),
       keys.voteIndex(voteId),
@@ -172,14 +177,22 @@ export async function voteProof(
   if (!block.value || !index.value) {
     throw refusal("block_not_sealed", `Block ${height} is not sealed yet`);
   }
-  return { vote: vote.value, index: index.value.index, path: index.value.path, block: block.value };
+  return {
+    vote: vote.value,
+    index: index.value.index,
+    path: pathHex(index.value.path),
+    block: block.value,
+  };
 }
 
 /**
  * Up to `limit` votes of sealed block `height` from leaf `offset`; 404 `unknown_block`. Two round
- * trips: the block with the leaf at `offset` (its vote id), then the block's votes listed from that
- * vote on. A block's votes in key order are its leaves in order (finalize numbered them so, and no
- * vote enters a closed block), so the k-th vote listed is leaf `offset + k`.
+ * trips: the block with the stored leaf at `offset` or, when there is none, the one before it
+ * (one is stored every {@link LEAF_STRIDE} leaves), then the block's votes listed from that leaf's
+ * vote on, the ones before `offset` skipped. A block's votes in key order are its leaves in order
+ * (finalize numbered them so, and no vote enters a closed block), so the k-th vote listed from
+ * leaf `i` is leaf `i + k`. Blocks sealed before the leaf index was sparse store every leaf: their
+ * pages list from `offset` itself.
  */
 export async function blockVotes(
   { kv, keys }: KvLedger,
@@ -187,19 +200,33 @@ export async function blockVotes(
   offset: number,
   limit: number,
 ): Promise<wire.BlockVotes> {
-  const [block, leaf] = await readRetrying(() =>
-    kv.getMany<[wire.BlockRecord, LeafRecord]>([keys.block(height), keys.leaf(height, offset)])
+  // The leaf at `offset`, and the stored one before it when `offset` is between two.
+  const before = offset - offset % LEAF_STRIDE;
+  const starts = before === offset ? [offset] : [offset, before];
+  const [block, ...leaves] = await readRetrying(() =>
+    kv.getMany<[wire.BlockRecord, ...LeafRecord[]]>([
+      keys.block(height),
+      ...starts.map((index) => keys.leaf(height, index)),
+    ])
   );
   if (!block.value) throw refusal("unknown_block", `No sealed block at height ${height}`);
   const votes: wire.BlockVotes["votes"] = [];
   const count = Math.min(limit, block.value.size - offset);
   if (count > 0) {
-    if (!leaf.value) throw new Error(`Leaf ${offset} of block ${height} is missing`);
+    const found = leaves.findIndex((leaf) => leaf.value !== null);
+    if (found < 0) throw new Error(`No leaf of block ${height} is stored at or before ${offset}`);
+    const start = { voteId: leaves[found].value!.voteId, skip: offset - starts[found] };
+    const listed = start.skip + count;
+    let skipped = 0;
     await listEntries<wire.VoteRecord>(kv, {
-      selector: { prefix: keys.votesOf(height), start: keys.vote(height, leaf.value.voteId) },
-      options: { limit: count, batchSize: Math.min(count, LIST_BATCH_MAX) },
-      restart: () => votes.length = 0,
+      selector: { prefix: keys.votesOf(height), start: keys.vote(height, start.voteId) },
+      options: { limit: listed, batchSize: Math.min(listed, LIST_BATCH_MAX) },
+      restart: () => votes.length = skipped = 0,
       each: (entry) => {
+        if (skipped < start.skip) {
+          skipped++;
+          return;
+        }
         votes.push({
           voteId: lastPart<string>(entry.key),
           index: offset + votes.length,

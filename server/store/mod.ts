@@ -137,7 +137,10 @@ export interface Store {
     height: number,
     leafOf: (vote: wire.VoteRecord) => T,
   ): Promise<{ voteIds: string[]; leaves: T[] }>;
-  /** Stores every proof and leaf of block `height` in commits within the KV limits. */
+  /**
+   * Stores every proof of block `height`, and its leaf index every `LEAF_STRIDE` leaves, in
+   * commits within the KV limits.
+   */
   writeProofs(
     height: number,
     proofs: Iterable<ProofToStore>,
@@ -145,9 +148,10 @@ export interface Store {
   ): Promise<void>;
   /**
    * Writes `block` and moves the head to it in one commit checked against both; returns the
-   * stored block (this one, or an identical one a concurrent sealer wrote).
+   * stored block (this one, or an identical one a concurrent sealer wrote). Given the `closed`
+   * record of the block, the commit checks the head as read there instead of reading it again.
    */
-  appendBlock(block: wire.BlockRecord): Promise<wire.BlockRecord>;
+  appendBlock(block: wire.BlockRecord, closed?: ClosedBlock): Promise<wire.BlockRecord>;
   /** What this ledger keeps of its witnesses: their cosignatures and push records (§4.10). */
   readonly cosignatures: CosignatureStore;
 }
@@ -261,7 +265,7 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
     closedBlock: (height) => closedBlock(ledger, height),
     mapBlockVotes: (height, leafOf) => mapBlockVotes(ledger, height, leafOf),
     writeProofs: (height, proofs, batch) => writeProofs(ledger, height, proofs, batch),
-    appendBlock: (block) => appendBlock(ledger, block),
+    appendBlock: (block, closed) => appendBlock(ledger, block, closed),
   };
 }
 

@@ -10,10 +10,13 @@ import {
   backoff,
   type BatchOptions,
   commitInBatches,
+  entryBytes,
   type HeadRecord,
   type KvLedger,
   lastPart,
+  LEAF_STRIDE,
   type LeafRecord,
+  leafRecordBytes,
   type LedgerKeys,
   LIST_BATCH_MAX,
   listEntries,
@@ -23,11 +26,15 @@ import {
   type SealRecord,
   tryCommit,
   type VoteIndex,
+  voteIndexBytes,
 } from "./layout.ts";
 import { readPointers } from "./ledger.ts";
 
-/** A closed block waiting for finalize: its fixed close time and the head it will follow. */
-export type ClosedBlock = { closedAt: number; prev: HeadRecord };
+/**
+ * A closed block waiting for finalize: its fixed close time, and the head it will follow with the
+ * versionstamp it was read at.
+ */
+export type ClosedBlock = { closedAt: number; prev: HeadRecord; prevVersionstamp: string };
 
 /** One vote's proof as the sealer computed it, to be stored under its vote id. */
 export type ProofToStore = { voteId: string; proof: VoteIndex };
@@ -95,7 +102,11 @@ export async function closedBlock(
   if (!head.value || head.value.height !== height - 1) {
     throw new Error(`Block ${height} cannot follow head ${head.value?.height}`);
   }
-  return { closedAt: seal.value.closedAt, prev: head.value };
+  return {
+    closedAt: seal.value.closedAt,
+    prev: head.value,
+    prevVersionstamp: head.versionstamp,
+  };
 }
 
 /** `leafOf` of every vote of block `height`, in leaf (vote id) order, with the vote ids. */
@@ -119,25 +130,32 @@ export async function mapBlockVotes<T>(
   return { voteIds, leaves };
 }
 
+/**
+ * Each proof's commit group: its {@link VoteIndex}, with the {@link LeafRecord} of its leaf when
+ * the leaf index is a multiple of {@link LEAF_STRIDE}, so that the two are written together.
+ */
 function* proofGroups(
   { keys, height }: { keys: LedgerKeys; height: number },
   proofs: Iterable<ProofToStore>,
 ) {
-  let index = 0;
   for (const { voteId, proof } of proofs) {
-    const leaf: LeafRecord = { voteId };
-    // Generous size estimate: key bytes plus JSON value bytes plus per-entry overhead.
-    const bytes = 2 * (voteId.length + 48) + JSON.stringify(proof).length +
-      JSON.stringify(leaf).length;
-    const entries: [Deno.KvKey, unknown][] = [
-      [keys.voteIndex(voteId), proof],
-      [keys.leaf(height, index++), leaf],
-    ];
+    const indexKey = keys.voteIndex(voteId);
+    const entries: [Deno.KvKey, unknown][] = [[indexKey, proof]];
+    let bytes = entryBytes(indexKey, voteIndexBytes(proof));
+    if (proof.index % LEAF_STRIDE === 0) {
+      const leafKey = keys.leaf(height, proof.index);
+      const leaf: LeafRecord = { voteId };
+      entries.push([leafKey, leaf]);
+      bytes += entryBytes(leafKey, leafRecordBytes(leaf));
+    }
     yield { entries, bytes };
   }
 }
 
-/** Stores every proof and leaf of block `height` in commits within the KV limits. */
+/**
+ * Stores every proof of block `height`, and its leaf index every {@link LEAF_STRIDE} leaves, in
+ * commits within the KV limits.
+ */
 export function writeProofs(
   { kv, keys }: KvLedger,
   height: number,
@@ -147,14 +165,21 @@ export function writeProofs(
   return commitInBatches(kv, proofGroups({ keys, height }, proofs), options);
 }
 
-/** Writes `block` and moves the head to it in one checked commit; answers the stored block. */
+/**
+ * Writes `block` and moves the head to it in one checked commit; answers the stored block. Given
+ * the `closed` record finalize read, the first commit checks the head as read there rather than
+ * read it again (a head moved since fails the check, and the block is then read back).
+ */
 export async function appendBlock(
   { kv, keys }: KvLedger,
   block: wire.BlockRecord,
+  closed?: ClosedBlock,
 ): Promise<wire.BlockRecord> {
   const height = block.height;
   for (let attempt = 0;; attempt++) {
-    const head = await readRetrying(() => kv.get<HeadRecord>(keys.head()));
+    const head: Deno.KvEntryMaybe<HeadRecord> = attempt === 0 && closed
+      ? { key: keys.head(), value: closed.prev, versionstamp: closed.prevVersionstamp }
+      : await readRetrying(() => kv.get<HeadRecord>(keys.head()));
     const follows = head.value?.height === height - 1 && head.value.hash === block.prev_hash;
     const res = follows
       ? await tryCommit(

@@ -54,9 +54,10 @@ for (const failAfter of faults) {
       const store = await createStore(kv, { now: () => GENESIS_AT });
       const first = await submitMany(store, 23, "first");
       const closedAt = GENESIS_AT + 60_000;
-      // Ten mutations per proof commit: five votes per commit, so the block takes five commits.
+      // Five mutations per proof commit: the block's 24 entries (23 proofs and the leaf index at
+      // leaf 0) take five commits.
       await assert.rejects(
-        sealNextBlock(store, closedAt, { failAfter, maxMutations: 10 }),
+        sealNextBlock(store, closedAt, { failAfter, maxMutations: 5 }),
         SealFault,
       );
       const during = await store.status();
@@ -142,8 +143,9 @@ Deno.test("an empty open block is never closed: no block, no seal", async () => 
 });
 
 Deno.test("a block of 2,500 votes is sealed within the KV commit limits, every proof stored", async () => {
-  // Local Deno KV enforces 1,000 mutations and 800 KiB per commit, so this block (5,000 proof
-  // and leaf entries, paths of up to 12 hashes) only seals if the proof commits are split correctly.
+  // Local Deno KV enforces 1,000 mutations and 800 KiB per commit, so this block (2,500 proofs
+  // with paths of up to 12 hashes, 25 leaf index entries) only seals if the proof commits are split
+  // correctly.
   const kv = await Deno.openKv(":memory:");
   try {
     const store = await createStore(kv);

@@ -33,6 +33,7 @@ await import("../api/cosignature_test.ts");
 await import("../store/lab_test.ts");
 await import("../store/directory_test.ts");
 await import("../sealer_test.ts");
+await import("../store/sealing_test.ts");
 await import("../round_sealer_test.ts");
 await import("../witness_push_test.ts");
 await import("../api/log_test.ts");

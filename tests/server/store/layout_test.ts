@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { hmac } from "@noble/hashes/hmac.js";
 import { sha256 } from "@noble/hashes/sha2.js";
-import { concatBytes, utf8 } from "../../../lib/protocol/bytes.ts";
+import { bytesToHex, concatBytes, utf8 } from "../../../lib/protocol/bytes.ts";
 import {
   type KeyPrecomputation,
   PRECOMPUTATION_BYTES,
@@ -18,11 +18,13 @@ import {
   isBoundRecord,
   KEY_RECORD_MAC_LABEL,
   KEY_RECORD_SECRET_LABEL,
+  keyBytes,
   keyRecordMac,
   keyRecordSecret,
   kvKeys,
   lastPart,
   ledgerKeys,
+  pathHex,
 } from "../../../server/store/layout.ts";
 
 /** Runs `test` over a fresh in-memory database. */
@@ -95,6 +97,44 @@ Deno.test(
     assert.deepEqual(await getManyChunked(kv, []), []);
   }),
 );
+
+Deno.test("keyBytes counts a key as KV encodes it", () => {
+  assert.equal(keyBytes(kvKeys.voteIndex("A".repeat(22))), 9 + 24);
+  assert.equal(keyBytes(kvKeys.leaf(3, 7)), 6 + 9 + 9);
+  assert.equal(keyBytes(["a\0b"]), 2 + 3 + 1, "a 0x00 is escaped");
+  assert.equal(keyBytes([new Uint8Array([0, 1])]), 2 + 2 + 1);
+  assert.equal(keyBytes(["é"]), 2 + 2, "UTF-8");
+  assert.equal(keyBytes([true, 1n]), 1 + 3);
+});
+
+Deno.test(
+  "keyBytes is exact: keys of 80 KiB set in one commit land, one byte more is refused",
+  withKv(async (kv) => {
+    // 800 keys of 102 bytes and one of 320 come to 81,920 bytes, KV's most keys set per commit.
+    const commit = (last: number) => {
+      const keys: Deno.KvKey[] = Array.from({ length: 800 }, (_, i) => ["k", i, "x".repeat(88)]);
+      keys.push(["k", -1, "y".repeat(last - 14)]);
+      const op = kv.atomic();
+      for (const key of keys) op.set(key, 0);
+      return { total: keys.reduce((sum, key) => sum + keyBytes(key), 0), commit: op.commit() };
+    };
+    const fits = commit(320);
+    assert.equal(fits.total, 80 * 1024);
+    assert.equal((await fits.commit).ok, true);
+    const over = commit(321);
+    assert.equal(over.total, 80 * 1024 + 1);
+    await assert.rejects(over.commit, /key size/i);
+  }),
+);
+
+Deno.test("pathHex answers a stored path in hex, whether stored as bytes or hex", () => {
+  const hashes = [new Uint8Array(32).fill(1), new Uint8Array(32).fill(2)];
+  const hex = hashes.map(bytesToHex);
+  assert.deepEqual(pathHex(concatBytes(...hashes)), hex);
+  assert.deepEqual(pathHex(hex), hex);
+  assert.deepEqual(pathHex(new Uint8Array(0)), []);
+  assert.throws(() => pathHex(new Uint8Array(33)), /not whole 32-byte hashes/);
+});
 
 Deno.test(
   "commitInBatches keeps each group in one commit within the limits",
