@@ -1,7 +1,7 @@
 // Bytes on the wire for a full board visit, per sealed vote: the board opened in headless Chromium
 // until it has recounted every vote, then its one-click audit until the verdict; then the same
 // visit again in the same browser (a revisit: its HTTP cache and its memory of the last audit
-// kept), and once more after 100 new votes were sealed. Counted by Chromium itself (DevTools'
+// kept), and once more after 100 new votes (BENCH_NEW_VOTES) were sealed. Counted by Chromium itself (DevTools'
 // Network.loadingFinished, `encodedDataLength`: headers and body as received, 0 for an answer from
 // its cache), the whole visit and the audit alone (click to verdict), with the audit's own time
 // (`data-audit-ms`) and the votes it checked and remembered.
@@ -26,8 +26,8 @@ import { makeVoters, signedVote } from "../tests/helpers/ledger_fixtures.ts";
 import { startServer } from "../tests/helpers/server_process.ts";
 
 const VOTES = Number(Deno.args[0] ?? 2000);
-/** Votes sealed before the third visit. */
-const NEW_VOTES = 100;
+/** Votes sealed before the third visit: BENCH_NEW_VOTES, 100 by default. */
+const NEW_VOTES = Number(Deno.env.get("BENCH_NEW_VOTES") ?? 100);
 
 if (skipWithoutChromium()) Deno.exit(0);
 
