@@ -1,6 +1,7 @@
 // Where a page stands with the witnesses of its policy (page §10.13): witnessed, waiting or
 // unwitnessed, with the size of the largest history a quorum cosigned, and the sentence said when
-// the address's fragment changed the policy. Nothing at all without a policy.
+// the address's fragment changed the policy. Nothing at all without a policy, and no status beside
+// a fork alert: no line is green next to proof that the server showed two histories.
 import type { WitnessView } from "../lib/client/log/log_view.ts";
 
 const TEXTS: Record<WitnessView["status"], string> = {
@@ -10,14 +11,18 @@ const TEXTS: Record<WitnessView["status"], string> = {
     "it shows in time.",
 };
 
-/** The witness line of a page with a policy; the policy notice, if any, above it. */
+/** The witness line of a page with a policy, unless `forked`; the policy notice, if any, above it. */
 export default function WitnessStatus(
-  { view, notice }: { view: WitnessView | null; notice: string | null },
+  { view, notice, forked = false }: {
+    view: WitnessView | null;
+    notice: string | null;
+    forked?: boolean;
+  },
 ) {
   return (
     <>
       {notice !== null && <p class="witness-notice" data-witness-notice="">{notice}</p>}
-      {view !== null && (
+      {view !== null && !forked && (
         <p
           class={`witness-status witness-${view.status}`}
           data-witness-status={view.status}

@@ -100,7 +100,7 @@ function RoundBoard(
       <RoundsNav shown={round} />
       {fork && <ForkAlert evidence={fork} />}
       <HeadAlerts alerts={alerts} />
-      <WitnessStatus view={view?.witness ?? null} notice={notice} />
+      <WitnessStatus view={view?.witness ?? null} notice={notice} forked={fork !== null} />
       <WitnessControl
         vkey={witness.witness && witnessVkey(witness.witness)}
         activity={witnessing}

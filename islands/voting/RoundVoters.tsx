@@ -105,7 +105,7 @@ export default function RoundVoters({ round, ringSize, presenter }: RoundVotersP
     >
       {fork && <ForkAlert evidence={fork} />}
       <HeadAlerts alerts={alerts} />
-      <WitnessStatus view={view?.witness ?? null} notice={notice} />
+      <WitnessStatus view={view?.witness ?? null} notice={notice} forked={fork !== null} />
       {round.question !== "" && (
         <h2 class="round-question" data-round-question="">
           {round.question}
