@@ -19,6 +19,7 @@
 //
 //   deno run -A bench/browser_audit.ts [votes…]              default: 400 10000
 //   BENCH_LEDGER_DIR=DIR deno run -A bench/browser_audit.ts …  ledgers kept in DIR for the next run
+//   BENCH_SKIP_CLI=1 …                                        the board alone
 //
 // Needs Debian's Chromium (apt-get install -y chromium); without it, says so and exits 0.
 import process from "node:process";
@@ -290,7 +291,10 @@ try {
       let workers = 0;
       for (let round = 0; round < roundsFor(votes); round++) {
         const before = serverCpuPerVote(jobs);
-        const c = await cliAudit(server.url);
+        // BENCH_SKIP_CLI=1: the board alone (the command line's figures come out NaN).
+        const c = Deno.env.get("BENCH_SKIP_CLI") === "1"
+          ? { ms: NaN, cpuS: NaN, peakMb: null }
+          : await cliAudit(server.url);
         const b = await boardAudit(browser, { url: server.url, votes, serverPid });
         // The server's verification before and after, so a drift of the machine's speed weighs
         // on both audits alike.
