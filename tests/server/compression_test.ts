@@ -6,31 +6,19 @@
 // then headers, then body.
 import assert from "node:assert/strict";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
-import { createApp } from "../../server/app.ts";
 import { chooseEncoding, COMPRESS_MIN_BYTES } from "../../server/compression.ts";
 import { IMMUTABLE, matches, NO_STORE, REVALIDATE } from "../../server/api/caching.ts";
-import { createLabLedger } from "../../server/store/lab.ts";
-import { createRounds } from "../../server/store/rounds.ts";
-import { createStore } from "../../server/store/mod.ts";
 import { buildLedger } from "../helpers/ledger_builder.ts";
-import { testVerifier } from "../helpers/test_verifier.ts";
+import { fullApp } from "../helpers/app_fixture.ts";
 
 /** Votes in the ledger: a full block of 100 and one of 20. */
 const VOTES = 120;
 
 async function setup() {
   const kv = await Deno.openKv(":memory:");
-  const store = await createStore(kv);
-  const lab = await createLabLedger(kv, { maxKeys: 50, maxVotes: 50 });
-  const rounds = await createRounds(kv, {
-    election: store,
-    electionIntervalMs: 250,
-    adminToken: "presenter-token-0123456789",
-    currentTtlMs: 0,
-  });
+  const { store, lab, app } = await fullApp(kv, { electionIntervalMs: 250, currentTtlMs: 0 });
   const built = await buildLedger(store, { votes: VOTES, perBlock: 100 });
   await buildLedger((await lab.open()).store, { votes: 3, perBlock: 3 });
-  const app = createApp({ store, lab, rounds, verifier: testVerifier });
   return { kv, app, built };
 }
 

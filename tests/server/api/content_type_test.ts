@@ -9,25 +9,17 @@ import assert from "node:assert/strict";
 import type { Hono } from "hono";
 import { ErrorBody } from "../../../lib/protocol/schemas.ts";
 import { createApp } from "../../../server/app.ts";
-import { createLabLedger } from "../../../server/store/lab.ts";
 import { createStore } from "../../../server/store/mod.ts";
-import { createRounds } from "../../../server/store/rounds.ts";
-import { call, dumpKv, makeVoters, ringFor, signedVote } from "../../helpers/ledger_fixtures.ts";
+import { fullApp, PRESENTER_TOKEN } from "../../helpers/app_fixture.ts";
 import { testVerifier } from "../../helpers/test_verifier.ts";
+import { call, dumpKv, makeVoters, ringFor, signedVote } from "../../helpers/ledger_fixtures.ts";
 
-const ADMIN_TOKEN = "presenter-token-0123456789";
+const ADMIN_TOKEN = PRESENTER_TOKEN;
 
 /** The app with the election, the practice ledger and the rounds over a fresh in-memory KV. */
 async function setup() {
   const kv = await Deno.openKv(":memory:");
-  const store = await createStore(kv);
-  const lab = await createLabLedger(kv, { maxKeys: 50, maxVotes: 50 });
-  const rounds = await createRounds(kv, {
-    election: store,
-    electionIntervalMs: 60_000,
-    adminToken: ADMIN_TOKEN,
-  });
-  const app = createApp({ store, lab, rounds, verifier: testVerifier });
+  const { lab, app } = await fullApp(kv);
   return { kv, lab, app };
 }
 

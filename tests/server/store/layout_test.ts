@@ -26,18 +26,7 @@ import {
   ledgerKeys,
   pathHex,
 } from "../../../server/store/layout.ts";
-
-/** Runs `test` over a fresh in-memory database. */
-function withKv(test: (kv: Deno.Kv) => Promise<void>): () => Promise<void> {
-  return async () => {
-    const kv = await Deno.openKv(":memory:");
-    try {
-      await test(kv);
-    } finally {
-      kv.close();
-    }
-  };
-}
+import { withKv } from "../../helpers/kv.ts";
 
 Deno.test("kvKeys: the keys of protocol §5, collection name first", () => {
   const voteId = "AAAAAAAAAAAAAAAAAAAAAA";

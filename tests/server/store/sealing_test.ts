@@ -17,18 +17,7 @@ import {
 import { createStore, randomVoteId } from "../../../server/store/mod.ts";
 import { type ProofToStore, writeProofs } from "../../../server/store/sealing.ts";
 import { proofVerifies, unsignedVote } from "../../helpers/ledger_fixtures.ts";
-
-/** Runs `test` over a fresh in-memory database. */
-function withKv(test: (kv: Deno.Kv) => Promise<void>): () => Promise<void> {
-  return async () => {
-    const kv = await Deno.openKv(":memory:");
-    try {
-      await test(kv);
-    } finally {
-      kv.close();
-    }
-  };
-}
+import { withKv } from "../../helpers/kv.ts";
 
 /**
  * Stores the proofs of block `height` as finalize stored them before paths were bytes and the
