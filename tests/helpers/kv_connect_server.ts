@@ -182,7 +182,8 @@ export async function startKvConnectServer(
       output = await native.call(read ? "read" : "write", db, body);
     } catch (error) {
       // denokv's own refusals (TooManyChecks, KeyTooLong, …): a 4xx the client reports, unretried.
-      return new Response(firstLine(error), { status: 400 });
+      // The native process answers denokv's refusal on one line already.
+      return new Response((error as Error).message, { status: 400 });
     }
     if (write && toDrop > 0 && !sameBytes(body, lastDropped)) {
       lastDropped = body;
@@ -274,8 +275,4 @@ const openKv = Deno.openKv.bind(Deno);
 
 function sameBytes(a: Uint8Array, b: Uint8Array | null): boolean {
   return b !== null && a.length === b.length && a.every((byte, i) => byte === b[i]);
-}
-
-function firstLine(error: unknown): string {
-  return String(error instanceof Error ? error.message : error).split("\n")[0];
 }
