@@ -75,14 +75,16 @@ export default function AuditSection({ bulletin }: SectionProps) {
     const seen = parseSeenHeads(bulletin.storage.getItem(SEEN_HEADS_KEY));
     const key = seen.key ?? undefined;
     const opts = { checker: pool.check, parallel: pool.size * 2, onProgress: setProgress };
-    const { report, from } = audited.kind === "server"
-      ? await auditRemembering(bulletin.api, {
+    const { report, from } = await (audited.kind === "server"
+      ? auditRemembering(bulletin.api, {
         ...opts,
         trusted: { key, heads: seen.heads },
         round,
         all,
       })
-      : { report: await auditRecord(audited.file.stream(), opts), from: null };
+      : auditRecord(audited.file.stream(), opts).then((report) => ({ report, from: null })))
+      // The ring members' precomputations are kept for one audit, not for the page's life.
+      .finally(() => pool.releaseKeys());
     if (audited.kind === "server" && report.ok && round !== null) setRemembers(true);
     const record = audited.kind === "record" ? audited.file.name : null;
     const ms = performance.now() - started;

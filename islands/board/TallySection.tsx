@@ -37,15 +37,31 @@ export default function TallySection({ bulletin }: SectionProps) {
   );
 }
 
-/** Every loaded vote carrying `payload` with its signature status, each opening its proof. */
+/**
+ * Every held vote carrying `payload` with its signature status, each opening its proof, in chain
+ * order. The board holds the votes of the blocks it read last (islands/board/state.ts): when they
+ * are not all the sealed votes, a line says which blocks the list covers.
+ */
 function PayloadVotes({ bulletin, payload }: SectionProps & { payload: string }) {
-  const listed = [...bulletin.votes.value].flatMap(([height, loaded]) =>
+  const held = [...bulletin.votes.value].sort(([a], [b]) => a - b);
+  const listed = held.flatMap(([height, loaded]) =>
     loaded.entries.filter((e) => e.vote.payload === payload).map((e) => ({ height, ...e }))
   );
+  const heldVotes = held.reduce((sum, [, loaded]) => sum + loaded.entries.length, 0);
+  const sealed = bulletin.tally.value?.total ?? 0;
   const signatureOf = useSignatureStatus(listed);
   return (
     <div id={VOTES_LIST_ID} class="payload-votes">
       <h3>Votes for “{payload}”</h3>
+      {heldVotes < sealed && (
+        <p class="payload-coverage" data-held-votes={heldVotes}>
+          {held.length === 0
+            ? `Listed from none of the ${sealed} sealed votes: this page holds no block's votes.`
+            : `Listed from ${heldVotes} of the ${sealed} sealed votes: those of ` +
+              `${held.length === 1 ? "block" : "blocks"} ${heightRanges(held.map(([h]) => h))}, ` +
+              "held in this page."} Selecting a block on the chain lists its votes here too.
+        </p>
+      )}
       {listed.length === 0 ? <p>None of the loaded votes carries this payload.</p> : (
         <ul>
           {listed.map((e) => (
@@ -60,4 +76,16 @@ function PayloadVotes({ bulletin, payload }: SectionProps & { payload: string })
       )}
     </div>
   );
+}
+
+/** Ascending heights as ranges: `3, 981–1000`. */
+function heightRanges(heights: readonly number[]): string {
+  const ranges: string[] = [];
+  for (let i = 0; i < heights.length;) {
+    let j = i;
+    while (j + 1 < heights.length && heights[j + 1] === heights[j] + 1) j++;
+    ranges.push(j === i ? `${heights[i]}` : `${heights[i]}–${heights[j]}`);
+    i = j + 1;
+  }
+  return ranges.join(", ");
 }

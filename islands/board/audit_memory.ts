@@ -79,7 +79,10 @@ export async function saveAuditMemory(name: string, memory: AuditMemory): Promis
   }
 }
 
-/** A board audit held to this browser's memory: its report, and the height it took up from. */
+/**
+ * A board audit held to this browser's memory: its report, without the memory it leaves (kept in
+ * IndexedDB, not in the page: a tag and a vote id per vote), and the height it took up from.
+ */
 export type RememberedRun = { report: AuditReport; from: number | null };
 
 /**
@@ -99,5 +102,8 @@ export async function auditRemembering(
   if (name !== null && report.ok && report.memory !== null) {
     await saveAuditMemory(name, report.memory);
   }
-  return { report, from: memory === null || all ? null : memory.height };
+  return {
+    report: { ...report, memory: null },
+    from: memory === null || all ? null : memory.height,
+  };
 }

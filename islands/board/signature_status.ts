@@ -1,12 +1,17 @@
 /**
  * The signature status of every vote the board lists, checked by the audit workers (every verifier
- * check of protocol §2) and remembered per vote as served, so each is verified once.
+ * check of protocol §2) and remembered per vote as served, for the votes listed last (twice the
+ * votes the board holds), so each is verified once while it is listed.
  * @module
  */
 import { useEffect, useState } from "react";
 import type { VoteProblem } from "../../lib/client/audit/findings.ts";
 import { problemsOnItsOwn } from "../../lib/client/audit/vote_checks.ts";
+import { bytesToHex, utf8 } from "../../lib/protocol/bytes.ts";
+import { sha256 } from "../../lib/protocol/hash.ts";
+import { createLruCache } from "../../lib/protocol/member_cache.ts";
 import type { VoteRecord } from "../../lib/protocol/schemas.ts";
+import { HELD_VOTES_BUDGET } from "./state.ts";
 import { boardPool } from "./vote_check_pool.ts";
 
 /** A listed vote: its id and the vote as served. */
@@ -15,13 +20,25 @@ export type ListedVote = { voteId: string; vote: VoteRecord };
 /** What a listed vote breaks of the rules it can be judged by on its own; none when it holds. */
 export type SignatureStatus = { problems: VoteProblem[] };
 
-const known = new Map<string, SignatureStatus>();
+/** The findings remembered, most recently listed last: those of the votes held, twice over. */
+const known = createLruCache<SignatureStatus>(2 * HELD_VOTES_BUDGET);
+
+/** Each vote's key once computed, while the vote is held. */
+const keyOf = new WeakMap<VoteRecord, { voteId: string; key: string }>();
+
 /**
- * What a finding is remembered by: every field the check reads, the ring included, in a form no
- * two different votes share (a payload may hold any character, newlines too).
+ * What a finding is remembered by: the SHA-256 of every field the check reads, the ring included,
+ * in a form no two different votes share (a payload may hold any character, newlines too; JSON
+ * escapes a lone surrogate, so the UTF-8 of the form is one to one).
  */
-export const signatureKey = ({ voteId, vote }: ListedVote): string =>
-  JSON.stringify([voteId, vote.payload, vote.signature, vote.publicKeys]);
+export function signatureKey({ voteId, vote }: ListedVote): string {
+  const memo = keyOf.get(vote);
+  if (memo?.voteId === voteId) return memo.key;
+  const form = JSON.stringify([voteId, vote.payload, vote.signature, vote.publicKeys]);
+  const key = bytesToHex(sha256(utf8(form)));
+  keyOf.set(vote, { voteId, key });
+  return key;
+}
 
 /**
  * The findings of `listed` as they arrive (undefined while a vote is being checked). A vote whose
@@ -31,7 +48,7 @@ export function useSignatureStatus(
   listed: readonly ListedVote[],
 ): (v: ListedVote) => SignatureStatus | undefined {
   const [, setVersion] = useState(0);
-  const missing = listed.filter((v) => !known.has(signatureKey(v)));
+  const missing = listed.filter((v) => known.get(signatureKey(v)) === undefined);
   const wanted = missing.map(signatureKey).join("\0");
   useEffect(() => {
     if (missing.length === 0) return;

@@ -6,14 +6,25 @@
  */
 import { computed, signal } from "@preact/signals";
 import { type BlockRecord, MAX_PAGE_LIMIT, type Tally } from "../../lib/protocol/schemas.ts";
-import { type ApiClient, readPages } from "../../lib/client/api_client.ts";
+import {
+  type ApiClient,
+  type BlockVoteEntry,
+  pagesOf,
+  readPages,
+} from "../../lib/client/api_client.ts";
 import {
   checkBlocks,
   type ProofStep,
   proofSteps,
   tallyRows,
 } from "../../lib/client/board/record_checks.ts";
-import { type LoadedVotes, recount } from "../../lib/client/board/recount.ts";
+import {
+  type CountedBlock,
+  countPayloads,
+  isCounted,
+  type LoadedVotes,
+  recount,
+} from "../../lib/client/board/recount.ts";
 import type { PageStorage } from "../../lib/client/rounds/round_storage.ts";
 import { messageOf } from "../../lib/client/text.ts";
 import { pageRoundStorage } from "./page_storage.ts";
@@ -26,18 +37,27 @@ export type OpenVote = {
   problem: string | null;
 };
 
+/**
+ * Votes whose entries the board holds, about 2 KB each as read (signature and ring included): those
+ * of the blocks read last, the selected block's and the open vote's always among them. Of every
+ * other block the recount keeps only its payloads' counts.
+ */
+export const HELD_VOTES_BUDGET = 2_000;
+
 /** The bulletin board's state and loaders; see {@link createBulletinState}. */
 export type BulletinState = ReturnType<typeof createBulletinState>;
 
 /**
  * Options of {@link createBulletinState}: the polling interval; the round shown (protocol §4.9;
- * null for the attack lab's practice ledger, which is no round); and the storage its sections read
- * (this round's entries of the browser's storage by default).
+ * null for the attack lab's practice ledger, which is no round); the storage its sections read
+ * (this round's entries of the browser's storage by default); and how many votes it holds
+ * ({@link HELD_VOTES_BUDGET} by default).
  */
 export type BulletinOptions = {
   pollMs: number;
   round?: number | null;
   storage?: PageStorage;
+  heldVotes?: number;
 };
 
 /**
@@ -46,12 +66,23 @@ export type BulletinOptions = {
  */
 export function createBulletinState(
   api: ApiClient,
-  { pollMs, round = 1, storage = pageRoundStorage(round ?? 1) }: BulletinOptions,
+  {
+    pollMs,
+    round = 1,
+    storage = pageRoundStorage(round ?? 1),
+    heldVotes = HELD_VOTES_BUDGET,
+  }: BulletinOptions,
 ) {
   const blocks = signal<BlockRecord[]>([]);
   const height = signal<number | null>(null);
   const tally = signal<Tally | null>(null);
+  /**
+   * The blocks whose votes are held, read longest ago first: `heldVotes` votes at most, beside
+   * those of the selected block and the open vote's.
+   */
   const votes = signal<ReadonlyMap<number, LoadedVotes>>(new Map());
+  /** Every block the recount has read, as its payloads' counts. */
+  const counted = signal<ReadonlyMap<number, CountedBlock>>(new Map());
   const selected = signal<number | null>(null);
   const openVote = signal<OpenVote | null>(null);
   const filter = signal<string | null>(null);
@@ -59,7 +90,7 @@ export function createBulletinState(
   const ready = signal(false);
 
   const checks = computed(() => new Map(checkBlocks(blocks.value).map((c) => [c.height, c])));
-  const recounted = computed(() => recount(height.value, tally.value, votes.value));
+  const recounted = computed(() => recount(height.value, tally.value, counted.value));
   const rows = computed(() =>
     tally.value === null ? [] : tallyRows(tally.value.results, recounted.value)
   );
@@ -68,14 +99,56 @@ export function createBulletinState(
     return (await readPages(api.blocks, { offset: from, count: to - from + 1 })).items;
   }
 
-  /** The votes of block `h` after `known`: its next page, or all of them. */
+  /**
+   * Holds `loaded` as block `h`'s votes, read last; then lets go of the blocks read longest ago,
+   * never the selected one nor the open vote's, until the votes held fit `heldVotes`.
+   */
+  function hold(h: number, loaded: LoadedVotes) {
+    const next = new Map(votes.value);
+    next.delete(h);
+    next.set(h, loaded);
+    let held = 0;
+    for (const { entries } of next.values()) held += entries.length;
+    for (const [k, { entries }] of next) {
+      if (held <= heldVotes) break;
+      if (k === selected.value || k === openVote.value?.height) continue;
+      next.delete(k);
+      held -= entries.length;
+    }
+    votes.value = next;
+  }
+
+  /** The votes of block `h` after those held: its next page, or all of them. */
   async function fetchVotes(h: number, all: boolean): Promise<LoadedVotes> {
     const known = votes.value.get(h)?.entries ?? [];
     const range = { offset: known.length, count: all ? Infinity : MAX_PAGE_LIMIT };
     const page = await readPages(api.blockVotes(h), range);
     const loaded = { entries: [...known, ...page.items], total: page.total };
-    votes.value = new Map(votes.value).set(h, loaded);
+    hold(h, loaded);
     return loaded;
+  }
+
+  /**
+   * Block `h`'s votes counted for the recount: those held, then the rest read page by page. The
+   * block's votes are held when they fit `heldVotes`; a larger block is only counted.
+   */
+  async function countVotes(h: number): Promise<CountedBlock> {
+    const known = votes.value.get(h);
+    const payloads = countPayloads(known?.entries ?? []);
+    let read = known?.entries.length ?? 0;
+    let total = known?.total ?? 0;
+    if (known !== undefined && read >= known.total) return { total, counted: read, payloads };
+    let entries: BlockVoteEntry[] | null = known?.entries ?? [];
+    for await (const page of pagesOf(api.blockVotes(h), { offset: read })) {
+      countPayloads(page.items, payloads);
+      read += page.items.length;
+      total = page.total;
+      entries = entries !== null && entries.length + page.items.length <= heldVotes
+        ? [...entries, ...page.items]
+        : null;
+    }
+    if (entries !== null) hold(h, { entries, total });
+    return { total, counted: read, payloads };
   }
 
   /** Every vote of block `h`, read only when some are missing. */
@@ -94,7 +167,13 @@ export function createBulletinState(
     height.value = head;
     const served = await api.tally();
     tally.value = served;
-    for (let h = 1; h <= head; h++) await allVotes(h);
+    // Counted into a copy, published once: a map copied per block would grow with the chain.
+    const next = new Map(counted.value);
+    try {
+      for (let h = 1; h <= head; h++) if (!isCounted(next.get(h))) next.set(h, await countVotes(h));
+    } finally {
+      counted.value = next;
+    }
   }
 
   /** Runs `load`, showing its failure as the board's problem. */
@@ -236,6 +315,7 @@ export function createBulletinState(
     height,
     tally,
     votes,
+    counted,
     selected,
     openVote,
     filter,

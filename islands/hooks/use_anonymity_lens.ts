@@ -1,15 +1,18 @@
 /**
  * The anonymity lens as hooks for the islands: the chain height followed while it matters, and one
- * analysis per height and reveals, run in the anonymity worker; only new blocks are read.
+ * analysis per height and reveals, each run in an anonymity worker of its own; only new blocks are
+ * read.
  * @module
  */
 import { useEffect, useRef, useState } from "react";
 import { startWorker } from "../runtime.ts";
 import type { Reveal } from "../../lib/client/anonymity/anonymity.ts";
-import type {
-  LensAnswer,
-  LensRequest,
-  LensResult,
+import {
+  type LensAnswer,
+  type LensMessage,
+  type LensResult,
+  packBallots,
+  unpackLensResult,
 } from "../../lib/client/anonymity/anonymity_lens.ts";
 import {
   allBallots,
@@ -31,36 +34,46 @@ export type LensState = {
   problem: string | null;
 };
 
-/** Runs lens jobs in the worker; answers null for a job a later one has replaced. */
-type Runner = { run(request: Omit<LensRequest, "seq">): Promise<LensAnswer | null>; stop(): void };
+/** Runs lens jobs; answers null for a job a later one has replaced. */
+type Runner = { run(request: Omit<LensMessage, "seq">): Promise<LensAnswer | null>; stop(): void };
 
-/** Starts the worker; throws when the page's build carries none (see islands/runtime.ts). */
+/**
+ * Runs each lens job in a worker of its own, stopped once it has answered, or as soon as a later job
+ * replaces it: the analysis of a large record leaves tens of megabytes in its worker's heap, which
+ * an idle worker would keep. A page whose build carries no worker gets the failure as the job's
+ * (see islands/runtime.ts).
+ */
 function createRunner(): Runner {
   let seq = 0;
-  const worker = startWorker("anonymity");
-  const waiting = new Map<number, (answer: LensAnswer) => void>();
-  worker.onmessage = (event: MessageEvent<LensAnswer>) => {
-    waiting.get(event.data.seq)?.(event.data);
-    waiting.delete(event.data.seq);
-  };
-  worker.onerror = (event) => {
-    event.preventDefault();
-    const answer = { seq, error: `The anonymity worker failed: ${event.message}` };
-    for (const resolve of waiting.values()) resolve(answer);
-    waiting.clear();
+  let running: { worker: Worker; resolve: (answer: LensAnswer | null) => void } | null = null;
+  const stop = () => {
+    running?.worker.terminate();
+    running?.resolve(null);
+    running = null;
   };
   return {
-    async run(request) {
+    run(request) {
+      stop();
       const mine = ++seq;
-      const answer = await new Promise<LensAnswer>((resolve) => {
-        waiting.set(mine, resolve);
+      return new Promise((resolve) => {
+        const worker = startWorker("anonymity");
+        const job = { worker, resolve };
+        running = job;
+        const finish = (answer: LensAnswer) => {
+          if (running !== job) return;
+          running = null;
+          worker.terminate();
+          resolve(answer);
+        };
+        worker.onmessage = (event: MessageEvent<LensAnswer>) => finish(event.data);
+        worker.onerror = (event) => {
+          event.preventDefault();
+          finish({ seq: mine, error: `The anonymity worker failed: ${event.message}` });
+        };
         worker.postMessage({ ...request, seq: mine });
       });
-      return mine === seq ? answer : null;
     },
-    stop() {
-      worker.terminate();
-    },
+    stop,
   };
 }
 
@@ -132,15 +145,16 @@ export function useAnonymityLens(
         }
         if (!live) return;
         update({ progress: `Analysing ${ballots.length} sealed ballots…` });
+        const packed = packBallots(ballots);
         const answer = await runner.current!.run({
-          ballots,
+          ballots: packed,
           reveals: [...reveals],
           directory: decoyUse ? directory.current : null,
         });
         if (!live || answer === null) return;
         if ("error" in answer) return update({ progress: null, problem: answer.error });
-        const { ms, ...result } = answer;
-        update({ height, result, ms, progress: null, problem: null });
+        const result = unpackLensResult(answer, { ballots, packed });
+        update({ height, result, ms: answer.ms, progress: null, problem: null });
       } catch (error) {
         update({ progress: null, problem: messageOf(error) });
       }

@@ -18,10 +18,22 @@ export type LensSource = {
   readKeys(offset: number): Promise<string[]>;
 };
 
-/** The lens's reads through `api`: a block's votes page by page, the directory from an id on. */
+/**
+ * The lens's reads through `api`: a block's votes page by page, the directory from an id on. Every
+ * key it answers is one string per key, however many rings hold it (a key read is otherwise a copy
+ * of its own, 80 bytes in each ring).
+ */
 export function lensSource(api: ApiClient): LensSource {
+  const interned = new Map<string, string>();
+  const intern = (key: string) => {
+    const known = interned.get(key);
+    if (known !== undefined) return known;
+    interned.set(key, key);
+    return key;
+  };
   return {
-    readBlock: async (height) => blockRings((await readPages(api.blockVotes(height))).items),
+    readBlock: async (height) =>
+      blockRings((await readPages(api.blockVotes(height))).items, intern),
     readKeys: async (offset) => {
       const { items } = await readPages(api.keys, { offset });
       const gap = items.findIndex((entry, i) => entry.id !== offset + 1 + i);
@@ -30,7 +42,7 @@ export function lensSource(api: ApiClient): LensSource {
           `The key directory answered id ${items[gap].id} where id ${offset + 1 + gap} belongs`,
         );
       }
-      return items.map((entry) => entry.key);
+      return items.map((entry) => intern(entry.key));
     },
   };
 }
@@ -38,9 +50,15 @@ export function lensSource(api: ApiClient): LensSource {
 /** Each sealed block's ballots (vote id and ring), by height. */
 export type SealedRings = ReadonlyMap<number, RingBallot[]>;
 
-/** A block's listed votes as ballots of the lens: the vote id and its ring, in leaf order. */
-export function blockRings(votes: BlockVotes["votes"]): RingBallot[] {
-  return votes.map((entry) => ({ id: entry.voteId, ring: entry.vote.publicKeys }));
+/**
+ * A block's listed votes as ballots of the lens: the vote id and its ring, in leaf order, each key
+ * passed through `key` (the one copy to keep of it).
+ */
+export function blockRings(
+  votes: BlockVotes["votes"],
+  key: (hex: string) => string = (hex) => hex,
+): RingBallot[] {
+  return votes.map((entry) => ({ id: entry.voteId, ring: entry.vote.publicKeys.map(key) }));
 }
 
 /**

@@ -47,12 +47,14 @@ export type PoolWorker = Pick<Worker, "postMessage" | "terminate" | "onmessage" 
 
 /**
  * A running pool: its checker, how many workers still run, how many keys it has precomputed (each
- * key counted once, however many votes it is in), and how to stop them.
+ * key counted once, however many votes it is in), how to let go of the precomputations it keeps
+ * (a later check precomputes again the keys it needs), and how to stop the workers.
  */
 export type VoteCheckPool = {
   check: VoteChecker;
   readonly size: number;
   readonly keysPrecomputed: number;
+  releaseKeys(): void;
   close(): void;
 };
 
@@ -88,7 +90,7 @@ export function createVoteCheckPool(
 ): VoteCheckPool {
   let nextId = 0;
   let keysPrecomputed = 0;
-  const keys = createKeyStore(keysBudgetBytes);
+  let keys = createKeyStore(keysBudgetBytes);
   /** Keys being precomputed, each by one worker, and when they will be in `keys`. */
   const precomputing = new Map<string, Promise<void>>();
 
@@ -161,11 +163,16 @@ export function createVoteCheckPool(
 
   /**
    * Precomputes, split between the workers, the keys of `wanted` that are neither kept nor being
-   * precomputed; settles once every key of `wanted` is kept, or was given up (a worker failed: the
-   * worker verifying a vote then checks the key itself). Null when every key is kept already.
+   * precomputed, as many as the store has room for; settles once each of them is kept, or was given
+   * up (a worker failed). Null when there is nothing to wait for. A key left out (the store is full,
+   * or a worker failed) is checked and precomputed by the worker verifying its vote, each time: a
+   * full store takes no more keys, since pushing keys out for others would only bring through this
+   * thread, and leave for its collector, the precomputations of every ring member met again later.
    */
   function precompute(wanted: Set<string>): Promise<unknown> | null {
-    const fresh = [...wanted].filter((k) => keys.get(k) === undefined && !precomputing.has(k));
+    const room = keys.capacity - keys.size - precomputing.size;
+    const fresh = [...wanted].filter((k) => keys.get(k) === undefined && !precomputing.has(k))
+      .slice(0, Math.max(0, room));
     for (let i = 0; i < fresh.length; i += KEY_BATCH) {
       const batch = fresh.slice(i, i + KEY_BATCH);
       const done = send({ type: "keys", keys: batch }, batch.length).then(
@@ -219,6 +226,9 @@ export function createVoteCheckPool(
       // Slices are sent at once when every key is kept: nothing waits that need not.
       const keysReady = precompute(wanted);
       return keysReady === null ? verify(votes) : keysReady.then(() => verify(votes));
+    },
+    releaseKeys() {
+      keys = createKeyStore(keysBudgetBytes);
     },
     close() {
       for (const slot of slots) retire(slot, "Audit workers closed");

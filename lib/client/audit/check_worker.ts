@@ -1,8 +1,8 @@
 /**
  * Browser-safe. The audit worker, in the board's pool and the command line's (./check_pool.ts):
  * checks and precomputes the keys it is given, and verifies slices of votes (leaf hash and ring
- * signature with every verifier check, ./vote_checks.ts) over the precomputations sent with them.
- * It keeps the members it decoded most recently.
+ * signature with every verifier check, ./vote_checks.ts) over the precomputations sent with them,
+ * each vote's members decoded for it (WORKER_MEMBERS_BUDGET).
  * @module
  */
 import { createAuditMembers, precomputeKeys, WORKER_MEMBERS_BUDGET } from "./audit_keys.ts";

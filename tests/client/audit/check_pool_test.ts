@@ -117,6 +117,10 @@ Deno.test("real audit workers, as the command line starts them, find what this t
     ]);
     // Six keys in all, each checked and precomputed once for 90 votes on two workers.
     assert.equal(pool.keysPrecomputed, 6);
+    // Once the pool lets go of its keys, the next check precomputes what it needs again.
+    pool.releaseKeys();
+    assert.deepEqual(await pool.check(batch), expected);
+    assert.equal(pool.keysPrecomputed, 12);
   } finally {
     pool.close();
   }

@@ -177,3 +177,53 @@ Deno.test("a slow proof answer never overwrites a later choice on the board", as
     kv.close();
   }
 });
+
+Deno.test("the board counts every block and holds only the votes of the blocks read last", async (t) => {
+  const { kv, store, api } = await inMemoryApp();
+  const voters = makeVoters(6);
+  for (const v of voters) await api.registerKey({ key: v.key });
+  const cast = (i: number, payload: string) =>
+    api.submitVote(signedVote(voters[i], ringFor(voters[i], voters, 3), payload));
+  const byBlock: string[][] = [];
+  for (const [b, payloads] of [["yes", "no"], ["yes", "yes"], ["no", "yes"]].entries()) {
+    const cast2 = [await cast(2 * b, payloads[0]), await cast(2 * b + 1, payloads[1])];
+    byBlock.push(cast2.map((c) => c.voteId).sort());
+    await sealNextBlock(store, 1_700_000_000_000 + 60_000 * b);
+  }
+
+  const bulletin = createBulletinState(api, { pollMs: 60_000, heldVotes: 2 });
+  const stop = await followed(bulletin);
+  const held = () => [...bulletin.votes.value.keys()];
+  const idsIn = (h: number) => bulletin.votes.value.get(h)?.entries.map((e) => e.voteId).sort();
+  try {
+    await t.step("every block counted, the last one's votes held", () => {
+      assert.deepEqual(bulletin.recounted.value, [
+        { payload: "yes", count: 4 },
+        { payload: "no", count: 2 },
+      ]);
+      assert.deepEqual([...bulletin.counted.value.keys()], [1, 2, 3]);
+      assert.deepEqual(bulletin.counted.value.get(2)?.payloads, new Map([["yes", 2]]));
+      assert.deepEqual(held(), [3]);
+      assert.deepEqual(idsIn(3), byBlock[2]);
+    });
+
+    await t.step("a block let go is read again when selected, and the others let go", async () => {
+      await bulletin.selectBlock(1);
+      assert.deepEqual(held(), [1]);
+      assert.deepEqual(idsIn(1), byBlock[0]);
+    });
+
+    await t.step("the open vote's block is held, let go once another is selected", async () => {
+      await bulletin.openProof(2, byBlock[1][0]);
+      assert.deepEqual(bulletin.openVote.value?.steps?.filter((s) => !s.ok), []);
+      assert.deepEqual(held(), [2]);
+      await bulletin.selectBlock(3);
+      // Selecting block 3 closes the proof of block 2, which is then let go.
+      assert.deepEqual(held(), [3]);
+      assert.deepEqual(bulletin.recounted.value?.[0], { payload: "yes", count: 4 });
+    });
+  } finally {
+    stop();
+    kv.close();
+  }
+});
