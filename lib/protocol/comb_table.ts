@@ -109,9 +109,25 @@ const WORD = (1n << 64n) - 1n;
  * bytes little-endian (RFC 8032's integer encoding, without its sign bit), written at `offset` of
  * `out` (a new array of {@link COMB_BYTES} by default).
  */
-export function combToBytes(comb: CombTable, out = new Uint8Array(COMB_BYTES), offset = 0) {
+export function combToBytes(
+  comb: CombTable,
+  out: Uint8Array<ArrayBuffer> = new Uint8Array(COMB_BYTES),
+  offset = 0,
+): Uint8Array<ArrayBuffer> {
+  return pointsToBytes(comb.entries, out, offset);
+}
+
+/**
+ * Points in the comb's stored form, each its affine x then y, 32 bytes little-endian, written at
+ * `offset` of `out`.
+ */
+export function pointsToBytes<T extends Uint8Array>(
+  points: readonly Point[],
+  out: T,
+  offset = 0,
+): T {
   const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
-  comb.entries.forEach((entry, i) => {
+  points.forEach((entry, i) => {
     const { x, y } = entry.toAffine();
     [x, y].forEach((coordinate, k) => {
       const at = offset + (2 * i + k) * COORDINATE_BYTES;
@@ -129,16 +145,26 @@ export function combToBytes(comb: CombTable, out = new Uint8Array(COMB_BYTES), o
  * built from checked points. RangeError when fewer than {@link COMB_BYTES} bytes follow `offset`.
  */
 export function combFromBytes(bytes: Uint8Array, offset = 0): CombTable {
-  if (!(bytes instanceof Uint8Array) || bytes.length - offset < COMB_BYTES || offset < 0) {
-    throw new RangeError(`a stored comb is ${COMB_BYTES} bytes`);
+  return { entries: pointsFromBytes(bytes, offset, COMB_SIZE) };
+}
+
+/**
+ * `count` points back from {@link pointsToBytes}' form, read from `offset` of `bytes`, without a
+ * curve check: they must have been written from checked points. RangeError when fewer bytes follow
+ * `offset`.
+ */
+export function pointsFromBytes(bytes: Uint8Array, offset: number, count: number): Point[] {
+  const length = count * 2 * COORDINATE_BYTES;
+  if (!(bytes instanceof Uint8Array) || bytes.length - offset < length || offset < 0) {
+    throw new RangeError(`${count} stored points are ${length} bytes`);
   }
-  const view = new DataView(bytes.buffer, bytes.byteOffset + offset, COMB_BYTES);
+  const view = new DataView(bytes.buffer, bytes.byteOffset + offset, length);
   const read = (at: number) =>
     view.getBigUint64(at, true) | (view.getBigUint64(at + 8, true) << 64n) |
     (view.getBigUint64(at + 16, true) << 128n) | (view.getBigUint64(at + 24, true) << 192n);
-  const entries: Point[] = [];
-  for (let at = 0; at < COMB_BYTES; at += 2 * COORDINATE_BYTES) {
-    entries.push(ed25519.Point.fromAffine({ x: read(at), y: read(at + COORDINATE_BYTES) }));
+  const points: Point[] = [];
+  for (let at = 0; at < length; at += 2 * COORDINATE_BYTES) {
+    points.push(ed25519.Point.fromAffine({ x: read(at), y: read(at + COORDINATE_BYTES) }));
   }
-  return { entries };
+  return points;
 }

@@ -1,13 +1,15 @@
 /**
  * Browser-safe. The audit's key data: each ring member checked as registration checks a key
- * (canonical, not the identity, torsion-free: lib/protocol/keys.ts) and given `Hp` and the combs of
- * P and Hp(P) in their stored form (lib/protocol/key_precomputation.ts), once per audit rather than
- * once per worker that meets it. The pool (./check_pool.ts) keeps every key's precomputation in the
- * page's thread and hands it to a worker with each slice of votes; a worker decodes the members
- * of each vote from it.
+ * (canonical, not the identity, torsion-free: lib/protocol/keys.ts) once per audit rather than once
+ * per worker that meets it, and kept in one of two forms: with `Hp` and the combs of P and Hp(P) in
+ * their stored form (lib/protocol/key_precomputation.ts, 3,968 bytes), while the directory's keys
+ * fit a budget, else as a checked key, the affine P and Hp(P) alone (128 bytes). The pool
+ * (./check_pool.ts) keeps both in the page's thread and hands them to a worker with each slice of
+ * votes; a worker decodes the members of each vote from them.
  * @module
  */
 import { hexToBytes } from "../../protocol/bytes.ts";
+import { pointsFromBytes, pointsToBytes } from "../../protocol/comb_table.ts";
 import {
   isPrecomputationOf,
   type KeyPrecomputation,
@@ -15,15 +17,29 @@ import {
   PRECOMPUTATION_BYTES,
   precomputeKey,
 } from "../../protocol/key_precomputation.ts";
-import { createLruCache, type LruCache, MEMBER_BYTES } from "../../protocol/member_cache.ts";
-import type { Member, MemberCache } from "../../protocol/ring_signature.ts";
+import { decodePoint } from "../../protocol/keys.ts";
+import { createLruCache, MEMBER_BYTES } from "../../protocol/member_cache.ts";
+import { hashToPoint, type Member, type MemberCache } from "../../protocol/ring_signature.ts";
 
 /**
- * Budget of the precomputations the page's thread keeps, 3,968 bytes a key: 64 MiB, about 16,900
- * keys. Of a larger directory the keys met first are kept; any other is checked and precomputed by
- * the worker that meets it, each time it is met.
+ * Budget of the precomputations the page's thread keeps, 3,968 bytes a key: 48 MiB, about 12,680
+ * keys. Of a larger directory the keys met first are kept with combs, the others as checked keys
+ * (CHECKED_KEYS_BUDGET).
  */
-export const AUDIT_KEYS_BUDGET = 64 * 1024 * 1024;
+export const AUDIT_KEYS_BUDGET = 48 * 1024 * 1024;
+
+/**
+ * Budget of the checked keys the page's thread keeps beyond the precomputations, 128 bytes a key
+ * in slabs plus about 100 bytes of index: 32 MiB, about 147,000 keys. A key beyond both is checked
+ * by the worker that meets it, each time it is met.
+ */
+export const CHECKED_KEYS_BUDGET = 32 * 1024 * 1024;
+
+/** Bytes of a checked key: the affine x and y of P, then of Hp(P), as comb entry 1 stores them. */
+export const CHECKED_KEY_BYTES = 128;
+
+/** Bytes the page's thread counts for each checked key it keeps: the key data and its index. */
+export const CHECKED_KEY_COST = CHECKED_KEY_BYTES + 100;
 
 /**
  * Budget of the decoded members each audit worker keeps: none. A member is decoded from the
@@ -41,34 +57,126 @@ export const WORKER_MEMBERS_BUDGET = 0;
  */
 export const IN_THREAD_MEMBERS_BUDGET = 64 * 1024 * 1024;
 
-/** A key's precomputation, or why the key fails registration's checks. */
-export type KeyData = KeyPrecomputation | string;
+/**
+ * A key's precomputation ({@link PRECOMPUTATION_BYTES}) or checked key ({@link CHECKED_KEY_BYTES}),
+ * or why the key fails registration's checks.
+ */
+export type KeyData = Uint8Array | string;
 
-/** Checks and precomputes each key (64 lowercase hex), as registration does; never throws. */
-export function precomputeKeys(keys: readonly string[]): KeyData[] {
+/** The form a key is kept in: with combs, or checked alone. */
+export type KeyForm = "combs" | "checked";
+
+/**
+ * Checks each key (64 lowercase hex) as registration does and gives it in `form`: precomputed with
+ * combs, or as a checked key. Never throws.
+ */
+export function precomputeKeys(keys: readonly string[], form: KeyForm = "combs"): KeyData[] {
   return keys.map((key) => {
     try {
-      return precomputeKey(hexToBytes(key, 32, "key"));
+      const bytes = hexToBytes(key, 32, "key");
+      return form === "combs" ? precomputeKey(bytes) : checkKey(bytes);
     } catch (error) {
       return (error as Error).message;
     }
   });
 }
 
-/** The page thread's store of precomputations by hex key, least recently used out first. */
-export function createKeyStore(budgetBytes = AUDIT_KEYS_BUDGET): LruCache<KeyData> {
-  return createLruCache<KeyData>(Math.floor(budgetBytes / PRECOMPUTATION_BYTES));
+/** The checked key of `bytes` (P and Hp(P) affine), or why it fails registration's checks. */
+export function checkKey(bytes: Uint8Array): Uint8Array | string {
+  const decoded = decodePoint(bytes, "key");
+  if (!decoded.point) return decoded.reason;
+  return pointsToBytes([decoded.point, hashToPoint(bytes)], new Uint8Array(CHECKED_KEY_BYTES));
 }
 
 /**
- * Ring members for checkRing, with combs: a member decoded before, else decoded from the
- * precomputation `supplied` gives (the pool's), else checked and precomputed here. A key that fails
- * the checks is not answered, so checkRing checks it and refuses it with its own reason.
+ * True when `stored` is key data of the key encoded by `bytes`: a precomputation of it, or a
+ * checked key whose P is it (RFC 8032 §5.1.2: y in the low 255 bits, the parity of x on top).
+ */
+export function isKeyDataOf(stored: unknown, bytes: Uint8Array): stored is Uint8Array {
+  if (isPrecomputationOf(stored, bytes)) return true;
+  if (!(stored instanceof Uint8Array) || stored.length !== CHECKED_KEY_BYTES) return false;
+  for (let i = 0; i < 31; i++) if (stored[32 + i] !== bytes[i]) return false;
+  return stored[63] === (bytes[31] & 0x7f) && (stored[0] & 1) === bytes[31] >> 7;
+}
+
+/** The ring member of key data this audit checked: with combs from a precomputation. */
+export function memberFromKeyData(stored: Uint8Array): Member {
+  if (stored.length === PRECOMPUTATION_BYTES) return memberFromPrecomputation(stored);
+  const [point, hp] = pointsFromBytes(stored, 0, 2);
+  return { point, hp };
+}
+
+/**
+ * The page thread's key data by hex key: precomputations while `budgetBytes` has room, then checked
+ * keys while `checkedBudgetBytes` has room, in slabs (one ArrayBuffer per 4,096 keys rather than one
+ * per key). Nothing is ever pushed out: a store that is full takes no more.
+ */
+export type KeyStore = {
+  get(key: string): KeyData | undefined;
+  set(key: string, data: KeyData): void;
+  /** The form a new key would be kept in, after `pending` more of each form arrive; null: none. */
+  roomFor(pending: { combs: number; checked: number }): KeyForm | null;
+  readonly size: number;
+};
+
+const SLAB_KEYS = 4096;
+
+/** An empty {@link KeyStore}. */
+export function createKeyStore(
+  budgetBytes = AUDIT_KEYS_BUDGET,
+  checkedBudgetBytes = CHECKED_KEYS_BUDGET,
+): KeyStore {
+  const combCapacity = Math.floor(budgetBytes / PRECOMPUTATION_BYTES);
+  const checkedCapacity = Math.floor(checkedBudgetBytes / CHECKED_KEY_COST);
+  const precomputations = new Map<string, KeyPrecomputation>();
+  const refusals = new Map<string, string>();
+  const checked = new Map<string, number>();
+  const slabs: Uint8Array[] = [];
+  const slot = (index: number) => ({
+    slab: slabs[Math.floor(index / SLAB_KEYS)],
+    at: (index % SLAB_KEYS) * CHECKED_KEY_BYTES,
+  });
+  return {
+    get size() {
+      return precomputations.size + checked.size + refusals.size;
+    },
+    get(key) {
+      const index = checked.get(key);
+      if (index === undefined) return precomputations.get(key) ?? refusals.get(key);
+      const { slab, at } = slot(index);
+      return slab.slice(at, at + CHECKED_KEY_BYTES);
+    },
+    set(key, data) {
+      if (typeof data === "string") refusals.set(key, data);
+      else if (data.length === PRECOMPUTATION_BYTES) {
+        if (precomputations.size < combCapacity) precomputations.set(key, data);
+      } else if (data.length === CHECKED_KEY_BYTES && !checked.has(key)) {
+        if (checked.size >= checkedCapacity) return;
+        const index = checked.size;
+        if (index % SLAB_KEYS === 0) slabs.push(new Uint8Array(SLAB_KEYS * CHECKED_KEY_BYTES));
+        const { slab, at } = slot(index);
+        slab.set(data, at);
+        checked.set(key, index);
+      }
+    },
+    roomFor(pending) {
+      if (precomputations.size + pending.combs < combCapacity) return "combs";
+      if (checked.size + pending.checked < checkedCapacity) return "checked";
+      return null;
+    },
+  };
+}
+
+/**
+ * Ring members for checkRing: a member decoded before, else decoded from the key data `supplied`
+ * gives (the pool's: with combs, or a checked key), else checked here (and given combs when there
+ * is room to keep it). A key that
+ * fails the checks is not answered, so checkRing checks it and refuses it with its own reason.
  */
 export function createAuditMembers(
   { budgetBytes = IN_THREAD_MEMBERS_BUDGET, supplied }: {
     budgetBytes?: number;
-    supplied?: (key: string) => KeyPrecomputation | undefined;
+    supplied?: (key: string) => Uint8Array | undefined;
   } = {},
 ): MemberCache & { readonly size: number } {
   const decoded = createLruCache<Member>(Math.floor(budgetBytes / MEMBER_BYTES));
@@ -79,13 +187,13 @@ export function createAuditMembers(
     get(key) {
       let member = decoded.get(key);
       if (member) return member;
-      // A precomputation handed over for another key is never used for this one.
+      // Key data handed over for another key is never used for this one.
       const given = supplied?.(key);
-      const stored = given !== undefined && isPrecomputationOf(given, hexToBytes(key, 32, "key"))
+      const stored = given !== undefined && isKeyDataOf(given, hexToBytes(key, 32, "key"))
         ? given
-        : precomputeKeys([key])[0];
+        : precomputeKeys([key], decoded.capacity > 0 ? "combs" : "checked")[0];
       if (typeof stored === "string") return undefined;
-      member = memberFromPrecomputation(stored);
+      member = memberFromKeyData(stored);
       decoded.set(key, member);
       return member;
     },

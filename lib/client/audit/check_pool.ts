@@ -1,25 +1,30 @@
 /**
  * Browser-safe. A pool of audit workers (./check_worker.ts), one per core, behind the audit's
- * VoteChecker. Each ring member is checked and precomputed once (./audit_keys.ts): the keys a chunk
- * of votes needs that no worker has precomputed yet are split between the workers, their
- * precomputations kept in this thread; then the chunk is cut into slices, each sent with its
- * members' precomputations to the least busy worker, verifications in order. The board starts its
+ * VoteChecker. Each ring member is checked once (./audit_keys.ts): the keys a chunk of votes needs
+ * that no worker has checked yet are split between the workers, their key data (with combs while
+ * the budget has room, else checked keys) kept in this thread; then the chunk is cut into slices,
+ * each sent with its members' key data to the least busy worker, verifications in order. The board starts its
  * workers from the page's bundle, the command line from the module.
  * @module
  */
 import { HEX32_PATTERN } from "../../protocol/bytes.ts";
-import type { KeyPrecomputation } from "../../protocol/key_precomputation.ts";
 import type { VoteRecord } from "../../protocol/schemas.ts";
-import { AUDIT_KEYS_BUDGET, createKeyStore, type KeyData } from "./audit_keys.ts";
+import {
+  AUDIT_KEYS_BUDGET,
+  CHECKED_KEYS_BUDGET,
+  createKeyStore,
+  type KeyData,
+  type KeyForm,
+} from "./audit_keys.ts";
 import type { VoteChecker, VoteVerification } from "./vote_checks.ts";
 
 /**
- * What the page sends a worker: keys to check and precompute, or a numbered slice of votes with
- * the precomputations of their ring members (by hex key) that this thread holds.
+ * What the page sends a worker: keys to check and give in a form, or a numbered slice of votes
+ * with the key data of their ring members (by hex key) that this thread holds.
  */
 export type CheckRequest =
-  | { id: number; type: "keys"; keys: string[] }
-  | { id: number; type: "votes"; votes: VoteRecord[]; members: [string, KeyPrecomputation][] };
+  | { id: number; type: "keys"; keys: string[]; form: KeyForm }
+  | { id: number; type: "votes"; votes: VoteRecord[]; members: [string, Uint8Array][] };
 
 /** What a worker answers: each key's precomputation or refusal, a slice's verifications, or why not. */
 export type CheckResponse =
@@ -30,8 +35,11 @@ export type CheckResponse =
 /** Votes per message: small enough to balance the workers, large enough to amortize a message. */
 const SLICE = 25;
 
-/** Keys per message: about as much work as a slice of votes. */
+/** Keys per message to precompute: about as much work as a slice of votes. */
 const KEY_BATCH = 100;
+
+/** A checked key costs about a third of a precomputation: three times as many per message. */
+const CHECKED_BATCH_FACTOR = 3;
 
 /** Relative work of a vote against a key's precomputation, to find the least busy worker. */
 const VOTE_COST = 4;
@@ -58,8 +66,15 @@ export type VoteCheckPool = {
   close(): void;
 };
 
-/** Options: the workers' silence bound, and the byte budget of the precomputations kept. */
-export type VoteCheckPoolOptions = { silenceMs?: number; keysBudgetBytes?: number };
+/**
+ * Options: the workers' silence bound, and the byte budgets of the precomputations and of the
+ * checked keys kept.
+ */
+export type VoteCheckPoolOptions = {
+  silenceMs?: number;
+  keysBudgetBytes?: number;
+  checkedKeysBudgetBytes?: number;
+};
 
 type Request = CheckRequest extends infer R ? R extends unknown ? Omit<R, "id"> : never : never;
 
@@ -86,13 +101,20 @@ type Slot = {
 export function createVoteCheckPool(
   size: number,
   start: () => PoolWorker,
-  { silenceMs = WORKER_SILENCE_MS, keysBudgetBytes = AUDIT_KEYS_BUDGET }: VoteCheckPoolOptions = {},
+  {
+    silenceMs = WORKER_SILENCE_MS,
+    keysBudgetBytes = AUDIT_KEYS_BUDGET,
+    checkedKeysBudgetBytes = CHECKED_KEYS_BUDGET,
+  }: VoteCheckPoolOptions = {},
 ): VoteCheckPool {
   let nextId = 0;
   let keysPrecomputed = 0;
-  let keys = createKeyStore(keysBudgetBytes);
-  /** Keys being precomputed, each by one worker, and when they will be in `keys`. */
+  let keys = createKeyStore(keysBudgetBytes, checkedKeysBudgetBytes);
+  /** Keys being checked, each by one worker, and when they will be in `keys`. */
   const precomputing = new Map<string, Promise<void>>();
+  /** How many of them will arrive with combs, and how many as checked keys. */
+  let pendingCombs = 0;
+  let pendingChecked = 0;
 
   /** Stops `slot` for good and rejects everything it still owed. */
   function retire(slot: Slot, reason: string) {
@@ -162,27 +184,45 @@ export function createVoteCheckPool(
   }
 
   /**
-   * Precomputes, split between the workers, the keys of `wanted` that are neither kept nor being
-   * precomputed, as many as the store has room for; settles once each of them is kept, or was given
-   * up (a worker failed). Null when there is nothing to wait for. A key left out (the store is full,
-   * or a worker failed) is checked and precomputed by the worker verifying its vote, each time: a
-   * full store takes no more keys, since pushing keys out for others would only bring through this
-   * thread, and leave for its collector, the precomputations of every ring member met again later.
+   * Checks, split between the workers, the keys of `wanted` that are neither kept nor being
+   * checked, as many as the store has room for, each in the form the store has room for (combs
+   * first); settles once each of them is kept, or was given up (a worker failed). Null when there
+   * is nothing to wait for. A key left out (the store is full, or a worker failed) is checked by the
+   * worker verifying its vote, each time: a full store takes no more keys, since pushing keys out
+   * for others would only bring through this thread, and leave for its collector, the data of every
+   * ring member met again later.
    */
   function precompute(wanted: Set<string>): Promise<unknown> | null {
-    const room = keys.capacity - keys.size - precomputing.size;
-    const fresh = [...wanted].filter((k) => keys.get(k) === undefined && !precomputing.has(k))
-      .slice(0, Math.max(0, room));
-    for (let i = 0; i < fresh.length; i += KEY_BATCH) {
-      const batch = fresh.slice(i, i + KEY_BATCH);
-      const done = send({ type: "keys", keys: batch }, batch.length).then(
-        (answer) => {
-          answer.keys.forEach((data, k) => keys.set(batch[k], data));
-          keysPrecomputed += batch.length;
-        },
-        () => {},
-      ).finally(() => batch.forEach((key) => precomputing.delete(key)));
-      for (const key of batch) precomputing.set(key, done);
+    const fresh: Record<KeyForm, string[]> = { combs: [], checked: [] };
+    for (const key of wanted) {
+      if (keys.get(key) !== undefined || precomputing.has(key)) continue;
+      const form = keys.roomFor({
+        combs: pendingCombs,
+        checked: pendingChecked + fresh.checked.length,
+      });
+      if (form === null) break;
+      fresh[form].push(key);
+      if (form === "combs") pendingCombs++;
+    }
+    for (const form of ["combs", "checked"] as const) {
+      const batchSize = form === "combs" ? KEY_BATCH : KEY_BATCH * CHECKED_BATCH_FACTOR;
+      for (let i = 0; i < fresh[form].length; i += batchSize) {
+        const batch = fresh[form].slice(i, i + batchSize);
+        if (form === "checked") pendingChecked += batch.length;
+        const cost = form === "combs" ? batch.length : batch.length / CHECKED_BATCH_FACTOR;
+        const done = send({ type: "keys", keys: batch, form }, cost).then(
+          (answer) => {
+            answer.keys.forEach((data, k) => keys.set(batch[k], data));
+            keysPrecomputed += batch.length;
+          },
+          () => {},
+        ).finally(() => {
+          batch.forEach((key) => precomputing.delete(key));
+          if (form === "combs") pendingCombs -= batch.length;
+          else pendingChecked -= batch.length;
+        });
+        for (const key of batch) precomputing.set(key, done);
+      }
     }
     const waits = [...wanted].flatMap((key) => precomputing.get(key) ?? []);
     return waits.length === 0 ? null : Promise.all(waits);
@@ -199,9 +239,9 @@ export function createVoteCheckPool(
     return (await Promise.all(slices)).flat();
   }
 
-  /** The precomputations kept for the ring members of `votes`, once each. */
-  function membersOf(votes: readonly VoteRecord[]): [string, KeyPrecomputation][] {
-    const out = new Map<string, KeyPrecomputation>();
+  /** The key data kept for the ring members of `votes`, once each. */
+  function membersOf(votes: readonly VoteRecord[]): [string, Uint8Array][] {
+    const out = new Map<string, Uint8Array>();
     for (const vote of votes) {
       for (const key of vote.publicKeys ?? []) {
         const data = keys.get(key);
@@ -228,7 +268,7 @@ export function createVoteCheckPool(
       return keysReady === null ? verify(votes) : keysReady.then(() => verify(votes));
     },
     releaseKeys() {
-      keys = createKeyStore(keysBudgetBytes);
+      keys = createKeyStore(keysBudgetBytes, checkedKeysBudgetBytes);
     },
     close() {
       for (const slot of slots) retire(slot, "Audit workers closed");

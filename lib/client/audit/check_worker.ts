@@ -1,7 +1,8 @@
 /**
  * Browser-safe. The audit worker, in the board's pool and the command line's (./check_pool.ts):
- * checks and precomputes the keys it is given, and verifies slices of votes (leaf hash and ring
- * signature with every verifier check, ./vote_checks.ts) over the precomputations sent with them,
+ * checks the keys it is given and precomputes them in the form asked, and verifies slices of votes
+ * (leaf hash and ring signature with every verifier check, ./vote_checks.ts) over the key data sent
+ * with them,
  * each vote's members decoded for it (WORKER_MEMBERS_BUDGET).
  * @module
  */
@@ -9,7 +10,7 @@ import { createAuditMembers, precomputeKeys, WORKER_MEMBERS_BUDGET } from "./aud
 import type { CheckRequest, CheckResponse } from "./check_pool.ts";
 import { verifyVote } from "./vote_checks.ts";
 
-/** The precomputations sent with the slice being checked, by hex key. */
+/** The key data sent with the slice being checked, by hex key. */
 let supplied = new Map<string, Uint8Array>();
 const members = createAuditMembers({
   budgetBytes: WORKER_MEMBERS_BUDGET,
@@ -24,7 +25,7 @@ scope.onmessage = ({ data: request }) => {
   const { id } = request;
   try {
     if (request.type === "keys") {
-      scope.postMessage({ id, type: "keys", keys: precomputeKeys(request.keys) });
+      scope.postMessage({ id, type: "keys", keys: precomputeKeys(request.keys, request.form) });
       return;
     }
     supplied = new Map(request.members);

@@ -3,11 +3,18 @@
  * combs once, then served from memory; a key that fails registration's checks is left to the
  * verifier, which refuses it with its own reason; a precomputation handed over for another key is
  * never used; and over real audit workers, a pool with room for a few keys only still finds what
- * this thread finds.
+ * this thread finds. Beyond the budget of precomputations, keys are kept checked without combs, and
+ * a vote verified over them is judged the same.
  * @module
  */
 import assert from "node:assert/strict";
-import { createAuditMembers, precomputeKeys } from "../../../lib/client/audit/audit_keys.ts";
+import {
+  CHECKED_KEY_BYTES,
+  CHECKED_KEY_COST,
+  createAuditMembers,
+  createKeyStore,
+  precomputeKeys,
+} from "../../../lib/client/audit/audit_keys.ts";
 import { createVoteCheckPool } from "../../../lib/client/audit/check_pool.ts";
 import { inThreadChecker, verifyVote } from "../../../lib/client/audit/vote_checks.ts";
 import { bytesToHex } from "../../../lib/protocol/bytes.ts";
@@ -48,7 +55,52 @@ Deno.test("a precomputation handed over for another key is never used for this o
   assert.equal(bytesToHex(members.get(b.key)!.point.toBytes()), b.key);
 });
 
-Deno.test("a pool with room for two keys finds what this thread finds, the others checked by its workers", async () => {
+Deno.test("a checked key gives the member without combs; one of another key is never used", () => {
+  const [checkedA, checkedB] = precomputeKeys([a.key, b.key], "checked") as Uint8Array[];
+  assert.equal(checkedA.length, CHECKED_KEY_BYTES);
+  const members = createAuditMembers({ budgetBytes: 0, supplied: () => checkedA });
+  const member = members.get(a.key)!;
+  assert.equal(member.combs, undefined);
+  const full = createAuditMembers().get(a.key)!;
+  assert.ok(member.point.equals(full.point) && member.hp.equals(full.hp));
+  // Handed over for b, a's checked key is refused and b is checked here.
+  assert.equal(bytesToHex(members.get(b.key)!.point.toBytes()), b.key);
+  assert.notDeepEqual(checkedA, checkedB);
+  // A key that fails the checks gives the reason registration gives, in either form.
+  const torsioned = hostilePoints().torsioned;
+  assert.deepEqual(precomputeKeys([torsioned], "checked"), precomputeKeys([torsioned]));
+  assert.equal(typeof precomputeKeys([torsioned])[0], "string");
+});
+
+Deno.test("votes over checked keys are judged as over precomputations", () => {
+  const voters = makeVoters(4);
+  const votes = voters.map((v, i) => signedVote(v, ringFor(v, voters, 3, i), `p${i}`));
+  votes.push({ ...votes[1], payload: "other" });
+  const checked = new Map(
+    voters.map((v) => [v.key, precomputeKeys([v.key], "checked")[0] as Uint8Array]),
+  );
+  const overChecked = createAuditMembers({ budgetBytes: 0, supplied: (k) => checked.get(k) });
+  const judged = votes.map((vote) => verifyVote(vote, overChecked));
+  assert.deepEqual(judged, votes.map((vote) => verifyVote(vote, createAuditMembers())));
+  assert.deepEqual(judged.map((v) => v.check?.ok), [true, true, true, true, false]);
+});
+
+Deno.test("the key store keeps combs, then checked keys, then nothing; none is pushed out", () => {
+  const store = createKeyStore(PRECOMPUTATION_BYTES, 2 * CHECKED_KEY_COST);
+  const [v1, v2, v3, v4] = makeVoters(4);
+  assert.equal(store.roomFor({ combs: 0, checked: 0 }), "combs");
+  assert.equal(store.roomFor({ combs: 1, checked: 0 }), "checked");
+  store.set(v1.key, precomputeKeys([v1.key])[0]);
+  for (const v of [v2, v3, v4]) store.set(v.key, precomputeKeys([v.key], "checked")[0]);
+  assert.equal(store.roomFor({ combs: 0, checked: 0 }), null);
+  assert.equal((store.get(v1.key) as Uint8Array).length, PRECOMPUTATION_BYTES);
+  assert.deepEqual(store.get(v2.key), precomputeKeys([v2.key], "checked")[0]);
+  assert.deepEqual(store.get(v3.key), precomputeKeys([v3.key], "checked")[0]);
+  assert.equal(store.get(v4.key), undefined);
+  assert.equal(store.size, 3);
+});
+
+Deno.test("a pool with room for two precomputations and three checked keys finds what this thread finds", async () => {
   const voters = makeVoters(8);
   const votes = voters.map((v, i) => {
     const { payload, signature, publicKeys } = signedVote(v, ringFor(v, voters, 3, i), "yes");
@@ -58,6 +110,7 @@ Deno.test("a pool with room for two keys finds what this thread finds, the other
   const url = new URL("../../../lib/client/audit/check_worker.ts", import.meta.url);
   const pool = createVoteCheckPool(2, () => new Worker(url, { type: "module" }), {
     keysBudgetBytes: 2 * PRECOMPUTATION_BYTES,
+    checkedKeysBudgetBytes: 3 * CHECKED_KEY_COST,
   });
   try {
     const expected = await inThreadChecker()(votes);
@@ -67,8 +120,8 @@ Deno.test("a pool with room for two keys finds what this thread finds, the other
       assert.deepEqual(await pool.check(slice), expected.slice(at, at + slice.length));
     }
     assert.deepEqual(await pool.check(votes), expected);
-    // A full store takes no more keys: the workers check and precompute the others as they meet them.
-    assert.equal(pool.keysPrecomputed, 2);
+    // A full store takes no more keys: the workers check the others as they meet them.
+    assert.equal(pool.keysPrecomputed, 5);
   } finally {
     pool.close();
   }

@@ -1,0 +1,290 @@
+// The board's memory and time on a kept ledger, as a browser holds them: headless Chromium driven
+// over its DevTools protocol alone, with no Network domain (Playwright's, which bench/browser_audit.ts
+// uses, keeps every response body in the renderer, tens of MB more at 10,000 votes). The board is
+// loaded until its recount and anonymity lens are done, then its one-click audit runs to the
+// verdict. Prints the time of each, the private memory (RssAnon: heaps, not shared code) of
+// Chromium's largest process, the page's renderer, which runs the page and its workers (before the
+// click, its peak while loading and during the audit, each 2 s's peak), and with `--breakdown` the
+// renderer's own account of it (memory-infra: each V8 heap, the array buffers, malloc, Blink) every
+// 15 s of the audit and after it.
+//
+//   deno run -A bench/board_memory.ts LEDGER.sqlite3 [--breakdown]
+//
+// LEDGER is a KV file written by bench/build_ledger.ts (or any bench's BENCH_LEDGER). Needs Debian's
+// Chromium (apt-get install -y chromium); without it, says so and exits 0.
+import { build } from "../scripts/build.ts";
+import { CHROMIUM_PATH, skipWithoutChromium } from "../tests/e2e/browser.ts";
+import { startServer } from "../tests/helpers/server_process.ts";
+
+const [ledger] = Deno.args.filter((a) => !a.startsWith("--"));
+const breakdown = Deno.args.includes("--breakdown");
+if (!ledger) {
+  console.error("usage: deno run -A bench/board_memory.ts LEDGER.sqlite3 [--breakdown]");
+  Deno.exit(2);
+}
+if (skipWithoutChromium()) Deno.exit(0);
+
+const mb = (bytes: number) => (bytes / 1048576).toFixed(1);
+
+/** The pids below this process, except `except` and its own children (the server). */
+function descendants(except: number): number[] {
+  const parent = new Map<number, number>();
+  for (const entry of Deno.readDirSync("/proc")) {
+    const pid = Number(entry.name);
+    if (!Number.isInteger(pid)) continue;
+    try {
+      const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+      parent.set(pid, Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // The process ended while listed.
+    }
+  }
+  const below = (pid: number): boolean => {
+    for (let p = parent.get(pid); p !== undefined; p = parent.get(p)) {
+      if (p === except) return false;
+      if (p === Deno.pid) return true;
+    }
+    return false;
+  };
+  return [...parent.keys()].filter((pid) => pid !== except && below(pid));
+}
+
+/** RssAnon of Chromium's largest process, in MB. */
+function rendererMb(serverPid: number): number {
+  return Math.max(
+    0,
+    ...descendants(serverPid).map((pid) => {
+      try {
+        const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+        return Number(/RssAnon:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
+      } catch {
+        return 0;
+      }
+    }),
+  );
+}
+
+type CdpMessage = {
+  id?: number;
+  method?: string;
+  params?: Record<string, unknown>;
+  result?: Record<string, unknown>;
+  error?: { message: string };
+};
+
+/** A DevTools protocol connection to the browser at `url`. */
+async function connect(url: string) {
+  const ws = new WebSocket(url);
+  await new Promise((resolve, reject) => {
+    ws.onopen = resolve;
+    ws.onerror = reject;
+  });
+  let nextId = 1;
+  const waiting = new Map<number, (m: CdpMessage) => void>();
+  const listeners = new Set<(m: CdpMessage) => void>();
+  ws.onmessage = (event) => {
+    const message = JSON.parse(event.data) as CdpMessage;
+    if (message.id === undefined) listeners.forEach((listen) => listen(message));
+    else waiting.get(message.id)?.(message), waiting.delete(message.id);
+  };
+  return {
+    send(method: string, params: object = {}, sessionId?: string) {
+      const id = nextId++;
+      ws.send(JSON.stringify({ id, method, params, sessionId }));
+      return new Promise<Record<string, unknown>>((resolve, reject) =>
+        waiting.set(
+          id,
+          (m) =>
+            m.error ? reject(new Error(`${method}: ${m.error.message}`)) : resolve(m.result ?? {}),
+        )
+      );
+    },
+    listen(listener: (m: CdpMessage) => void) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    close: () => ws.close(),
+  };
+}
+
+type Cdp = Awaited<ReturnType<typeof connect>>;
+
+/** The renderer's memory-infra account: its footprint and the allocators' sizes, in MB. */
+async function memoryInfra(cdp: Cdp, label: string) {
+  type Dump = { ph: string; pid: number; args?: { dumps?: DumpArgs } };
+  type DumpArgs = {
+    process_totals?: { private_footprint_bytes?: string };
+    allocators?: Record<string, { attrs?: { size?: { value: string } } }>;
+  };
+  const events: Dump[] = [];
+  let complete!: () => void;
+  const done = new Promise<void>((resolve) => (complete = resolve));
+  const stop = cdp.listen((m) => {
+    if (m.method === "Tracing.dataCollected") events.push(...(m.params!.value as Dump[]));
+    if (m.method === "Tracing.tracingComplete") complete();
+  });
+  await cdp.send("Tracing.start", {
+    traceConfig: {
+      includedCategories: ["disabled-by-default-memory-infra"],
+      memoryDumpConfig: { triggers: [] },
+    },
+    transferMode: "ReportEvents",
+  });
+  await cdp.send("Tracing.requestMemoryDump", { deterministic: false, levelOfDetail: "detailed" });
+  await cdp.send("Tracing.end");
+  await done;
+  stop();
+  const byPid = new Map<
+    number,
+    { footprint: number; allocators: NonNullable<DumpArgs["allocators"]> }
+  >();
+  for (const event of events) {
+    const dumps = event.ph === "v" ? event.args?.dumps : undefined;
+    if (!dumps) continue;
+    const entry = byPid.get(event.pid) ?? { footprint: 0, allocators: {} };
+    const footprint = parseInt(dumps.process_totals?.private_footprint_bytes ?? "0", 16);
+    entry.footprint = Math.max(entry.footprint, footprint);
+    Object.assign(entry.allocators, dumps.allocators ?? {});
+    byPid.set(event.pid, entry);
+  }
+  const renderer = [...byPid.values()].sort((a, b) => b.footprint - a.footprint)[0];
+  if (!renderer) return;
+  const size = (name: string) => parseInt(renderer.allocators[name]?.attrs?.size?.value ?? "0", 16);
+  const parts = [
+    ["page young generation", "v8/main/heap/new_space"],
+    ["page old generation", "v8/main/heap/old_space"],
+    ["workers' young generations", "v8/workers/heap/new_space"],
+    ["workers' old generations", "v8/workers/heap/old_space"],
+    ["array buffers", "partition_alloc/partitions/array_buffer"],
+    ["other partitions", "partition_alloc/partitions/buffer"],
+    ["malloc", "malloc"],
+    ["Blink's heap", "blink_gc"],
+    ["compositor", "cc"],
+  ];
+  console.log(
+    `  [${label}] footprint ${mb(renderer.footprint)} MB: ` +
+      parts.map(([name, key]) => `${name} ${mb(size(key))}`).join(", "),
+  );
+}
+
+await build({ ifNeeded: true });
+const server = await startServer({ env: { KV_PATH: ledger, BLOCK_INTERVAL_MS: "3600000" } });
+const serverPid = server.process.pid;
+const profile = await Deno.makeTempDir({ prefix: "ringvote-board-memory-" });
+const chromium = new Deno.Command(CHROMIUM_PATH, {
+  args: [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+    `--user-data-dir=${profile}`,
+    "--remote-debugging-port=0",
+    "--window-size=1280,800",
+    "about:blank",
+  ],
+  stdout: "null",
+  stderr: "piped",
+}).spawn();
+try {
+  // Chromium says where its DevTools listen on stderr; the rest of stderr is drained.
+  const reader = chromium.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  let said = "";
+  let url: string | undefined;
+  while (url === undefined) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`Chromium ended before listening:\n${said}`);
+    said += value;
+    url = /DevTools listening on (ws:\/\/\S+)/.exec(said)?.[1];
+  }
+  (async () => {
+    while (!(await reader.read()).done) { /* drained */ }
+  })();
+  const cdp = await connect(url);
+  const { targetId } = await cdp.send("Target.createTarget", { url: "about:blank" });
+  const { sessionId } = await cdp.send("Target.attachToTarget", { targetId, flatten: true });
+  const evaluate = async (expression: string) => {
+    const answer = await cdp.send("Runtime.evaluate", {
+      expression,
+      returnByValue: true,
+      awaitPromise: true,
+    }, sessionId as string);
+    return (answer.result as { value: unknown }).value;
+  };
+  const until = async (expression: string) => {
+    while (!(await evaluate(expression))) await new Promise((r) => setTimeout(r, 250));
+  };
+  /** Samples the renderer every 250 ms: its peak, and each 2 s's peak. */
+  const sample = () => {
+    const series: number[] = [];
+    let peak = 0;
+    let windowPeak = 0;
+    let ticks = 0;
+    const timer = setInterval(() => {
+      const now = rendererMb(serverPid);
+      peak = Math.max(peak, now);
+      windowPeak = Math.max(windowPeak, now);
+      if (++ticks % 8 === 0) series.push(windowPeak), windowPeak = 0;
+    }, 250);
+    return () => (clearInterval(timer), { peak, series });
+  };
+
+  const loading = sample();
+  const opened = performance.now();
+  await cdp.send("Page.navigate", { url: new URL("board", server.url).href }, sessionId as string);
+  await until(`document.body?.innerText.includes("the counts agree") &&
+    !!document.querySelector(".anonymity-summary")`);
+  const load = loading();
+  const before = rendererMb(serverPid);
+  console.log(
+    `board loaded (recount and anonymity lens done) in ${
+      ((performance.now() - opened) / 1000).toFixed(1)
+    } s; ` +
+      `renderer peak while loading ${load.peak.toFixed(0)} MB, ${
+        before.toFixed(0)
+      } MB before the click`,
+  );
+  if (breakdown) await memoryInfra(cdp, "before the click");
+
+  const auditing = sample();
+  let dumping: Promise<void> | undefined;
+  const dumps = breakdown
+    ? setInterval(() => {
+      dumping ??= memoryInfra(cdp, `audit, renderer ${rendererMb(serverPid).toFixed(0)} MB`)
+        .catch(() => {}).finally(() => (dumping = undefined));
+    }, 15_000)
+    : undefined;
+  const clicked = performance.now();
+  await evaluate(`document.querySelector('[data-action="audit"]').click()`);
+  await until(`!!document.querySelector("[data-audit-verdict]")`);
+  const seconds = (performance.now() - clicked) / 1000;
+  clearInterval(dumps);
+  const audit = auditing();
+  await dumping;
+  const verdict = await evaluate(
+    `document.querySelector("[data-audit-verdict]").dataset.auditVerdict +
+    ": " + document.querySelector(".audit-summary")?.textContent`,
+  );
+  console.log(
+    `renderer MB, peak of each 2 s of the audit: ${
+      audit.series.map((n) => n.toFixed(0)).join(" ")
+    }`,
+  );
+  console.log(
+    `audit ${verdict} — ${seconds.toFixed(1)} s from the click; renderer ${
+      before.toFixed(0)
+    } MB before it, ` +
+      `peak ${audit.peak.toFixed(0)} MB during it`,
+  );
+  await new Promise((r) => setTimeout(r, 3000));
+  console.log(`3 s after the verdict: renderer ${rendererMb(serverPid).toFixed(0)} MB`);
+  if (breakdown) await memoryInfra(cdp, "after the verdict");
+  cdp.close();
+} finally {
+  chromium.kill("SIGTERM");
+  await chromium.status;
+  await server.stop();
+  await Deno.remove(profile, { recursive: true }).catch(() => {});
+}
