@@ -20,6 +20,7 @@
 //   deno run -A bench/browser_audit.ts [votes…]              default: 400 10000
 //   BENCH_LEDGER_DIR=DIR deno run -A bench/browser_audit.ts …  ledgers kept in DIR for the next run
 //   BENCH_SKIP_CLI=1 …                                        the board alone
+//   BENCH_SKIP_BOARD=1 …                                      the command line alone
 //
 // Needs Debian's Chromium (apt-get install -y chromium); without it, says so and exits 0.
 import process from "node:process";
@@ -295,7 +296,10 @@ try {
         const c = Deno.env.get("BENCH_SKIP_CLI") === "1"
           ? { ms: NaN, cpuS: NaN, peakMb: null }
           : await cliAudit(server.url);
-        const b = await boardAudit(browser, { url: server.url, votes, serverPid });
+        // BENCH_SKIP_BOARD=1: the command line alone (the board's figures come out NaN).
+        const b = Deno.env.get("BENCH_SKIP_BOARD") === "1"
+          ? { ms: NaN, cpuS: NaN, workers: 0, idleMb: NaN, peakMb: NaN }
+          : await boardAudit(browser, { url: server.url, votes, serverPid });
         // The server's verification before and after, so a drift of the machine's speed weighs
         // on both audits alike.
         const perVote = (before + serverCpuPerVote(jobs)) / 2;

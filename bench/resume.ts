@@ -4,6 +4,8 @@
 // process start included), and the two files compared byte for byte. Prints the times and the
 // counts the resumed audit gave.
 //
+// Before the rounds, the record just saved is also audited offline (`deno task audit FILE`).
+//
 //   deno run -A bench/resume.ts [votes] [rounds]    defaults: 2000 votes, 2 rounds
 //   BENCH_LEDGER=FILE deno run -A bench/resume.ts …   the ledger kept in FILE for the next run
 import { sealNextBlock } from "../server/sealer.ts";
@@ -69,6 +71,8 @@ try {
   const saved = `${dir}/saved.ndjson`;
   const save = await task(server.url, "--save", saved);
   console.log(`--save of ${VOTES} votes: ${(save.ms / 1000).toFixed(1)} s`);
+  const offline = await task(saved);
+  console.log(`the saved record audited offline: ${(offline.ms / 1000).toFixed(1)} s`);
   await sealMore(path, NEW_VOTES);
   const rows: string[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
