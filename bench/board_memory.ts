@@ -3,7 +3,7 @@
 // uses, keeps every response body in the renderer, tens of MB more at 10,000 votes). The board is
 // loaded until its recount and anonymity lens are done, then its one-click audit runs to the
 // verdict. Prints the time of each, the private memory (RssAnon: heaps, not shared code) of
-// Chromium's largest process, the page's renderer, which runs the page and its workers (before the
+// Chromium's renderer process, which runs the page and its workers (before the
 // click, its peak while loading and during the audit, each 2 s's peak), and with `--breakdown` the
 // renderer's own account of it (memory-infra: each V8 heap, the array buffers, malloc, Blink) every
 // 15 s of the audit and after it.
@@ -49,12 +49,13 @@ function descendants(except: number): number[] {
   return [...parent.keys()].filter((pid) => pid !== except && below(pid));
 }
 
-/** RssAnon of Chromium's largest process, in MB. */
+/** RssAnon of Chromium's largest renderer process (`--type=renderer`), in MB. */
 function rendererMb(serverPid: number): number {
   return Math.max(
     0,
     ...descendants(serverPid).map((pid) => {
       try {
+        if (!Deno.readTextFileSync(`/proc/${pid}/cmdline`).includes("--type=renderer")) return 0;
         const status = Deno.readTextFileSync(`/proc/${pid}/status`);
         return Number(/RssAnon:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
       } catch {
@@ -63,6 +64,9 @@ function rendererMb(serverPid: number): number {
     }),
   );
 }
+
+/** Longest wait for the page (a 100,000-vote audit takes minutes; a hung one, forever). */
+const PAGE_DEADLINE_MS = 60 * 60 * 1000;
 
 type CdpMessage = {
   id?: number;
@@ -82,6 +86,11 @@ async function connect(url: string) {
   let nextId = 1;
   const waiting = new Map<number, (m: CdpMessage) => void>();
   const listeners = new Set<(m: CdpMessage) => void>();
+  // A browser that ended answers nothing more: every call waiting fails instead of hanging.
+  ws.onclose = () => {
+    for (const answer of waiting.values()) answer({ error: { message: "DevTools closed" } });
+    waiting.clear();
+  };
   ws.onmessage = (event) => {
     const message = JSON.parse(event.data) as CdpMessage;
     if (message.id === undefined) listeners.forEach((listen) => listen(message));
@@ -214,7 +223,11 @@ try {
     return (answer.result as { value: unknown }).value;
   };
   const until = async (expression: string) => {
-    while (!(await evaluate(expression))) await new Promise((r) => setTimeout(r, 250));
+    const deadline = Date.now() + PAGE_DEADLINE_MS;
+    while (!(await evaluate(expression))) {
+      if (Date.now() > deadline) throw new Error(`still not true after an hour: ${expression}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
   };
   /** Samples the renderer every 250 ms: its peak, and each 2 s's peak. */
   const sample = () => {

@@ -1,7 +1,8 @@
 /**
  * The signature status of every vote the board lists, checked by the audit workers (every verifier
- * check of protocol §2) and remembered per vote as served, for the votes listed last (twice the
- * votes the board holds), so each is verified once while it is listed.
+ * check of protocol §2) and remembered per vote as served: by each list for the votes it lists now,
+ * and for the votes listed last (twice the votes the board holds), so each is verified once while it
+ * is listed, however many votes a list holds.
  * @module
  */
 import { useEffect, useState } from "react";
@@ -9,7 +10,7 @@ import type { VoteProblem } from "../../lib/client/audit/findings.ts";
 import { problemsOnItsOwn } from "../../lib/client/audit/vote_checks.ts";
 import { bytesToHex, utf8 } from "../../lib/protocol/bytes.ts";
 import { sha256 } from "../../lib/protocol/hash.ts";
-import { createLruCache } from "../../lib/protocol/member_cache.ts";
+import { createLruCache, type LruCache } from "../../lib/protocol/member_cache.ts";
 import type { VoteRecord } from "../../lib/protocol/schemas.ts";
 import { HELD_VOTES_BUDGET } from "./state.ts";
 import { boardPool } from "./vote_check_pool.ts";
@@ -41,6 +42,29 @@ export function signatureKey({ voteId, vote }: ListedVote): string {
 }
 
 /**
+ * What one list knows of its votes' findings: its own, for the votes it lists now (so a list longer
+ * than the shared memory never pushes out its own results and checks them again, forever), then the
+ * shared memory of the votes listed last.
+ */
+export function createListingMemory(shared: LruCache<SignatureStatus> = known) {
+  const mine = new Map<string, SignatureStatus>();
+  return {
+    /** The keys of `listed`; the list's own findings of votes no longer listed are let go. */
+    list(listed: readonly ListedVote[]): string[] {
+      const keys = listed.map(signatureKey);
+      const current = new Set(keys);
+      for (const key of mine.keys()) if (!current.has(key)) mine.delete(key);
+      return keys;
+    },
+    get: (key: string) => mine.get(key) ?? shared.get(key),
+    set(key: string, status: SignatureStatus) {
+      mine.set(key, status);
+      shared.set(key, status);
+    },
+  };
+}
+
+/**
  * The findings of `listed` as they arrive (undefined while a vote is being checked). A vote whose
  * payload, signature or ring changes is checked again.
  */
@@ -48,7 +72,9 @@ export function useSignatureStatus(
   listed: readonly ListedVote[],
 ): (v: ListedVote) => SignatureStatus | undefined {
   const [, setVersion] = useState(0);
-  const missing = listed.filter((v) => known.get(signatureKey(v)) === undefined);
+  const [memory] = useState(createListingMemory);
+  const keys = memory.list(listed);
+  const missing = listed.filter((_, i) => memory.get(keys[i]) === undefined);
   const wanted = missing.map(signatureKey).join("\0");
   useEffect(() => {
     if (missing.length === 0) return;
@@ -57,7 +83,7 @@ export function useSignatureStatus(
     Promise.resolve().then(() => boardPool().check(missing.map((v) => v.vote))).then((found) =>
       Promise.all(found.map((verification, i) => problemsOnItsOwn(missing[i].vote, verification)))
     ).then((problems) => {
-      problems.forEach((list, i) => known.set(signatureKey(missing[i]), { problems: list }));
+      problems.forEach((list, i) => memory.set(signatureKey(missing[i]), { problems: list }));
       if (live) setVersion((n) => n + 1);
     }).catch(() => {
       // The workers could not run: the votes stay "checking"; the audit reports the reason.
@@ -66,5 +92,5 @@ export function useSignatureStatus(
       live = false;
     };
   }, [wanted]);
-  return (v) => known.get(signatureKey(v));
+  return (v) => memory.get(signatureKey(v));
 }

@@ -109,9 +109,11 @@ export function memberFromKeyData(stored: Uint8Array): Member {
 /**
  * The page thread's key data by hex key: precomputations while `budgetBytes` has room, then checked
  * keys while `checkedBudgetBytes` has room, in slabs (one ArrayBuffer per 4,096 keys rather than one
- * per key). Nothing is ever pushed out: a store that is full takes no more.
+ * per key); a key's refusal counts as a checked key (a ring of made-up keys fills it no further).
+ * Nothing is ever pushed out: a store that is full takes no more.
  */
 export type KeyStore = {
+  has(key: string): boolean;
   get(key: string): KeyData | undefined;
   set(key: string, data: KeyData): void;
   /** The form a new key would be kept in, after `pending` more of each form arrive; null: none. */
@@ -140,6 +142,7 @@ export function createKeyStore(
     get size() {
       return precomputations.size + checked.size + refusals.size;
     },
+    has: (key) => checked.has(key) || precomputations.has(key) || refusals.has(key),
     get(key) {
       const index = checked.get(key);
       if (index === undefined) return precomputations.get(key) ?? refusals.get(key);
@@ -147,11 +150,12 @@ export function createKeyStore(
       return slab.slice(at, at + CHECKED_KEY_BYTES);
     },
     set(key, data) {
-      if (typeof data === "string") refusals.set(key, data);
-      else if (data.length === PRECOMPUTATION_BYTES) {
+      if (typeof data === "string") {
+        if (checked.size + refusals.size < checkedCapacity) refusals.set(key, data);
+      } else if (data.length === PRECOMPUTATION_BYTES) {
         if (precomputations.size < combCapacity) precomputations.set(key, data);
       } else if (data.length === CHECKED_KEY_BYTES && !checked.has(key)) {
-        if (checked.size >= checkedCapacity) return;
+        if (checked.size + refusals.size >= checkedCapacity) return;
         const index = checked.size;
         if (index % SLAB_KEYS === 0) slabs.push(new Uint8Array(SLAB_KEYS * CHECKED_KEY_BYTES));
         const { slab, at } = slot(index);
@@ -161,7 +165,7 @@ export function createKeyStore(
     },
     roomFor(pending) {
       if (precomputations.size + pending.combs < combCapacity) return "combs";
-      if (checked.size + pending.checked < checkedCapacity) return "checked";
+      if (checked.size + refusals.size + pending.checked < checkedCapacity) return "checked";
       return null;
     },
   };

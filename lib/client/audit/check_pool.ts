@@ -195,7 +195,7 @@ export function createVoteCheckPool(
   function precompute(wanted: Set<string>): Promise<unknown> | null {
     const fresh: Record<KeyForm, string[]> = { combs: [], checked: [] };
     for (const key of wanted) {
-      if (keys.get(key) !== undefined || precomputing.has(key)) continue;
+      if (keys.has(key) || precomputing.has(key)) continue;
       const form = keys.roomFor({
         combs: pendingCombs,
         checked: pendingChecked + fresh.checked.length,

@@ -29,9 +29,15 @@ scope.onmessage = ({ data: request }) => {
       return;
     }
     supplied = new Map(request.members);
-    const verifications = request.votes.map((vote) => verifyVote(vote, members));
-    supplied = new Map();
-    scope.postMessage({ id, type: "votes", verifications });
+    try {
+      scope.postMessage({
+        id,
+        type: "votes",
+        verifications: request.votes.map((vote) => verifyVote(vote, members)),
+      });
+    } finally {
+      supplied = new Map();
+    }
   } catch (error) {
     scope.postMessage({ id, error: error instanceof Error ? error.message : String(error) });
   }

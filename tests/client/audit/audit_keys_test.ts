@@ -100,6 +100,15 @@ Deno.test("the key store keeps combs, then checked keys, then nothing; none is p
   assert.equal(store.size, 3);
 });
 
+Deno.test("refusals count against the checked keys' budget: made-up keys cannot grow the store", () => {
+  const store = createKeyStore(0, 2 * CHECKED_KEY_COST);
+  const madeUp = ["01", "02", "03"].map((b) => b.repeat(32));
+  for (const key of madeUp) store.set(key, "key is not a canonical curve point");
+  assert.equal(store.size, 2);
+  assert.ok(store.has(madeUp[0]) && store.has(madeUp[1]) && !store.has(madeUp[2]));
+  assert.equal(store.roomFor({ combs: 0, checked: 0 }), null);
+});
+
 Deno.test("a pool with room for two precomputations and three checked keys finds what this thread finds", async () => {
   const voters = makeVoters(8);
   const votes = voters.map((v, i) => {
