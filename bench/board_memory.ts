@@ -15,6 +15,7 @@
 import { build } from "../scripts/build.ts";
 import { CHROMIUM_PATH, skipWithoutChromium } from "../tests/e2e/browser.ts";
 import { startServer } from "../tests/helpers/server_process.ts";
+import { rendererMb } from "./processes.ts";
 
 const [ledger] = Deno.args.filter((a) => !a.startsWith("--"));
 const breakdown = Deno.args.includes("--breakdown");
@@ -25,45 +26,6 @@ if (!ledger) {
 if (skipWithoutChromium()) Deno.exit(0);
 
 const mb = (bytes: number) => (bytes / 1048576).toFixed(1);
-
-/** The pids below this process, except `except` and its own children (the server). */
-function descendants(except: number): number[] {
-  const parent = new Map<number, number>();
-  for (const entry of Deno.readDirSync("/proc")) {
-    const pid = Number(entry.name);
-    if (!Number.isInteger(pid)) continue;
-    try {
-      const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-      parent.set(pid, Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
-    } catch {
-      // The process ended while listed.
-    }
-  }
-  const below = (pid: number): boolean => {
-    for (let p = parent.get(pid); p !== undefined; p = parent.get(p)) {
-      if (p === except) return false;
-      if (p === Deno.pid) return true;
-    }
-    return false;
-  };
-  return [...parent.keys()].filter((pid) => pid !== except && below(pid));
-}
-
-/** RssAnon of Chromium's largest renderer process (`--type=renderer`), in MB. */
-function rendererMb(serverPid: number): number {
-  return Math.max(
-    0,
-    ...descendants(serverPid).map((pid) => {
-      try {
-        if (!Deno.readTextFileSync(`/proc/${pid}/cmdline`).includes("--type=renderer")) return 0;
-        const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-        return Number(/RssAnon:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
-      } catch {
-        return 0;
-      }
-    }),
-  );
-}
 
 /** Longest wait for the page (a 100,000-vote audit takes minutes; a hung one, forever). */
 const PAGE_DEADLINE_MS = 60 * 60 * 1000;

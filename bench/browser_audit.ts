@@ -36,6 +36,7 @@ import { createStore, type Store } from "../server/store/mod.ts";
 import { launchChromium, skipWithoutChromium } from "../tests/e2e/browser.ts";
 import { buildLedger } from "../tests/helpers/ledger_builder.ts";
 import { startServer } from "../tests/helpers/server_process.ts";
+import { descendants, rendererMb } from "./processes.ts";
 
 const SIZES = Deno.args.length > 0 ? Deno.args.map(Number) : [400, 10_000];
 /** Rounds per size: the small ledger is measured three times each way, the large one once. */
@@ -62,48 +63,9 @@ function cpuOf(pid: number | "self"): { own: number; children: number } | null {
   }
 }
 
-/** Every live process below `root`, leaving out the tree of `except`. */
-function descendants(root: number, except: number): number[] {
-  const parent = new Map<number, number>();
-  for (const entry of Deno.readDirSync("/proc")) {
-    const pid = Number(entry.name);
-    if (!Number.isInteger(pid)) continue;
-    try {
-      const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-      parent.set(pid, Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const below = (pid: number): boolean => {
-    for (let p = parent.get(pid); p !== undefined; p = parent.get(p)) {
-      if (p === except) return false;
-      if (p === root) return true;
-    }
-    return false;
-  };
-  return [...parent.keys()].filter((pid) => pid !== except && below(pid));
-}
-
 /** CPU seconds used so far by the processes of Chromium (every process of ours but the server). */
 function browserCpu(serverPid: number): number {
   return descendants(Deno.pid, serverPid).reduce((sum, pid) => sum + (cpuOf(pid)?.own ?? 0), 0);
-}
-
-/**
- * The private memory (RssAnon: the heaps, not the shared code) of Chromium's largest process, in
- * MB: the page's renderer, which runs the page and its workers.
- */
-function rendererMb(serverPid: number): number {
-  const sizes = descendants(Deno.pid, serverPid).map((pid) => {
-    try {
-      const kb = /RssAnon:\s+(\d+) kB/.exec(Deno.readTextFileSync(`/proc/${pid}/status`))?.[1];
-      return Number(kb ?? 0) / 1024;
-    } catch {
-      return 0;
-    }
-  });
-  return Math.max(0, ...sizes);
 }
 
 /** GNU time, for the command line's peak resident memory; without it the peak is not shown. */
