@@ -6,7 +6,7 @@
 // Chromium's renderer process, which runs the page and its workers (before the
 // click, its peak while loading and during the audit, each 2 s's peak), and with `--breakdown` the
 // renderer's own account of it (memory-infra: each V8 heap, the array buffers, malloc, Blink) every
-// 15 s of the audit and after it.
+// 15 s of the audit; then the renderer 3, 30 and 90 s after the verdict, the page left open.
 //
 //   deno run -A bench/board_memory.ts LEDGER.sqlite3 [--breakdown]
 //
@@ -253,9 +253,14 @@ try {
     } MB before it, ` +
       `peak ${audit.peak.toFixed(0)} MB during it`,
   );
-  await new Promise((r) => setTimeout(r, 3000));
-  console.log(`3 s after the verdict: renderer ${rendererMb(serverPid).toFixed(0)} MB`);
-  if (breakdown) await memoryInfra(cdp, "after the verdict");
+  // The page left open after its audit, as a projector's is: its renderer at a few moments.
+  let waited = 0;
+  for (const at of [3, 30, 90]) {
+    await new Promise((r) => setTimeout(r, (at - waited) * 1000));
+    waited = at;
+    console.log(`${at} s after the verdict: renderer ${rendererMb(serverPid).toFixed(0)} MB`);
+    if (breakdown) await memoryInfra(cdp, `${at} s after the verdict`);
+  }
   cdp.close();
 } finally {
   chromium.kill("SIGTERM");
