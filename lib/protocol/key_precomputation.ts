@@ -54,8 +54,17 @@ export function precomputeKey(bytes: Uint8Array): KeyPrecomputation | string {
  */
 export function isPrecomputationOf(stored: unknown, bytes: Uint8Array): boolean {
   assertBytes(bytes, 32, "key");
-  if (!isStoredPrecomputation(stored)) return false;
-  // Entry 1 of P's comb is P: x at bytes 0..31, y at 32..63.
+  // Entry 1 of P's comb is P.
+  return isStoredPrecomputation(stored) && startsWithPoint(stored, bytes);
+}
+
+/**
+ * True when the first point stored in `stored` (x at bytes 0..31, y at 32..63, as
+ * comb_table.ts's pointsToBytes writes it) is the point encoded by `bytes` (RFC 8032 §5.1.2: y in
+ * the low 255 bits, the parity of x in the top bit).
+ */
+export function startsWithPoint(stored: Uint8Array, bytes: Uint8Array): boolean {
+  if (stored.length < 64) return false;
   for (let i = 0; i < 31; i++) if (stored[32 + i] !== bytes[i]) return false;
   return stored[63] === (bytes[31] & 0x7f) && (stored[0] & 1) === bytes[31] >> 7;
 }

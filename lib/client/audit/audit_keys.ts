@@ -16,6 +16,7 @@ import {
   memberFromPrecomputation,
   PRECOMPUTATION_BYTES,
   precomputeKey,
+  startsWithPoint,
 } from "../../protocol/key_precomputation.ts";
 import { decodePoint } from "../../protocol/keys.ts";
 import { createLruCache, MEMBER_BYTES } from "../../protocol/member_cache.ts";
@@ -90,13 +91,12 @@ export function checkKey(bytes: Uint8Array): Uint8Array | string {
 
 /**
  * True when `stored` is key data of the key encoded by `bytes`: a precomputation of it, or a
- * checked key whose P is it (RFC 8032 §5.1.2: y in the low 255 bits, the parity of x on top).
+ * checked key whose P is it.
  */
 export function isKeyDataOf(stored: unknown, bytes: Uint8Array): stored is Uint8Array {
   if (isPrecomputationOf(stored, bytes)) return true;
-  if (!(stored instanceof Uint8Array) || stored.length !== CHECKED_KEY_BYTES) return false;
-  for (let i = 0; i < 31; i++) if (stored[32 + i] !== bytes[i]) return false;
-  return stored[63] === (bytes[31] & 0x7f) && (stored[0] & 1) === bytes[31] >> 7;
+  return stored instanceof Uint8Array && stored.length === CHECKED_KEY_BYTES &&
+    startsWithPoint(stored, bytes);
 }
 
 /** The ring member of key data this audit checked: with combs from a precomputation. */

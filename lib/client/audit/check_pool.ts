@@ -3,8 +3,8 @@
  * VoteChecker. Each ring member is checked once (./audit_keys.ts): the keys a chunk of votes needs
  * that no worker has checked yet are split between the workers, their key data (with combs while
  * the budget has room, else checked keys) kept in this thread; then the chunk is cut into slices,
- * each sent with its members' key data to the least busy worker, verifications in order. The board starts its
- * workers from the page's bundle, the command line from the module.
+ * each sent with its members' key data to the least busy worker, verifications in order. The board
+ * starts its workers from the page's bundle, the command line from the module.
  * @module
  */
 import { HEX32_PATTERN } from "../../protocol/bytes.ts";
@@ -113,8 +113,7 @@ export function createVoteCheckPool(
   /** Keys being checked, each by one worker, and when they will be in `keys`. */
   const precomputing = new Map<string, Promise<void>>();
   /** How many of them will arrive with combs, and how many as checked keys. */
-  let pendingCombs = 0;
-  let pendingChecked = 0;
+  const pending: Record<KeyForm, number> = { combs: 0, checked: 0 };
 
   /** Stops `slot` for good and rejects everything it still owed. */
   function retire(slot: Slot, reason: string) {
@@ -196,19 +195,15 @@ export function createVoteCheckPool(
     const fresh: Record<KeyForm, string[]> = { combs: [], checked: [] };
     for (const key of wanted) {
       if (keys.has(key) || precomputing.has(key)) continue;
-      const form = keys.roomFor({
-        combs: pendingCombs,
-        checked: pendingChecked + fresh.checked.length,
-      });
+      const form = keys.roomFor(pending);
       if (form === null) break;
       fresh[form].push(key);
-      if (form === "combs") pendingCombs++;
+      pending[form]++;
     }
     for (const form of ["combs", "checked"] as const) {
       const batchSize = form === "combs" ? KEY_BATCH : KEY_BATCH * CHECKED_BATCH_FACTOR;
       for (let i = 0; i < fresh[form].length; i += batchSize) {
         const batch = fresh[form].slice(i, i + batchSize);
-        if (form === "checked") pendingChecked += batch.length;
         const cost = form === "combs" ? batch.length : batch.length / CHECKED_BATCH_FACTOR;
         const done = send({ type: "keys", keys: batch, form }, cost).then(
           (answer) => {
@@ -218,8 +213,7 @@ export function createVoteCheckPool(
           () => {},
         ).finally(() => {
           batch.forEach((key) => precomputing.delete(key));
-          if (form === "combs") pendingCombs -= batch.length;
-          else pendingChecked -= batch.length;
+          pending[form] -= batch.length;
         });
         for (const key of batch) precomputing.set(key, done);
       }

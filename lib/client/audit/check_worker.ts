@@ -2,8 +2,7 @@
  * Browser-safe. The audit worker, in the board's pool and the command line's (./check_pool.ts):
  * checks the keys it is given and precomputes them in the form asked, and verifies slices of votes
  * (leaf hash and ring signature with every verifier check, ./vote_checks.ts) over the key data sent
- * with them,
- * each vote's members decoded for it (WORKER_MEMBERS_BUDGET).
+ * with them, each vote's members decoded for it (WORKER_MEMBERS_BUDGET).
  * @module
  */
 import { createAuditMembers, precomputeKeys, WORKER_MEMBERS_BUDGET } from "./audit_keys.ts";

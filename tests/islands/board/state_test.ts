@@ -23,12 +23,18 @@ async function followed(bulletin: BulletinState): Promise<() => void> {
   return stop;
 }
 
-Deno.test("the bulletin board's state follows the real chain", async (t) => {
-  const { kv, store, api } = await inMemoryApp();
-  const voters = makeVoters(5);
-  for (const v of voters) await api.registerKey({ key: v.key });
+/** The whole API in memory with `count` voters registered; `cast(i, payload)` votes as voter i. */
+async function votingApp(count: number) {
+  const app = await inMemoryApp();
+  const voters = makeVoters(count);
+  for (const v of voters) await app.api.registerKey({ key: v.key });
   const cast = (i: number, payload: string) =>
-    api.submitVote(signedVote(voters[i], ringFor(voters[i], voters, 3), payload));
+    app.api.submitVote(signedVote(voters[i], ringFor(voters[i], voters, 3), payload));
+  return { ...app, cast };
+}
+
+Deno.test("the bulletin board's state follows the real chain", async (t) => {
+  const { kv, store, api, cast } = await votingApp(5);
   const first = [await cast(0, "yes"), await cast(1, "no"), await cast(2, "yes")];
   await sealNextBlock(store, 1_700_000_000_000);
   await cast(3, "yes");
@@ -126,11 +132,7 @@ function slowFor(app: { request: typeof fetch }) {
 }
 
 Deno.test("a slow proof answer never overwrites a later choice on the board", async (t) => {
-  const { kv, store, app, api } = await inMemoryApp();
-  const voters = makeVoters(4);
-  for (const v of voters) await api.registerKey({ key: v.key });
-  const cast = (i: number, payload: string) =>
-    api.submitVote(signedVote(voters[i], ringFor(voters[i], voters, 3), payload));
+  const { kv, store, app, api, cast } = await votingApp(4);
   const [a, b] = [await cast(0, "yes"), await cast(1, "no")];
   await sealNextBlock(store, 1_700_000_000_000);
   await cast(2, "yes");
@@ -179,11 +181,7 @@ Deno.test("a slow proof answer never overwrites a later choice on the board", as
 });
 
 Deno.test("the board counts every block and holds only the votes of the blocks read last", async (t) => {
-  const { kv, store, api } = await inMemoryApp();
-  const voters = makeVoters(6);
-  for (const v of voters) await api.registerKey({ key: v.key });
-  const cast = (i: number, payload: string) =>
-    api.submitVote(signedVote(voters[i], ringFor(voters[i], voters, 3), payload));
+  const { kv, store, api, cast } = await votingApp(6);
   const byBlock: string[][] = [];
   for (const [b, payloads] of [["yes", "no"], ["yes", "yes"], ["no", "yes"]].entries()) {
     const cast2 = [await cast(2 * b, payloads[0]), await cast(2 * b + 1, payloads[1])];
