@@ -9,6 +9,10 @@
 // takes 1,040 points. That is small enough to store with the key and read with every vote.
 // The verifier also builds one for each signature's tag, which multiplies every challenge: R_i's
 // two products, r_i·Hp(P_i) and c_i·I, then walk their combs together on one chain of doublings.
+//
+// A narrow comb (NARROW_TEETH = 3 rows of 85 bits) has 7 entries: 85 doublings and at most 85
+// additions per product, in 448 bytes. An audit of a directory too large for wide combs keeps
+// narrow ones (lib/client/audit/audit_keys.ts): a quarter of the bytes for 1.5× the time.
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { normalizeZ } from "@noble/curves/abstract/curve.js";
 import type { Point } from "./keys.ts";
@@ -19,26 +23,45 @@ export const TEETH = 5;
 export const SPACING = 51;
 /** Entries of a comb: one per nonzero 5-bit column. */
 export const COMB_SIZE = (1 << TEETH) - 1;
+/** Rows of a narrow comb: 3 rows of 85 bits, 7 entries. */
+export const NARROW_TEETH = 3;
 
-const LIMIT = 1n << BigInt(TEETH * SPACING);
-
-/** A point's comb: `entries[b - 1]` is Σ_{bit j of b set} 2^(51·j)·P, for b = 1..31. */
-export type CombTable = { readonly entries: readonly Point[] };
+/** Scalars a comb multiplies by: below 2^255, whatever its rows. */
+const LIMIT = 1n << 255n;
 
 /**
- * Builds the comb of `point`: 204 doublings and 26 additions, entries normalised to Z = 1 (one
- * shared field inversion), as storing them needs. `{ affine: false }` skips the normalisation for
- * a comb that is only walked (noble's addition costs the same whatever Z is).
+ * A point's comb of T rows (T = log2(entries + 1)) of S = ⌈255/T⌉ bits: `entries[b - 1]` is
+ * Σ_{bit j of b set} 2^(S·j)·P, for b = 1..2^T - 1.
  */
-export function combTable(point: Point, { affine = true } = {}): CombTable {
+export type CombTable = { readonly entries: readonly Point[] };
+
+/** Rows and bits per row of a comb of `teeth` rows (1..8). */
+function shape(teeth: number): { teeth: number; spacing: number } {
+  if (!Number.isInteger(teeth) || teeth < 1 || teeth > 8) {
+    throw new RangeError(`a comb has 1..8 rows, got ${teeth}`);
+  }
+  return { teeth, spacing: Math.ceil(255 / teeth) };
+}
+
+/** The rows of a comb of `entries` points. */
+const teethOf = (comb: CombTable) => Math.log2(comb.entries.length + 1);
+
+/**
+ * Builds the comb of `point` with `teeth` rows (5 by default: 204 doublings and 26 additions),
+ * entries normalised to Z = 1 (one shared field inversion), as storing them needs.
+ * `{ affine: false }` skips the normalisation for a comb that is only walked (noble's addition
+ * costs the same whatever Z is).
+ */
+export function combTable(point: Point, { affine = true, teeth = TEETH } = {}): CombTable {
+  const { spacing } = shape(teeth);
   const rows: Point[] = [point];
-  for (let j = 1; j < TEETH; j++) {
+  for (let j = 1; j < teeth; j++) {
     let row = rows[j - 1];
-    for (let i = 0; i < SPACING; i++) row = row.double();
+    for (let i = 0; i < spacing; i++) row = row.double();
     rows.push(row);
   }
   const entries: Point[] = [];
-  for (let b = 1; b <= COMB_SIZE; b++) {
+  for (let b = 1; b < 1 << teeth; b++) {
     const low = b & -b;
     const rest = b - low;
     const row = rows[Math.log2(low)];
@@ -54,15 +77,20 @@ export function multiplyByComb(comb: CombTable, scalar: bigint): Point {
 
 /**
  * s·P + t·Q from the combs of P and Q, for scalars 0 ≤ s, t < 2^255: both walks share one chain
- * of 50 doublings. RangeError for a scalar outside that range. Variable time.
+ * of doublings (50 with wide combs). RangeError for a scalar outside that range, or for combs of
+ * different rows. Variable time.
  */
 export function multiplyByCombs(...terms: [CombTable, bigint, CombTable?, bigint?]): Point {
   const [first, s, second, t] = terms;
-  const columnsOfFirst = columns(s);
-  const columnsOfSecond = second ? columns(t as bigint) : undefined;
+  const { teeth, spacing } = shape(teethOf(first));
+  if (second && second.entries.length !== first.entries.length) {
+    throw new RangeError("two combs walked together must have the same rows");
+  }
+  const columnsOfFirst = columns(s, teeth, spacing);
+  const columnsOfSecond = second ? columns(t as bigint, teeth, spacing) : undefined;
   let acc = ed25519.Point.ZERO;
   let started = false;
-  for (let i = SPACING - 1; i >= 0; i--) {
+  for (let i = spacing - 1; i >= 0; i--) {
     if (started) acc = acc.double();
     const a = columnsOfFirst[i];
     if (a !== 0) {
@@ -78,19 +106,19 @@ export function multiplyByCombs(...terms: [CombTable, bigint, CombTable?, bigint
   return acc;
 }
 
-/** The comb columns of `scalar`: entry i holds bit i + 51·j of the scalar as its bit j. */
-function columns(scalar: bigint): Uint8Array {
+/** The comb columns of `scalar`: entry i holds bit i + spacing·j of the scalar as its bit j. */
+function columns(scalar: bigint, teeth: number, spacing: number): Uint8Array {
   if (typeof scalar !== "bigint" || scalar < 0n || scalar >= LIMIT) {
     throw new RangeError("scalar must be a bigint in 0..2^255-1");
   }
   // Bit k of s is bits[top - k]; reading a binary string is cheaper than shifting a bigint.
-  const bits = scalar.toString(2).padStart(TEETH * SPACING, "0");
-  const top = TEETH * SPACING - 1;
-  const out = new Uint8Array(SPACING);
-  for (let i = 0; i < SPACING; i++) {
+  const bits = scalar.toString(2).padStart(teeth * spacing, "0");
+  const top = teeth * spacing - 1;
+  const out = new Uint8Array(spacing);
+  for (let i = 0; i < spacing; i++) {
     let column = 0;
-    for (let j = 0; j < TEETH; j++) {
-      if (bits.charCodeAt(top - (j * SPACING + i)) === 49) column |= 1 << j;
+    for (let j = 0; j < teeth; j++) {
+      if (bits.charCodeAt(top - (j * spacing + i)) === 49) column |= 1 << j;
     }
     out[i] = column;
   }
@@ -99,6 +127,8 @@ function columns(scalar: bigint): Uint8Array {
 
 /** Bytes of a comb in its stored form: 31 points, each x then y, 32 bytes little-endian. */
 export const COMB_BYTES = COMB_SIZE * 64;
+/** Bytes of a narrow comb in the same form: 7 points. */
+export const NARROW_COMB_BYTES = ((1 << NARROW_TEETH) - 1) * 64;
 
 /** Bytes of a coordinate mod p (p < 2^255) in the stored form. */
 const COORDINATE_BYTES = 32;
@@ -140,12 +170,13 @@ export function pointsToBytes<T extends Uint8Array>(
 }
 
 /**
- * A comb back from {@link combToBytes}' form, read from `offset` of `bytes`. They must come from
- * storage this server wrote: the points are rebuilt without a curve check, as the stored comb was
- * built from checked points. RangeError when fewer than {@link COMB_BYTES} bytes follow `offset`.
+ * A comb of `teeth` rows back from {@link combToBytes}' form, read from `offset` of `bytes`. They
+ * must come from storage this server wrote: the points are rebuilt without a curve check, as the
+ * stored comb was built from checked points. RangeError when fewer than its bytes
+ * ({@link COMB_BYTES} for a wide comb) follow `offset`.
  */
-export function combFromBytes(bytes: Uint8Array, offset = 0): CombTable {
-  return { entries: pointsFromBytes(bytes, offset, COMB_SIZE) };
+export function combFromBytes(bytes: Uint8Array, offset = 0, teeth = TEETH): CombTable {
+  return { entries: pointsFromBytes(bytes, offset, (1 << shape(teeth).teeth) - 1) };
 }
 
 /**

@@ -19,7 +19,13 @@ import {
   utf8WellFormed,
 } from "./bytes.ts";
 import { decodePoint, G, keyPairFromSeed, L, type Point } from "./keys.ts";
-import { type CombTable, combTable, multiplyByComb, multiplyByCombs } from "./comb_table.ts";
+import {
+  type CombTable,
+  combTable,
+  multiplyByComb,
+  multiplyByCombs,
+  NARROW_TEETH,
+} from "./comb_table.ts";
 import { multiplyByTable, type PointTable, pointTable } from "./point_table.ts";
 
 /** RFC 9380 domain separation tag of Hp (protocol §2 "Hash to point"). */
@@ -152,7 +158,9 @@ export function signRing(
 
 /**
  * A ring member that passed the point checks: its point, Hp(point) and, for a registered key,
- * the combs of both that the server stored at registration (lib/protocol/key_precomputation.ts).
+ * the combs of both: the wide ones the server stored at registration
+ * (lib/protocol/key_precomputation.ts), or narrow ones an audit built (both combs of a member have
+ * the same rows).
  */
 export type Member = { point: Point; hp: Point; combs?: { point: CombTable; hp: CombTable } };
 
@@ -199,27 +207,43 @@ function canonicalScalar(bytes: Uint8Array, name: string): bigint | string {
 }
 
 /**
+ * The combs of a signature's tag I: the wide one its torsion check built, and a narrow one, built
+ * the first time a member with narrow combs needs it.
+ */
+export type TagCombs = { readonly wide: CombTable; narrow(): CombTable };
+
+/** The {@link TagCombs} of the tag whose wide comb is `wide` (entry 1 is I itself). */
+export function tagCombs(wide: CombTable): TagCombs {
+  let narrow: CombTable | undefined;
+  return {
+    wide,
+    narrow: () => narrow ??= combTable(wide.entries[0], { affine: false, teeth: NARROW_TEETH }),
+  };
+}
+
+/**
  * One member's step of the ring equations (protocol §2 "Verify"): L_i = r_i·G + c_i·P_i and
- * R_i = r_i·Hp(P_i) + c_i·I, `tag` being the comb of I, built once per signature. A member with
- * combs gets comb walks, the two products of R_i sharing one chain of doublings; otherwise the two
- * products of L_i share one chain of doublings (mulAddUnsafe).
+ * R_i = r_i·Hp(P_i) + c_i·I, `tag` holding the combs of I, built once per signature. A member with
+ * combs gets comb walks, the two products of R_i sharing one chain of doublings over the tag's comb
+ * of the same rows; otherwise the two products of L_i share one chain of doublings (mulAddUnsafe).
  */
 export function ringStep(
   member: Member,
-  step: { r: bigint; c: bigint; tag: CombTable },
+  step: { r: bigint; c: bigint; tag: TagCombs },
 ): { l: Point; r: Point } {
   const { point, hp, combs } = member;
   const { r, c, tag } = step;
   if (combs) {
     baseTable ??= pointTable(G, BASE_WINDOW);
+    const tagComb = combs.hp.entries.length === tag.wide.entries.length ? tag.wide : tag.narrow();
     return {
       l: multiplyByTable(baseTable, r).add(multiplyByComb(combs.point, c)),
-      r: multiplyByCombs(combs.hp, r, tag, c),
+      r: multiplyByCombs(combs.hp, r, tagComb, c),
     };
   }
   return {
     l: mulAddUnsafe(ed25519.Point, [G, point], [r, c]),
-    r: hp.multiplyUnsafe(r).add(multiplyByComb(tag, c)),
+    r: hp.multiplyUnsafe(r).add(multiplyByComb(tag.wide, c)),
   };
 }
 
@@ -310,10 +334,11 @@ export function closeRing(
   { inputs, onLink }: { inputs: CheckedInputs; onLink?: (link: RingLink) => void },
 ): bigint {
   const challenge = challenger(transcript(sig.ring, sig.tag, message));
+  const tag = tagCombs(inputs.tag);
   let c = inputs.c0;
   for (let i = 0; i < inputs.members.length; i++) {
     const r = inputs.r[i];
-    const step = ringStep(inputs.members[i], { r, c, tag: inputs.tag });
+    const step = ringStep(inputs.members[i], { r, c, tag });
     const next = challenge(step.l, step.r);
     onLink?.({ i, c, r, l: step.l, rPoint: step.r, next });
     c = next;

@@ -10,6 +10,8 @@ import {
   combToBytes,
   multiplyByComb,
   multiplyByCombs,
+  NARROW_COMB_BYTES,
+  NARROW_TEETH,
 } from "../../lib/protocol/comb_table.ts";
 import { hostilePoints } from "../helpers/ledger_fixtures.ts";
 import { hexToBytes } from "../../lib/protocol/bytes.ts";
@@ -109,4 +111,50 @@ Deno.test("a comb survives its stored bytes, and its walk of L exposes a torsion
   // The registration torsion check: L·Q through Q's comb is the identity only without torsion.
   const torsioned = ed25519.Point.fromBytes(hexToBytes(hostilePoints().torsioned));
   assert.equal(multiplyByComb(combTable(torsioned), L).is0(), false);
+});
+
+Deno.test("narrow combs (3 rows of 85 bits, and every other row count) agree with noble", () => {
+  const Q = G.multiply(0x0ddba11n);
+  const [narrowP, narrowQ] = [combTable(P, { teeth: NARROW_TEETH }), combTable(Q, { teeth: 3 })];
+  assert.equal(narrowP.entries.length, 7);
+  fc.assert(
+    fc.property(
+      scalar255,
+      scalar255,
+      (s, t) =>
+        multiplyByComb(narrowP, s).equals(reference(P, s)) &&
+        multiplyByCombs(narrowP, s, narrowQ, t).equals(reference(P, s).add(reference(Q, t))),
+    ),
+    { numRuns: 40 },
+  );
+  for (const s of [0n, 1n, L - 1n, L, 1n << 84n, 1n << 85n, 1n << 170n, LIMIT - 1n]) {
+    assert.ok(multiplyByComb(narrowP, s).equals(reference(P, s)), `${s}·P`);
+  }
+  assert.ok(multiplyByComb(narrowP, L).is0(), "the torsion check walks a narrow comb too");
+  for (let teeth = 1; teeth <= 8; teeth++) {
+    const comb = combTable(P, { teeth, affine: teeth % 2 === 0 });
+    assert.equal(comb.entries.length, 2 ** teeth - 1);
+    assert.ok(multiplyByComb(comb, LIMIT - 1n).equals(reference(P, LIMIT - 1n)), `${teeth} rows`);
+  }
+  for (const teeth of [0, 9, 2.5]) {
+    assert.throws(() => combTable(P, { teeth }), RangeError, String(teeth));
+  }
+});
+
+Deno.test("combs of different rows are never walked together", () => {
+  assert.throws(
+    () => multiplyByCombs(combTable(P), 1n, combTable(P, { teeth: NARROW_TEETH }), 1n),
+    RangeError,
+  );
+});
+
+Deno.test("a narrow comb survives its stored bytes: 7 points, 448 bytes", () => {
+  const comb = combTable(P, { teeth: NARROW_TEETH });
+  const bytes = combToBytes(comb, new Uint8Array(NARROW_COMB_BYTES));
+  assert.equal(NARROW_COMB_BYTES, 448);
+  const back = combFromBytes(bytes, 0, NARROW_TEETH);
+  back.entries.forEach((entry, i) => assert.ok(entry.equals(comb.entries[i]), `entry ${i + 1}`));
+  assert.throws(() => combFromBytes(bytes.slice(1), 0, NARROW_TEETH), RangeError);
+  // Read as a wide comb, 448 bytes are too few.
+  assert.throws(() => combFromBytes(bytes), RangeError);
 });

@@ -1,8 +1,9 @@
 /**
  * Browser-safe. A pool of audit workers (./check_worker.ts), one per core, behind the audit's
  * VoteChecker. Each ring member is checked once (./audit_keys.ts): the keys a chunk of votes needs
- * that no worker has checked yet are split between the workers, their key data (with combs while
- * the budget has room, else checked keys) kept in this thread; then the chunk is cut into slices,
+ * that no worker has checked yet are split between the workers, their key data (with wide or narrow
+ * combs while the budgets have room, else checked keys) kept in this thread; then the chunk is cut
+ * into slices,
  * each sent with its members' key data to the least busy worker, verifications in order. The board
  * starts its workers from the page's bundle, the command line from the module.
  * @module
@@ -10,11 +11,11 @@
 import { HEX32_PATTERN } from "../../protocol/bytes.ts";
 import type { VoteRecord } from "../../protocol/schemas.ts";
 import {
-  AUDIT_KEYS_BUDGET,
-  CHECKED_KEYS_BUDGET,
   createKeyStore,
+  KEY_FORMS,
   type KeyData,
   type KeyForm,
+  type KeyStoreOptions,
 } from "./audit_keys.ts";
 import type { VoteChecker, VoteVerification } from "./vote_checks.ts";
 
@@ -38,8 +39,11 @@ const SLICE = 25;
 /** Keys per message to precompute: about as much work as a slice of votes. */
 const KEY_BATCH = 100;
 
-/** A checked key costs about a third of a precomputation: three times as many per message. */
-const CHECKED_BATCH_FACTOR = 3;
+/**
+ * Keys per message of each form, relative to KEY_BATCH: a checked key costs about a third of a
+ * precomputation, a key with narrow combs about four fifths.
+ */
+const BATCH_FACTOR: Record<KeyForm, number> = { combs: 1, narrow: 1.25, checked: 3 };
 
 /** Relative work of a vote against a key's precomputation, to find the least busy worker. */
 const VOTE_COST = 4;
@@ -67,13 +71,12 @@ export type VoteCheckPool = {
 };
 
 /**
- * Options: the workers' silence bound, and the byte budgets of the precomputations and of the
- * checked keys kept.
+ * Options: the workers' silence bound, and the byte budgets of each form of key data kept
+ * (./audit_keys.ts; the directory's size comes with the votes).
  */
 export type VoteCheckPoolOptions = {
   silenceMs?: number;
-  keysBudgetBytes?: number;
-  checkedKeysBudgetBytes?: number;
+  budgets?: Omit<KeyStoreOptions, "directorySize">;
 };
 
 type Request = CheckRequest extends infer R ? R extends unknown ? Omit<R, "id"> : never : never;
@@ -101,19 +104,17 @@ type Slot = {
 export function createVoteCheckPool(
   size: number,
   start: () => PoolWorker,
-  {
-    silenceMs = WORKER_SILENCE_MS,
-    keysBudgetBytes = AUDIT_KEYS_BUDGET,
-    checkedKeysBudgetBytes = CHECKED_KEYS_BUDGET,
-  }: VoteCheckPoolOptions = {},
+  { silenceMs = WORKER_SILENCE_MS, budgets = {} }: VoteCheckPoolOptions = {},
 ): VoteCheckPool {
   let nextId = 0;
   let keysPrecomputed = 0;
-  let keys = createKeyStore(keysBudgetBytes, checkedKeysBudgetBytes);
+  let keys = createKeyStore(budgets);
+  /** The directory size the store was made for: a store is remade for another while empty. */
+  let storeFor: number | undefined;
   /** Keys being checked, each by one worker, and when they will be in `keys`. */
   const precomputing = new Map<string, Promise<void>>();
-  /** How many of them will arrive with combs, and how many as checked keys. */
-  const pending: Record<KeyForm, number> = { combs: 0, checked: 0 };
+  /** How many of them will arrive in each form. */
+  const pending: Record<KeyForm, number> = { combs: 0, narrow: 0, checked: 0 };
 
   /** Stops `slot` for good and rejects everything it still owed. */
   function retire(slot: Slot, reason: string) {
@@ -192,7 +193,7 @@ export function createVoteCheckPool(
    * ring member met again later.
    */
   function precompute(wanted: Set<string>): Promise<unknown> | null {
-    const fresh: Record<KeyForm, string[]> = { combs: [], checked: [] };
+    const fresh: Record<KeyForm, string[]> = { combs: [], narrow: [], checked: [] };
     for (const key of wanted) {
       if (keys.has(key) || precomputing.has(key)) continue;
       const form = keys.roomFor(pending);
@@ -200,11 +201,11 @@ export function createVoteCheckPool(
       fresh[form].push(key);
       pending[form]++;
     }
-    for (const form of ["combs", "checked"] as const) {
-      const batchSize = form === "combs" ? KEY_BATCH : KEY_BATCH * CHECKED_BATCH_FACTOR;
+    for (const form of KEY_FORMS) {
+      const batchSize = Math.round(KEY_BATCH * BATCH_FACTOR[form]);
       for (let i = 0; i < fresh[form].length; i += batchSize) {
         const batch = fresh[form].slice(i, i + batchSize);
-        const cost = form === "combs" ? batch.length : batch.length / CHECKED_BATCH_FACTOR;
+        const cost = batch.length / BATCH_FACTOR[form];
         const done = send({ type: "keys", keys: batch, form }, cost).then(
           (answer) => {
             answer.keys.forEach((data, k) => keys.set(batch[k], data));
@@ -252,7 +253,11 @@ export function createVoteCheckPool(
     get keysPrecomputed() {
       return keysPrecomputed;
     },
-    check(votes) {
+    check(votes, { directorySize } = {}) {
+      if (directorySize !== storeFor && keys.size === 0 && precomputing.size === 0) {
+        storeFor = directorySize;
+        keys = createKeyStore({ ...budgets, directorySize });
+      }
       const wanted = new Set<string>();
       for (const vote of votes) {
         for (const key of vote.publicKeys ?? []) if (HEX32_PATTERN.test(key)) wanted.add(key);
@@ -262,7 +267,7 @@ export function createVoteCheckPool(
       return keysReady === null ? verify(votes) : keysReady.then(() => verify(votes));
     },
     releaseKeys() {
-      keys = createKeyStore(keysBudgetBytes, checkedKeysBudgetBytes);
+      keys = createKeyStore({ ...budgets, directorySize: storeFor });
     },
     close() {
       for (const slot of slots) retire(slot, "Audit workers closed");

@@ -26,8 +26,14 @@ export type VoteVerification = {
   check: RingCheck | null;
 };
 
-/** Checks a slice of votes, in order, wherever it runs: this thread or a pool of workers. */
-export type VoteChecker = (votes: VoteRecord[]) => Promise<VoteVerification[]>;
+/**
+ * Checks a slice of votes, in order, wherever it runs: this thread or a pool of workers; the
+ * directory's size tells a pool which form of key data to keep.
+ */
+export type VoteChecker = (
+  votes: VoteRecord[],
+  context?: { directorySize?: number },
+) => Promise<VoteVerification[]>;
 
 /** The leaf hash of `vote`, or why it has none. */
 function leafOf(vote: VoteRecord): Pick<VoteVerification, "leaf" | "unreadable"> {

@@ -3,8 +3,9 @@
  * combs once, then served from memory; a key that fails registration's checks is left to the
  * verifier, which refuses it with its own reason; a precomputation handed over for another key is
  * never used; and over real audit workers, a pool with room for a few keys only still finds what
- * this thread finds. Beyond the budget of precomputations, keys are kept checked without combs, and
- * a vote verified over them is judged the same.
+ * this thread finds. A directory too large for precomputations gets narrow combs, then checked keys
+ * without combs, and a vote verified over them is judged the same; a narrow comb handed over for
+ * another key is never used; hostile keys are refused in every form with registration's reason.
  * @module
  */
 import assert from "node:assert/strict";
@@ -13,6 +14,9 @@ import {
   CHECKED_KEY_COST,
   createAuditMembers,
   createKeyStore,
+  KEY_FORMS,
+  NARROW_KEY_BYTES,
+  NARROW_KEY_COST,
   precomputeKeys,
 } from "../../../lib/client/audit/audit_keys.ts";
 import { createVoteCheckPool } from "../../../lib/client/audit/check_pool.ts";
@@ -72,27 +76,71 @@ Deno.test("a checked key gives the member without combs; one of another key is n
   assert.equal(typeof precomputeKeys([torsioned])[0], "string");
 });
 
-Deno.test("votes over checked keys are judged as over precomputations", () => {
+Deno.test("a key with narrow combs gives the member with narrow combs; one of another key is never used", () => {
+  const [narrowA, narrowB] = precomputeKeys([a.key, b.key], "narrow") as Uint8Array[];
+  assert.equal(narrowA.length, NARROW_KEY_BYTES);
+  const members = createAuditMembers({ budgetBytes: 0, supplied: () => narrowA });
+  const member = members.get(a.key)!;
+  assert.equal(member.combs?.point.entries.length, 7);
+  assert.equal(member.combs?.hp.entries.length, 7);
+  const full = createAuditMembers().get(a.key)!;
+  assert.ok(member.point.equals(full.point) && member.hp.equals(full.hp));
+  assert.equal(bytesToHex(members.get(b.key)!.point.toBytes()), b.key);
+  assert.notDeepEqual(narrowA, narrowB);
+});
+
+Deno.test("every hostile key is refused in every form with registration's reason", () => {
+  for (const [name, key] of Object.entries(hostilePoints())) {
+    const reasons = KEY_FORMS.map((form) => precomputeKeys([key], form)[0]);
+    assert.equal(typeof reasons[0], "string", name);
+    assert.deepEqual(reasons, KEY_FORMS.map(() => reasons[0]), name);
+  }
+});
+
+Deno.test("votes over narrow combs and over checked keys are judged as over precomputations", () => {
   const voters = makeVoters(4);
   const votes = voters.map((v, i) => signedVote(v, ringFor(v, voters, 3, i), `p${i}`));
   votes.push({ ...votes[1], payload: "other" });
-  const checked = new Map(
-    voters.map((v) => [v.key, precomputeKeys([v.key], "checked")[0] as Uint8Array]),
+  // A tampered response and a tag of another voter: refused the same way over every form.
+  const sig = JSON.parse(votes[2].signature);
+  votes.push({
+    ...votes[2],
+    signature: JSON.stringify({ ...sig, I: JSON.parse(votes[3].signature).I }),
+  });
+  const expected = votes.map((vote) => verifyVote(vote, createAuditMembers()));
+  assert.deepEqual(expected.map((v) => v.check?.ok), [true, true, true, true, false, false]);
+  for (const form of ["narrow", "checked"] as const) {
+    const data = new Map(
+      voters.map((v) => [v.key, precomputeKeys([v.key], form)[0] as Uint8Array]),
+    );
+    const over = createAuditMembers({ budgetBytes: 0, supplied: (k) => data.get(k) });
+    assert.deepEqual(votes.map((vote) => verifyVote(vote, over)), expected, form);
+  }
+  // Members with wide and narrow combs mixed in one ring.
+  const mixed = new Map(
+    voters.map((
+      v,
+      i,
+    ) => [v.key, precomputeKeys([v.key], i % 2 ? "narrow" : "combs")[0] as Uint8Array]),
   );
-  const overChecked = createAuditMembers({ budgetBytes: 0, supplied: (k) => checked.get(k) });
-  const judged = votes.map((vote) => verifyVote(vote, overChecked));
-  assert.deepEqual(judged, votes.map((vote) => verifyVote(vote, createAuditMembers())));
-  assert.deepEqual(judged.map((v) => v.check?.ok), [true, true, true, true, false]);
+  const overMixed = createAuditMembers({ budgetBytes: 0, supplied: (k) => mixed.get(k) });
+  assert.deepEqual(votes.map((vote) => verifyVote(vote, overMixed)), expected);
 });
 
+const none = { combs: 0, narrow: 0, checked: 0 };
+
 Deno.test("the key store keeps combs, then checked keys, then nothing; none is pushed out", () => {
-  const store = createKeyStore(PRECOMPUTATION_BYTES, 2 * CHECKED_KEY_COST);
+  const store = createKeyStore({
+    combs: PRECOMPUTATION_BYTES,
+    narrow: 0,
+    checked: 2 * CHECKED_KEY_COST,
+  });
   const [v1, v2, v3, v4] = makeVoters(4);
-  assert.equal(store.roomFor({ combs: 0, checked: 0 }), "combs");
-  assert.equal(store.roomFor({ combs: 1, checked: 0 }), "checked");
+  assert.equal(store.roomFor(none), "combs");
+  assert.equal(store.roomFor({ ...none, combs: 1 }), "checked");
   store.set(v1.key, precomputeKeys([v1.key])[0]);
   for (const v of [v2, v3, v4]) store.set(v.key, precomputeKeys([v.key], "checked")[0]);
-  assert.equal(store.roomFor({ combs: 0, checked: 0 }), null);
+  assert.equal(store.roomFor(none), null);
   assert.equal((store.get(v1.key) as Uint8Array).length, PRECOMPUTATION_BYTES);
   assert.deepEqual(store.get(v2.key), precomputeKeys([v2.key], "checked")[0]);
   assert.deepEqual(store.get(v3.key), precomputeKeys([v3.key], "checked")[0]);
@@ -100,13 +148,37 @@ Deno.test("the key store keeps combs, then checked keys, then nothing; none is p
   assert.equal(store.size, 3);
 });
 
+Deno.test("a directory larger than the combs' budget gets narrow combs, then checked keys", () => {
+  const budgets = {
+    combs: 2 * PRECOMPUTATION_BYTES,
+    narrow: 2 * NARROW_KEY_COST,
+    checked: CHECKED_KEY_COST,
+  };
+  // Two keys fit the wide combs' budget: a directory of two gets wide combs.
+  assert.equal(createKeyStore({ ...budgets, directorySize: 2 }).roomFor(none), "combs");
+  const store = createKeyStore({ ...budgets, directorySize: 3 });
+  assert.equal(store.roomFor(none), "narrow");
+  assert.equal(store.roomFor({ ...none, narrow: 2 }), "checked");
+  const [v1, v2, v3, v4] = makeVoters(4);
+  // Wide combs handed to it anyway are not kept.
+  store.set(v1.key, precomputeKeys([v1.key])[0]);
+  assert.equal(store.has(v1.key), false);
+  for (const v of [v1, v2]) store.set(v.key, precomputeKeys([v.key], "narrow")[0]);
+  for (const v of [v3, v4]) store.set(v.key, precomputeKeys([v.key], "checked")[0]);
+  assert.deepEqual(store.get(v2.key), precomputeKeys([v2.key], "narrow")[0]);
+  assert.deepEqual(store.get(v3.key), precomputeKeys([v3.key], "checked")[0]);
+  assert.equal(store.get(v4.key), undefined);
+  assert.equal(store.size, 3);
+  assert.equal(store.roomFor(none), null);
+});
+
 Deno.test("refusals count against the checked keys' budget: made-up keys cannot grow the store", () => {
-  const store = createKeyStore(0, 2 * CHECKED_KEY_COST);
+  const store = createKeyStore({ combs: 0, narrow: 0, checked: 2 * CHECKED_KEY_COST });
   const madeUp = ["01", "02", "03"].map((b) => b.repeat(32));
   for (const key of madeUp) store.set(key, "key is not a canonical curve point");
   assert.equal(store.size, 2);
   assert.ok(store.has(madeUp[0]) && store.has(madeUp[1]) && !store.has(madeUp[2]));
-  assert.equal(store.roomFor({ combs: 0, checked: 0 }), null);
+  assert.equal(store.roomFor(none), null);
 });
 
 Deno.test("a pool with room for two precomputations and three checked keys finds what this thread finds", async () => {
@@ -118,8 +190,7 @@ Deno.test("a pool with room for two precomputations and three checked keys finds
   votes.push({ ...votes[0], payload: "no" });
   const url = new URL("../../../lib/client/audit/check_worker.ts", import.meta.url);
   const pool = createVoteCheckPool(2, () => new Worker(url, { type: "module" }), {
-    keysBudgetBytes: 2 * PRECOMPUTATION_BYTES,
-    checkedKeysBudgetBytes: 3 * CHECKED_KEY_COST,
+    budgets: { combs: 2 * PRECOMPUTATION_BYTES, narrow: 0, checked: 3 * CHECKED_KEY_COST },
   });
   try {
     const expected = await inThreadChecker()(votes);
@@ -133,5 +204,28 @@ Deno.test("a pool with room for two precomputations and three checked keys finds
     assert.equal(pool.keysPrecomputed, 5);
   } finally {
     pool.close();
+  }
+});
+
+Deno.test("a pool told of a directory too large for combs checks over narrow combs, finding the same", async () => {
+  const voters = makeVoters(8);
+  const votes = voters.map((v, i) => signedVote(v, ringFor(v, voters, 3, i), i % 2 ? "yes" : "no"));
+  votes.push({ ...votes[3], payload: "no" });
+  const url = new URL("../../../lib/client/audit/check_worker.ts", import.meta.url);
+  const budgets = {
+    combs: 2 * PRECOMPUTATION_BYTES,
+    narrow: 3 * NARROW_KEY_COST,
+    checked: 2 * CHECKED_KEY_COST,
+  };
+  const expected = await inThreadChecker()(votes);
+  for (const [directorySize, kept] of [[undefined, 7], [8, 5]] as const) {
+    const pool = createVoteCheckPool(2, () => new Worker(url, { type: "module" }), { budgets });
+    try {
+      assert.deepEqual(await pool.check(votes, { directorySize }), expected);
+      // Two with combs, three narrow and two checked; told of 8 keys, no room for wide combs.
+      assert.equal(pool.keysPrecomputed, kept);
+    } finally {
+      pool.close();
+    }
   }
 });

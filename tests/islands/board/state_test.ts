@@ -132,7 +132,7 @@ function slowFor(app: { request: typeof fetch }) {
 }
 
 Deno.test("a slow proof answer never overwrites a later choice on the board", async (t) => {
-  const { kv, store, app, api, cast } = await votingApp(4);
+  const { kv, store, app, cast } = await votingApp(4);
   const [a, b] = [await cast(0, "yes"), await cast(1, "no")];
   await sealNextBlock(store, 1_700_000_000_000);
   await cast(2, "yes");
