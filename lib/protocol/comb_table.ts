@@ -43,8 +43,8 @@ function shape(teeth: number): { teeth: number; spacing: number } {
   return { teeth, spacing: Math.ceil(255 / teeth) };
 }
 
-/** The rows of a comb of `entries` points. */
-const teethOf = (comb: CombTable) => Math.log2(comb.entries.length + 1);
+/** The rows of a comb: log2 of its entries plus one. */
+export const teethOf = (comb: CombTable): number => Math.log2(comb.entries.length + 1);
 
 /**
  * Builds the comb of `point` with `teeth` rows (5 by default: 204 doublings and 26 additions),

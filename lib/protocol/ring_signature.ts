@@ -24,7 +24,8 @@ import {
   combTable,
   multiplyByComb,
   multiplyByCombs,
-  NARROW_TEETH,
+  TEETH,
+  teethOf,
 } from "./comb_table.ts";
 import { multiplyByTable, type PointTable, pointTable } from "./point_table.ts";
 
@@ -207,17 +208,21 @@ function canonicalScalar(bytes: Uint8Array, name: string): bigint | string {
 }
 
 /**
- * The combs of a signature's tag I: the wide one its torsion check built, and a narrow one, built
- * the first time a member with narrow combs needs it.
+ * The combs of a signature's tag I: `first`, the one its torsion check built, and one of any other
+ * rows, built the first time a member with combs of those rows needs it.
  */
-export type TagCombs = { readonly wide: CombTable; narrow(): CombTable };
+export type TagCombs = { readonly first: CombTable; of(teeth: number): CombTable };
 
-/** The {@link TagCombs} of the tag whose wide comb is `wide` (entry 1 is I itself). */
-export function tagCombs(wide: CombTable): TagCombs {
-  let narrow: CombTable | undefined;
+/** The {@link TagCombs} of the tag whose first comb is `first` (entry 1 is I itself). */
+export function tagCombs(first: CombTable): TagCombs {
+  const built = new Map([[teethOf(first), first]]);
   return {
-    wide,
-    narrow: () => narrow ??= combTable(wide.entries[0], { affine: false, teeth: NARROW_TEETH }),
+    first,
+    of(teeth) {
+      let comb = built.get(teeth);
+      if (!comb) built.set(teeth, comb = combTable(first.entries[0], { affine: false, teeth }));
+      return comb;
+    },
   };
 }
 
@@ -235,15 +240,14 @@ export function ringStep(
   const { r, c, tag } = step;
   if (combs) {
     baseTable ??= pointTable(G, BASE_WINDOW);
-    const tagComb = combs.hp.entries.length === tag.wide.entries.length ? tag.wide : tag.narrow();
     return {
       l: multiplyByTable(baseTable, r).add(multiplyByComb(combs.point, c)),
-      r: multiplyByCombs(combs.hp, r, tagComb, c),
+      r: multiplyByCombs(combs.hp, r, tag.of(teethOf(combs.hp)), c),
     };
   }
   return {
     l: mulAddUnsafe(ed25519.Point, [G, point], [r, c]),
-    r: hp.multiplyUnsafe(r).add(multiplyByComb(tag.wide, c)),
+    r: hp.multiplyUnsafe(r).add(multiplyByComb(tag.first, c)),
   };
 }
 
@@ -257,7 +261,10 @@ export const RING_OPEN = "the ring equations do not close";
 export type CheckedInputs = {
   ok: true;
   members: Member[];
-  /** The comb of the tag I, built by its torsion check and reused by every challenge. */
+  /**
+   * The comb of the tag I, built by its torsion check and reused by every challenge, with the rows
+   * of the first member's combs (wide for a member without).
+   */
   tag: CombTable;
   c0: bigint;
   r: bigint[];
@@ -300,12 +307,15 @@ export function checkInputs(
     }
     members.push(member);
   }
-  // The tag multiplies every challenge, so it gets a comb as soon as it decodes; the same comb
-  // answers the torsion check L·I = identity with one walk instead of a separate multiplication.
+  // The tag multiplies every challenge, so it gets a comb as soon as it decodes, of the rows the
+  // members' combs will walk with it; the same comb answers the torsion check L·I = identity with
+  // one walk instead of a separate multiplication.
+  const firstCombs = members[0].combs;
+  const teeth = firstCombs ? teethOf(firstCombs.hp) : TEETH;
   let tagComb: CombTable | undefined;
   const decodedTag = decodePoint(tag, "tag", {
     isTorsionFree(point) {
-      tagComb = combTable(point, { affine: false });
+      tagComb = combTable(point, { affine: false, teeth });
       return multiplyByComb(tagComb, L).is0();
     },
   });

@@ -131,6 +131,8 @@ Deno.test("narrow combs (3 rows of 85 bits, and every other row count) agree wit
     assert.ok(multiplyByComb(narrowP, s).equals(reference(P, s)), `${s}·P`);
   }
   assert.ok(multiplyByComb(narrowP, L).is0(), "the torsion check walks a narrow comb too");
+  const torsioned = ed25519.Point.fromBytes(hexToBytes(hostilePoints().torsioned));
+  assert.equal(multiplyByComb(combTable(torsioned, { teeth: NARROW_TEETH }), L).is0(), false);
   for (let teeth = 1; teeth <= 8; teeth++) {
     const comb = combTable(P, { teeth, affine: teeth % 2 === 0 });
     assert.equal(comb.entries.length, 2 ** teeth - 1);

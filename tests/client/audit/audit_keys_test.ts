@@ -22,7 +22,7 @@ import {
 import { createVoteCheckPool } from "../../../lib/client/audit/check_pool.ts";
 import { inThreadChecker, verifyVote } from "../../../lib/client/audit/vote_checks.ts";
 import { bytesToHex } from "../../../lib/protocol/bytes.ts";
-import { checkRing } from "../../../lib/protocol/ring_signature.ts";
+import { checkRing, RING_OPEN } from "../../../lib/protocol/ring_signature.ts";
 import { PRECOMPUTATION_BYTES } from "../../../lib/protocol/key_precomputation.ts";
 import { decodeSignature } from "../../../lib/protocol/signature_wire.ts";
 import { hostilePoints, makeVoters, ringFor, signedVote } from "../../helpers/ledger_fixtures.ts";
@@ -107,8 +107,20 @@ Deno.test("votes over narrow combs and over checked keys are judged as over prec
     ...votes[2],
     signature: JSON.stringify({ ...sig, I: JSON.parse(votes[3].signature).I }),
   });
+  // Each hostile tag: refused by its own check, whatever rows the members' combs have.
+  for (const hostile of Object.values(hostilePoints())) {
+    const signature = JSON.stringify({ ...JSON.parse(votes[0].signature), I: hostile });
+    votes.push({ ...votes[0], signature });
+  }
   const expected = votes.map((vote) => verifyVote(vote, createAuditMembers()));
-  assert.deepEqual(expected.map((v) => v.check?.ok), [true, true, true, true, false, false]);
+  assert.deepEqual(expected.map((v) => v.check?.ok), [
+    true,
+    true,
+    true,
+    true,
+    ...Array(6).fill(false),
+  ]);
+  assert.ok(expected.slice(6).every((v) => v.check?.ok === false && v.check.reason !== RING_OPEN));
   for (const form of ["narrow", "checked"] as const) {
     const data = new Map(
       voters.map((v) => [v.key, precomputeKeys([v.key], form)[0] as Uint8Array]),
