@@ -253,11 +253,11 @@ function voteChecker(): { checker?: VoteChecker; parallel?: number; close(): voi
       `audit: ${stripVTControlCharacters(reason)}; checking in this thread instead`,
     );
   };
-  const checker: VoteChecker = async (votes) => {
+  const checker: VoteChecker = async (votes, context) => {
     if (pool.size === 0) warn("the audit workers could not start");
     else {
       try {
-        return await pool.check(votes);
+        return await pool.check(votes, context);
       } catch (error) {
         warn((error as Error).message);
       }

@@ -14,13 +14,15 @@
 //   deno run -A bench/wire_bytes.ts [votes]        default: 2000 votes (rings of 8, blocks of 100)
 //   BENCH_LEDGER=FILE deno run -A bench/wire_bytes.ts …    the ledger kept in FILE for the next run
 //   BENCH_NOW_ONLY=1 …     only the wire as served now;   BENCH_DETAIL=1 …     bytes by call
+//   BENCH_PROFILE=1 …      the visits in a browser profile (its HTTP cache on disk, as a visitor's
+//                          browser has), not in a private context (its cache in memory)
 //
 // Needs Debian's Chromium (apt-get install -y chromium); without it, says so and exits 0.
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { build } from "../scripts/build.ts";
 import { sealNextBlock } from "../server/sealer.ts";
 import { createStore } from "../server/store/mod.ts";
-import { launchChromium, skipWithoutChromium } from "../tests/e2e/browser.ts";
+import { launchChromium, launchProfile, skipWithoutChromium } from "../tests/e2e/browser.ts";
 import { buildLedger } from "../tests/helpers/ledger_builder.ts";
 import { makeVoters, signedVote } from "../tests/helpers/ledger_fixtures.ts";
 import { startServer } from "../tests/helpers/server_process.ts";
@@ -170,13 +172,20 @@ async function measure(
   url: string,
   then: (visit: () => Promise<Visit>) => Promise<Visit[]> = () => Promise.resolve([]),
 ) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const viewport = { width: 1280, height: 800 };
+  const profile = Deno.env.has("BENCH_PROFILE")
+    ? await Deno.makeTempDir({ prefix: "ringvote-wire-profile-" })
+    : null;
+  const context = profile === null
+    ? await browser.newContext({ viewport })
+    : await launchProfile(profile, { viewport });
   try {
-    await context.newPage();
+    if (context.pages().length === 0) await context.newPage();
     const visit = () => boardVisit(context, url);
     return [await visit(), await visit(), ...await then(visit)];
   } finally {
     await context.close();
+    if (profile !== null) await Deno.remove(profile, { recursive: true });
   }
 }
 

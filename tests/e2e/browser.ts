@@ -1,7 +1,7 @@
 // Chromium for the browser tests: the Debian build at /usr/bin/chromium driven by playwright-core.
 // Without it the tests are skipped with the install command, except under CI=true, where a
 // missing browser fails the run.
-import { type Browser, chromium } from "playwright-core";
+import { type Browser, type BrowserContext, chromium } from "playwright-core";
 import { storedKeysFromSeed } from "../../lib/protocol/keys.ts";
 
 /** Where Debian's chromium package installs the browser. */
@@ -29,18 +29,34 @@ export function skipWithoutChromium(): boolean {
   return true;
 }
 
+/** The flags every Chromium of the tests and benchmarks runs with. */
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--no-first-run",
+];
+
 /** Launches headless Chromium; throws with the install command when it is missing. */
 export async function launchChromium(): Promise<Browser> {
   if (!chromiumInstalled()) throw new Error(INSTALL_HINT);
-  return await chromium.launch({
+  return await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+}
+
+/**
+ * Launches headless Chromium over a browser profile in `dir`, as a visitor's browser has one: its
+ * HTTP cache on disk rather than a private context's in memory. Closing the context closes it.
+ */
+export async function launchProfile(
+  dir: string,
+  options: { viewport?: { width: number; height: number } } = {},
+): Promise<BrowserContext> {
+  if (!chromiumInstalled()) throw new Error(INSTALL_HINT);
+  return await chromium.launchPersistentContext(dir, {
     executablePath: CHROMIUM_PATH,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--no-first-run",
-    ],
+    args: CHROMIUM_ARGS,
+    ...options,
   });
 }
 

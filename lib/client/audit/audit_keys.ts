@@ -41,9 +41,9 @@ import { hashToPoint, type Member, type MemberCache } from "../../protocol/ring_
 export const AUDIT_KEYS_BUDGET = 48 * 1024 * 1024;
 
 /**
- * Budget of the keys with narrow combs the page's thread keeps, 896 bytes a key in slabs plus about
- * 100 bytes of index: 96 MiB, about 101,000 keys. Beyond it, keys are kept as checked keys
- * (CHECKED_KEYS_BUDGET).
+ * Budget of the keys with narrow combs the page's thread keeps for a directory larger than
+ * AUDIT_KEYS_BUDGET holds, 896 bytes a key in slabs plus about 100 bytes of index: 96 MiB, about
+ * 101,000 keys. Beyond it, keys are kept as checked keys (CHECKED_KEYS_BUDGET).
  */
 export const NARROW_KEYS_BUDGET = 96 * 1024 * 1024;
 
@@ -163,10 +163,11 @@ export function memberFromKeyData(stored: Uint8Array): Member {
 
 /**
  * The page thread's key data by hex key, in the first form that has room: precomputations (wide
- * combs), when the whole directory fits their budget; then keys with narrow combs; then checked
- * keys. The two smaller forms are kept in slabs (one ArrayBuffer per 4,096 keys rather than one
- * per key); a key's refusal counts as a checked key (a ring of made-up keys fills it no further).
- * Nothing is ever pushed out: a store that is full takes no more.
+ * combs) when the whole directory fits their budget, keys with narrow combs when it does not (or,
+ * its size unknown, once the precomputations' budget is full); then checked keys. The two smaller
+ * forms are kept in slabs (one ArrayBuffer per 4,096 keys rather than one per key); a key's refusal
+ * counts as a checked key (a ring of made-up keys fills it no further). Nothing is ever pushed out:
+ * a store that is full takes no more.
  */
 export type KeyStore = {
   has(key: string): boolean;
@@ -175,6 +176,8 @@ export type KeyStore = {
   /** The form a new key would be kept in, after `pending` more of each form arrive; null: none. */
   roomFor(pending: Record<KeyForm, number>): KeyForm | null;
   readonly size: number;
+  /** How many keys it keeps in each form, refusals counted as checked keys. */
+  readonly kept: Record<KeyForm, number>;
 };
 
 /** Byte budgets of a {@link KeyStore}'s forms, and how many keys the directory holds, if known. */
@@ -224,10 +227,13 @@ export function createKeyStore(
   }: KeyStoreOptions = {},
 ): KeyStore {
   const fitting = Math.floor(combsBudget / PRECOMPUTATION_BYTES);
+  const narrowCapacity = Math.floor(narrowBudget / NARROW_KEY_COST);
+  // A directory larger than the wide combs' budget gets narrow combs throughout; one that fits it
+  // gets none, so that keys outside it cannot fill them.
+  const large = directorySize === undefined ? undefined : directorySize > fitting;
   const capacity: Record<KeyForm, number> = {
-    // A directory larger than the wide combs' budget gets narrow combs throughout.
-    combs: directorySize !== undefined && directorySize > fitting ? 0 : fitting,
-    narrow: Math.floor(narrowBudget / NARROW_KEY_COST),
+    combs: large === true ? 0 : fitting,
+    narrow: large === false ? 0 : narrowCapacity,
     checked: Math.floor(checkedBudget / CHECKED_KEY_COST),
   };
   const precomputations = new Map<string, KeyPrecomputation>();
@@ -242,6 +248,9 @@ export function createKeyStore(
   return {
     get size() {
       return precomputations.size + narrow.index.size + checked.index.size + refusals.size;
+    },
+    get kept() {
+      return used();
     },
     has: (key) =>
       precomputations.has(key) || narrow.index.has(key) || checked.index.has(key) ||

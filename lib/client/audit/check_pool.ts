@@ -66,6 +66,8 @@ export type VoteCheckPool = {
   check: VoteChecker;
   readonly size: number;
   readonly keysPrecomputed: number;
+  /** How many keys the pool keeps key data for now, by form. */
+  readonly keysKept: Record<KeyForm, number>;
   releaseKeys(): void;
   close(): void;
 };
@@ -109,7 +111,7 @@ export function createVoteCheckPool(
   let nextId = 0;
   let keysPrecomputed = 0;
   let keys = createKeyStore(budgets);
-  /** The directory size the store was made for: a store is remade for another while empty. */
+  /** The directory size the store was made for: the store is remade for another. */
   let storeFor: number | undefined;
   /** Keys being checked, each by one worker, and when they will be in `keys`. */
   const precomputing = new Map<string, Promise<void>>();
@@ -206,8 +208,11 @@ export function createVoteCheckPool(
       for (let i = 0; i < fresh[form].length; i += batchSize) {
         const batch = fresh[form].slice(i, i + batchSize);
         const cost = batch.length / BATCH_FACTOR[form];
+        const store = keys;
         const done = send({ type: "keys", keys: batch, form }, cost).then(
           (answer) => {
+            // Answers for a store let go of meanwhile are dropped with it.
+            if (keys !== store) return;
             answer.keys.forEach((data, k) => keys.set(batch[k], data));
             keysPrecomputed += batch.length;
           },
@@ -253,14 +258,19 @@ export function createVoteCheckPool(
     get keysPrecomputed() {
       return keysPrecomputed;
     },
-    check(votes, { directorySize } = {}) {
-      if (directorySize !== storeFor && keys.size === 0 && precomputing.size === 0) {
-        storeFor = directorySize;
-        keys = createKeyStore({ ...budgets, directorySize });
+    get keysKept() {
+      return keys.kept;
+    },
+    check(votes, { directory } = {}) {
+      if (directory !== undefined && directory.size !== storeFor) {
+        storeFor = directory.size;
+        keys = createKeyStore({ ...budgets, directorySize: storeFor });
       }
       const wanted = new Set<string>();
       for (const vote of votes) {
-        for (const key of vote.publicKeys ?? []) if (HEX32_PATTERN.test(key)) wanted.add(key);
+        for (const key of vote.publicKeys ?? []) {
+          if (HEX32_PATTERN.test(key) && (directory?.has(key) ?? true)) wanted.add(key);
+        }
       }
       // Slices are sent at once when every key is kept: nothing waits that need not.
       const keysReady = precompute(wanted);

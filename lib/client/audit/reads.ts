@@ -218,9 +218,7 @@ export async function readVotes(
   const total = unread.reduce((sum, b) => sum + b.size, 0);
   const work = async ({ height, offset }: PageRequest) => {
     const page = await api.blockVotes(height)(offset, MAX_PAGE_LIMIT);
-    const verifications = await checker(page.items.map((v) => v.vote), {
-      directorySize: registered.size,
-    });
+    const verifications = await checker(page.items.map((v) => v.vote), { directory: registered });
     return { page, verifications };
   };
   ctx.progress(0, total);

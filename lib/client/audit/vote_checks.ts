@@ -27,12 +27,13 @@ export type VoteVerification = {
 };
 
 /**
- * Checks a slice of votes, in order, wherever it runs: this thread or a pool of workers; the
- * directory's size tells a pool which form of key data to keep.
+ * Checks a slice of votes, in order, wherever it runs: this thread or a pool of workers. The key
+ * directory, when given, tells a pool which keys to keep key data for (registered ones: a member
+ * outside it fails its vote anyway) and in which form.
  */
 export type VoteChecker = (
   votes: VoteRecord[],
-  context?: { directorySize?: number },
+  context?: { directory?: ReadonlySet<string> },
 ) => Promise<VoteVerification[]>;
 
 /** The leaf hash of `vote`, or why it has none. */

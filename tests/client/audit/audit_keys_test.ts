@@ -107,6 +107,10 @@ Deno.test("votes over narrow combs and over checked keys are judged as over prec
     ...votes[2],
     signature: JSON.stringify({ ...sig, I: JSON.parse(votes[3].signature).I }),
   });
+  votes.push({
+    ...votes[2],
+    signature: JSON.stringify({ ...sig, r: [...sig.r].reverse() }),
+  });
   // Each hostile tag: refused by its own check, whatever rows the members' combs have.
   for (const hostile of Object.values(hostilePoints())) {
     const signature = JSON.stringify({ ...JSON.parse(votes[0].signature), I: hostile });
@@ -118,9 +122,10 @@ Deno.test("votes over narrow combs and over checked keys are judged as over prec
     true,
     true,
     true,
-    ...Array(6).fill(false),
+    ...Array(7).fill(false),
   ]);
-  assert.ok(expected.slice(6).every((v) => v.check?.ok === false && v.check.reason !== RING_OPEN));
+  assert.equal(expected[6].check?.ok === false && expected[6].check.reason, RING_OPEN);
+  assert.ok(expected.slice(7).every((v) => v.check?.ok === false && v.check.reason !== RING_OPEN));
   for (const form of ["narrow", "checked"] as const) {
     const data = new Map(
       voters.map((v) => [v.key, precomputeKeys([v.key], form)[0] as Uint8Array]),
@@ -128,15 +133,23 @@ Deno.test("votes over narrow combs and over checked keys are judged as over prec
     const over = createAuditMembers({ budgetBytes: 0, supplied: (k) => data.get(k) });
     assert.deepEqual(votes.map((vote) => verifyVote(vote, over)), expected, form);
   }
-  // Members with wide and narrow combs mixed in one ring.
-  const mixed = new Map(
-    voters.map((
-      v,
-      i,
-    ) => [v.key, precomputeKeys([v.key], i % 2 ? "narrow" : "combs")[0] as Uint8Array]),
+});
+
+Deno.test("rings mixing wide, narrow and no combs verify whichever form their first member has", () => {
+  const sorted = makeVoters(6).sort((a, b) => (a.key < b.key ? -1 : 1));
+  const forms = ["narrow", "combs", "checked"] as const;
+  const data = new Map(
+    sorted.map((v, i) => [v.key, precomputeKeys([v.key], forms[i % 3])[0] as Uint8Array]),
   );
-  const overMixed = createAuditMembers({ budgetBytes: 0, supplied: (k) => mixed.get(k) });
-  assert.deepEqual(votes.map((vote) => verifyVote(vote, overMixed)), expected);
+  const over = createAuditMembers({ budgetBytes: 0, supplied: (k) => data.get(k) });
+  for (let first = 0; first < 3; first++) {
+    const ring = sorted.slice(first, first + 3);
+    const vote = signedVote(ring[1], ring, "yes");
+    assert.deepEqual(verifyVote(vote, over), verifyVote(vote, createAuditMembers()));
+    assert.deepEqual(verifyVote(vote, over).check, { ok: true }, forms[first]);
+    const tampered = { ...vote, payload: "no" };
+    assert.deepEqual(verifyVote(tampered, over).check, { ok: false, reason: RING_OPEN });
+  }
 });
 
 const none = { combs: 0, narrow: 0, checked: 0 };
@@ -230,12 +243,20 @@ Deno.test("a pool told of a directory too large for combs checks over narrow com
     checked: 2 * CHECKED_KEY_COST,
   };
   const expected = await inThreadChecker()(votes);
-  for (const [directorySize, kept] of [[undefined, 7], [8, 5]] as const) {
+  const directory = new Set(voters.map((v) => v.key));
+  const cases = [
+    // Told nothing: two with combs, then three narrow, then two checked.
+    [undefined, { combs: 2, narrow: 3, checked: 2 }],
+    // A directory of 8, larger than the combs' budget: narrow combs, then checked keys.
+    [directory, { combs: 0, narrow: 3, checked: 2 }],
+    // A directory of 2 that fits it: combs, then checked keys, for its own keys alone.
+    [new Set([...directory].slice(0, 2)), { combs: 2, narrow: 0, checked: 0 }],
+  ] as const;
+  for (const [told, kept] of cases) {
     const pool = createVoteCheckPool(2, () => new Worker(url, { type: "module" }), { budgets });
     try {
-      assert.deepEqual(await pool.check(votes, { directorySize }), expected);
-      // Two with combs, three narrow and two checked; told of 8 keys, no room for wide combs.
-      assert.equal(pool.keysPrecomputed, kept);
+      assert.deepEqual(await pool.check(votes, { directory: told }), expected);
+      assert.deepEqual(pool.keysKept, kept);
     } finally {
       pool.close();
     }
