@@ -12,6 +12,9 @@
 //                  from its stored form by the worker that verifies, which keeps the members it
 //                  decoded last (WORKER_MEMBERS_BUDGET)
 //   … 48 MiB       the same, the worker keeping 48 MiB of decoded members
+//   narrow, once   each key checked and given its narrow combs once (a directory too large for
+//                  combs), decoded by the worker that verifies
+//   checked, once  each key checked once and kept as P and Hp(P) alone, no combs
 //   server         the server's verification of the same votes with their stored combs
 //                  (server/verifier/jobs.ts runJob, one worker's share of the member budget)
 //
@@ -22,6 +25,7 @@
 import process from "node:process";
 import {
   createAuditMembers,
+  type KeyForm,
   precomputeKeys,
   WORKER_MEMBERS_BUDGET,
 } from "../lib/client/audit/audit_keys.ts";
@@ -63,10 +67,17 @@ kv.close();
 if (dir) await Deno.remove(dir, { recursive: true });
 if (votes.length !== VOTES) throw new Error(`the ledger holds ${votes.length} votes, not ${VOTES}`);
 const keys = [...new Set(votes.flatMap((v) => v.publicKeys))];
-const stored = new Map<string, KeyPrecomputation>();
-precomputeKeys(keys).forEach((pre, i) => {
-  if (typeof pre !== "string") stored.set(keys[i], pre);
-});
+/** Every key's data in `form`, by key. */
+function keyData(form: KeyForm): Map<string, Uint8Array> {
+  const data = new Map<string, Uint8Array>();
+  precomputeKeys(keys, form).forEach((pre, i) => {
+    if (typeof pre !== "string") data.set(keys[i], pre);
+  });
+  return data;
+}
+const stored: Map<string, KeyPrecomputation> = keyData("combs");
+const narrow = keyData("narrow");
+const checked = keyData("checked");
 console.log(`${votes.length} votes over ${keys.length} keys`);
 
 /** Checks every vote with `members` as an audit worker does; all must verify. */
@@ -96,6 +107,14 @@ const LEVERS: Record<string, () => void> = {
       budgetBytes: 48 * 1024 * 1024,
       supplied: (key) => stored.get(key),
     }));
+  },
+  "narrow, once": () => {
+    precomputeKeys(keys, "narrow");
+    audit(createAuditMembers({ budgetBytes: 0, supplied: (key) => narrow.get(key) }));
+  },
+  "checked, once": () => {
+    precomputeKeys(keys, "checked");
+    audit(createAuditMembers({ budgetBytes: 0, supplied: (key) => checked.get(key) }));
   },
   server: () => {
     const cache = createMemberCache({ budgetBytes: DEFAULT_MEMBER_BUDGET / 2 });
