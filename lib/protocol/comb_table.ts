@@ -125,10 +125,12 @@ function columns(scalar: bigint, teeth: number, spacing: number): Uint8Array {
   return out;
 }
 
-/** Bytes of a comb in its stored form: 31 points, each x then y, 32 bytes little-endian. */
-export const COMB_BYTES = COMB_SIZE * 64;
+/** Bytes of a comb of `teeth` rows in its stored form: its points, each x then y, 32 bytes each. */
+export const combBytes = (teeth: number): number => ((1 << shape(teeth).teeth) - 1) * 64;
+/** Bytes of a comb in its stored form: 31 points. */
+export const COMB_BYTES = combBytes(TEETH);
 /** Bytes of a narrow comb in the same form: 7 points. */
-export const NARROW_COMB_BYTES = ((1 << NARROW_TEETH) - 1) * 64;
+export const NARROW_COMB_BYTES = combBytes(NARROW_TEETH);
 
 /** Bytes of a coordinate mod p (p < 2^255) in the stored form. */
 const COORDINATE_BYTES = 32;
@@ -176,7 +178,7 @@ export function pointsToBytes<T extends Uint8Array>(
  * ({@link COMB_BYTES} for a wide comb) follow `offset`.
  */
 export function combFromBytes(bytes: Uint8Array, offset = 0, teeth = TEETH): CombTable {
-  return { entries: pointsFromBytes(bytes, offset, (1 << shape(teeth).teeth) - 1) };
+  return { entries: pointsFromBytes(bytes, offset, combBytes(teeth) / 64) };
 }
 
 /**

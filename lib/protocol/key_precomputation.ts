@@ -5,11 +5,13 @@
 // The torsion check L·P = identity is one walk over P's comb, which registration builds anyway.
 import {
   COMB_BYTES,
+  combBytes,
   combFromBytes,
   type CombTable,
   combTable,
   combToBytes,
   multiplyByComb,
+  TEETH,
 } from "./comb_table.ts";
 import { assertBytes } from "./bytes.ts";
 import { decodePoint, L } from "./keys.ts";
@@ -32,19 +34,25 @@ export function isStoredPrecomputation(value: unknown): value is KeyPrecomputati
 /**
  * Checks a public key as registration must (canonical, not the identity, torsion-free) and
  * precomputes what its votes need. Returns the reason for refusal for bytes that fail a check;
- * TypeError/RangeError only for a non-Uint8Array or a length other than 32.
+ * TypeError/RangeError only for a non-Uint8Array or a length other than 32. With `teeth` other
+ * than the stored form's 5, the same with combs of those rows (an audit's narrow combs,
+ * lib/client/audit/audit_keys.ts), which is not a stored precomputation.
  */
-export function precomputeKey(bytes: Uint8Array): KeyPrecomputation | string {
+export function precomputeKey(
+  bytes: Uint8Array,
+  { teeth = TEETH }: { teeth?: number } = {},
+): KeyPrecomputation | string {
   let pointComb: CombTable | undefined;
   const decoded = decodePoint(bytes, "key", {
     isTorsionFree(point) {
-      pointComb = combTable(point);
+      pointComb = combTable(point, { teeth });
       return multiplyByComb(pointComb, L).is0();
     },
   });
   if (!decoded.point) return decoded.reason;
-  const out = combToBytes(pointComb!, new Uint8Array(PRECOMPUTATION_BYTES));
-  return combToBytes(combTable(hashToPoint(bytes)), out, COMB_BYTES);
+  const size = combBytes(teeth);
+  const out = combToBytes(pointComb!, new Uint8Array(2 * size));
+  return combToBytes(combTable(hashToPoint(bytes), { teeth }), out, size);
 }
 
 /**
@@ -77,6 +85,17 @@ export function memberFromPrecomputation(stored: KeyPrecomputation): Member {
   if (!isStoredPrecomputation(stored)) {
     throw new RangeError(`a stored precomputation is ${PRECOMPUTATION_BYTES} bytes`);
   }
-  const combs = { point: combFromBytes(stored), hp: combFromBytes(stored, COMB_BYTES) };
+  return memberFromCombs(stored);
+}
+
+/**
+ * The ring member of the combs of P and Hp(P) with `teeth` rows as {@link precomputeKey} wrote them,
+ * trusted as checked. RangeError when they are fewer bytes.
+ */
+export function memberFromCombs(stored: Uint8Array, teeth = TEETH): Member {
+  const combs = {
+    point: combFromBytes(stored, 0, teeth),
+    hp: combFromBytes(stored, combBytes(teeth), teeth),
+  };
   return { point: combs.point.entries[0], hp: combs.hp.entries[0], combs };
 }

@@ -11,11 +11,6 @@
  */
 import { hexToBytes } from "../../protocol/bytes.ts";
 import {
-  combFromBytes,
-  type CombTable,
-  combTable,
-  combToBytes,
-  multiplyByComb,
   NARROW_COMB_BYTES,
   NARROW_TEETH,
   pointsFromBytes,
@@ -24,12 +19,13 @@ import {
 import {
   isPrecomputationOf,
   type KeyPrecomputation,
+  memberFromCombs,
   memberFromPrecomputation,
   PRECOMPUTATION_BYTES,
   precomputeKey,
   startsWithPoint,
 } from "../../protocol/key_precomputation.ts";
-import { decodePoint, L } from "../../protocol/keys.ts";
+import { decodePoint } from "../../protocol/keys.ts";
 import { createLruCache, MEMBER_BYTES } from "../../protocol/member_cache.ts";
 import { hashToPoint, type Member, type MemberCache } from "../../protocol/ring_signature.ts";
 
@@ -122,20 +118,7 @@ export function checkKey(bytes: Uint8Array): Uint8Array | string {
  * registration's checks; the torsion check L·P = identity is a walk over P's narrow comb.
  */
 export function narrowKey(bytes: Uint8Array): Uint8Array | string {
-  let pointComb: CombTable | undefined;
-  const decoded = decodePoint(bytes, "key", {
-    isTorsionFree(point) {
-      pointComb = combTable(point, { teeth: NARROW_TEETH });
-      return multiplyByComb(pointComb, L).is0();
-    },
-  });
-  if (!decoded.point) return decoded.reason;
-  const out = combToBytes(pointComb!, new Uint8Array(NARROW_KEY_BYTES));
-  return combToBytes(
-    combTable(hashToPoint(bytes), { teeth: NARROW_TEETH }),
-    out,
-    NARROW_COMB_BYTES,
-  );
+  return precomputeKey(bytes, { teeth: NARROW_TEETH });
 }
 
 /**
@@ -152,11 +135,7 @@ export function isKeyDataOf(stored: unknown, bytes: Uint8Array): stored is Uint8
 /** The ring member of key data this audit checked: with the combs its form holds. */
 export function memberFromKeyData(stored: Uint8Array): Member {
   if (stored.length === PRECOMPUTATION_BYTES) return memberFromPrecomputation(stored);
-  if (stored.length === NARROW_KEY_BYTES) {
-    const point = combFromBytes(stored, 0, NARROW_TEETH);
-    const hp = combFromBytes(stored, NARROW_COMB_BYTES, NARROW_TEETH);
-    return { point: point.entries[0], hp: hp.entries[0], combs: { point, hp } };
-  }
+  if (stored.length === NARROW_KEY_BYTES) return memberFromCombs(stored, NARROW_TEETH);
   const [point, hp] = pointsFromBytes(stored, 0, 2);
   return { point, hp };
 }
@@ -247,7 +226,8 @@ export function createKeyStore(
   });
   return {
     get size() {
-      return precomputations.size + narrow.index.size + checked.index.size + refusals.size;
+      const kept = used();
+      return kept.combs + kept.narrow + kept.checked;
     },
     get kept() {
       return used();

@@ -3,9 +3,8 @@
  * VoteChecker. Each ring member is checked once (./audit_keys.ts): the keys a chunk of votes needs
  * that no worker has checked yet are split between the workers, their key data (with wide or narrow
  * combs while the budgets have room, else checked keys) kept in this thread; then the chunk is cut
- * into slices,
- * each sent with its members' key data to the least busy worker, verifications in order. The board
- * starts its workers from the page's bundle, the command line from the module.
+ * into slices, each sent with its members' key data to the least busy worker, verifications in
+ * order. The board starts its workers from the page's bundle, the command line from the module.
  * @module
  */
 import { HEX32_PATTERN } from "../../protocol/bytes.ts";
