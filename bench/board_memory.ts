@@ -4,9 +4,11 @@
 // loaded until its recount and anonymity lens are done, then its one-click audit runs to the
 // verdict. Prints the time of each, the private memory (RssAnon: heaps, not shared code) of
 // Chromium's renderer process, which runs the page and its workers (before the
-// click, its peak while loading and during the audit, each 2 s's peak), and with `--breakdown` the
-// renderer's own account of it (memory-infra: each V8 heap, the array buffers, malloc, Blink) every
-// 15 s of the audit; then the renderer 3, 30 and 90 s after the verdict, the page left open.
+// click, its peak while loading and during the audit, each 2 s's peak), the renderer's CPU time
+// while the loaded board is left alone for 10 s, and with `--breakdown` the renderer's own account
+// of its memory (memory-infra: each V8 heap, the array buffers, malloc, Blink) every 15 s of the
+// audit (`BENCH_ALLOCATORS=1`: every allocator over 4 MB too); then the renderer 3, 30 and 90 s
+// after the verdict, the page left open.
 //
 //   deno run -A bench/board_memory.ts LEDGER.sqlite3 [--breakdown]
 //
@@ -15,7 +17,7 @@
 import { build } from "../scripts/build.ts";
 import { CHROMIUM_PATH, skipWithoutChromium } from "../tests/e2e/browser.ts";
 import { startServer } from "../tests/helpers/server_process.ts";
-import { rendererMb } from "./processes.ts";
+import { rendererCpuSeconds, rendererMb } from "./processes.ts";
 
 const [ledger] = Deno.args.filter((a) => !a.startsWith("--"));
 const breakdown = Deno.args.includes("--breakdown");
@@ -29,6 +31,9 @@ const mb = (bytes: number) => (bytes / 1048576).toFixed(1);
 
 /** Longest wait for the page (a 100,000-vote audit takes minutes; a hung one, forever). */
 const PAGE_DEADLINE_MS = 60 * 60 * 1000;
+
+/** How long the loaded board is left alone before the click, its CPU time measured. */
+const IDLE_MS = 10_000;
 
 type CdpMessage = {
   id?: number;
@@ -124,8 +129,10 @@ async function memoryInfra(cdp: Cdp, label: string) {
   const parts = [
     ["page young generation", "v8/main/heap/new_space"],
     ["page old generation", "v8/main/heap/old_space"],
+    ["page large objects", "v8/main/heap/large_object_space"],
     ["workers' young generations", "v8/workers/heap/new_space"],
     ["workers' old generations", "v8/workers/heap/old_space"],
+    ["workers' large objects", "v8/workers/heap/large_object_space"],
     ["array buffers", "partition_alloc/partitions/array_buffer"],
     ["other partitions", "partition_alloc/partitions/buffer"],
     ["malloc", "malloc"],
@@ -136,6 +143,10 @@ async function memoryInfra(cdp: Cdp, label: string) {
     `  [${label}] footprint ${mb(renderer.footprint)} MB: ` +
       parts.map(([name, key]) => `${name} ${mb(size(key))}`).join(", "),
   );
+  if (Deno.env.get("BENCH_ALLOCATORS")) {
+    const big = Object.keys(renderer.allocators).filter((name) => size(name) > 4 * 1048576);
+    console.log(`    ${big.map((name) => `${name} ${mb(size(name))}`).join(", ")}`);
+  }
 }
 
 await build({ ifNeeded: true });
@@ -222,6 +233,14 @@ try {
       } MB before the click`,
   );
   if (breakdown) await memoryInfra(cdp, "before the click");
+  // What the loaded page costs while nobody touches it: its polls and renders.
+  const idleCpu = rendererCpuSeconds(serverPid);
+  await new Promise((r) => setTimeout(r, IDLE_MS));
+  console.log(
+    `the loaded board, left alone ${IDLE_MS / 1000} s: renderer CPU ${
+      ((rendererCpuSeconds(serverPid) - idleCpu) / (IDLE_MS / 1000) * 100).toFixed(1)
+    }% of a core, ${rendererMb(serverPid).toFixed(0)} MB`,
+  );
 
   const auditing = sample();
   let dumping: Promise<void> | undefined;

@@ -43,3 +43,25 @@ export function rendererMb(except: number): number {
     }),
   );
 }
+
+/** Clock ticks a second of /proc's CPU times (USER_HZ, 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * CPU seconds (user and system) of every Chromium renderer process (`--type=renderer`) below this
+ * one so far; `except`'s tree (the server) is left out.
+ */
+export function rendererCpuSeconds(except: number): number {
+  let ticks = 0;
+  for (const pid of descendants(Deno.pid, except)) {
+    try {
+      if (!Deno.readTextFileSync(`/proc/${pid}/cmdline`).includes("--type=renderer")) continue;
+      const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15)
+    } catch {
+      // The process ended while listed.
+    }
+  }
+  return ticks / TICKS_PER_SECOND;
+}
