@@ -8,7 +8,12 @@
 import { bytesToHex } from "../../protocol/bytes.ts";
 import { checkVote } from "../../protocol/check_vote.ts";
 import { voteLeaf } from "../../protocol/merkle.ts";
-import { checkRing, type MemberCache, type RingCheck } from "../../protocol/ring_signature.ts";
+import {
+  checkRing,
+  type MemberCache,
+  type RingCheck,
+  type RingSignature,
+} from "../../protocol/ring_signature.ts";
 import type { VoteRecord } from "../../protocol/schemas.ts";
 import { decodeSignature } from "../../protocol/signature_wire.ts";
 import { createAuditMembers } from "./audit_keys.ts";
@@ -36,6 +41,12 @@ export type VoteChecker = (
   context?: { directory?: ReadonlySet<string> },
 ) => Promise<VoteVerification[]>;
 
+/** Why a well-formed signature whose verification threw is refused: the start of its reason. */
+export const UNVERIFIABLE = "the signature could not be verified";
+
+/** The message of a thrown value. */
+const messageOf = (error: unknown) => error instanceof Error ? error.message : String(error);
+
 /** The leaf hash of `vote`, or why it has none. */
 function leafOf(vote: VoteRecord): Pick<VoteVerification, "leaf" | "unreadable"> {
   try {
@@ -52,14 +63,22 @@ export function unverifiedVote(vote: VoteRecord): VoteVerification {
 
 /**
  * Leaf hash and ring signature of `vote`, the members taken from `members` (checked before, or
- * checked now and kept). Never throws: a malformed signature is left to the rulebook (null).
+ * checked now and kept). Never throws: a malformed signature is left to the rulebook (null), and a
+ * well-formed one whose verification throws is refused with the reason, never taken as verified.
  */
 export function verifyVote(vote: VoteRecord, members: MemberCache): VoteVerification {
-  let check: RingCheck | null = null;
+  let signature: RingSignature;
   try {
-    check = checkRing(decodeSignature(vote.signature), vote.payload, { members });
+    signature = decodeSignature(vote.signature);
   } catch {
     // Malformed: the rulebook says how (lib/protocol/check_vote.ts).
+    return { ...leafOf(vote), check: null };
+  }
+  let check: RingCheck;
+  try {
+    check = checkRing(signature, vote.payload, { members });
+  } catch (error) {
+    check = { ok: false, reason: `${UNVERIFIABLE}: ${messageOf(error)}` };
   }
   return { ...leafOf(vote), check };
 }
