@@ -263,7 +263,7 @@ export type CheckedInputs = {
   members: Member[];
   /**
    * The comb of the tag I, built by its torsion check and reused by every challenge, with the rows
-   * of the first member's combs (wide for a member without).
+   * of the combs of the first member that has any (wide when none has).
    */
   tag: CombTable;
   c0: bigint;
@@ -310,7 +310,7 @@ export function checkInputs(
   // The tag multiplies every challenge, so it gets a comb as soon as it decodes, of the rows the
   // members' combs will walk with it; the same comb answers the torsion check L·I = identity with
   // one walk instead of a separate multiplication.
-  const firstCombs = members[0].combs;
+  const firstCombs = members.find((member) => member.combs)?.combs;
   const teeth = firstCombs ? teethOf(firstCombs.hp) : TEETH;
   let tagComb: CombTable | undefined;
   const decodedTag = decodePoint(tag, "tag", {

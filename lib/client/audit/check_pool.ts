@@ -265,6 +265,10 @@ export function createVoteCheckPool(
         storeFor = directory.size;
         keys = createKeyStore({ ...budgets, directorySize: storeFor });
       }
+      // Once a directory was given, the store is kept for its keys: votes checked without one (the
+      // board's listed votes) use what it holds and leave the rest to the workers, so that keys
+      // outside the directory never take its room.
+      if (directory === undefined && storeFor !== undefined) return verify(votes);
       const wanted = new Set<string>();
       for (const vote of votes) {
         for (const key of vote.publicKeys ?? []) {

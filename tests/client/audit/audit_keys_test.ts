@@ -6,6 +6,7 @@
  * this thread finds. A directory too large for precomputations gets narrow combs, then checked keys
  * without combs, and a vote verified over them is judged the same; a narrow comb handed over for
  * another key is never used; hostile keys are refused in every form with registration's reason.
+ * A well-formed signature whose verification throws is refused, never taken as verified.
  * @module
  */
 import assert from "node:assert/strict";
@@ -20,9 +21,15 @@ import {
   precomputeKeys,
 } from "../../../lib/client/audit/audit_keys.ts";
 import { createVoteCheckPool } from "../../../lib/client/audit/check_pool.ts";
-import { inThreadChecker, verifyVote } from "../../../lib/client/audit/vote_checks.ts";
+import {
+  inThreadChecker,
+  problemsOnItsOwn,
+  UNVERIFIABLE,
+  verifyVote,
+} from "../../../lib/client/audit/vote_checks.ts";
 import { bytesToHex } from "../../../lib/protocol/bytes.ts";
-import { checkRing, RING_OPEN } from "../../../lib/protocol/ring_signature.ts";
+import { checkInputs, checkRing, RING_OPEN } from "../../../lib/protocol/ring_signature.ts";
+import { NARROW_TEETH, TEETH, teethOf } from "../../../lib/protocol/comb_table.ts";
 import { PRECOMPUTATION_BYTES } from "../../../lib/protocol/key_precomputation.ts";
 import { decodeSignature } from "../../../lib/protocol/signature_wire.ts";
 import { hostilePoints, makeVoters, ringFor, signedVote } from "../../helpers/ledger_fixtures.ts";
@@ -49,6 +56,35 @@ Deno.test("a key that fails registration's checks is refused by the verifier, wi
   const alone = checkRing(decodeSignature(vote.signature), "yes");
   assert.equal(alone.ok, false);
   assert.deepEqual(verifyVote(vote, members).check, alone);
+});
+
+Deno.test("a signature whose verification throws is refused as invalid, never passed", async () => {
+  const vote = signedVote(a, [a, b], "yes");
+  assert.deepEqual(verifyVote(vote, createAuditMembers()).check, { ok: true });
+  // Key data that breaks the verifier halfway (a store gone wrong, a bug): the vote fails closed.
+  const broken = {
+    get(): never {
+      throw new RangeError("two combs walked together must have the same rows");
+    },
+  };
+  const verification = verifyVote(vote, broken);
+  assert.equal(verification.leaf, verifyVote(vote, createAuditMembers()).leaf);
+  assert.deepEqual(verification.check, {
+    ok: false,
+    reason: `${UNVERIFIABLE}: two combs walked together must have the same rows`,
+  });
+  assert.deepEqual((await problemsOnItsOwn(vote, verification)).map((p) => p.kind), [
+    "invalid-signature",
+  ]);
+  // A malformed signature is still the rulebook's to name.
+  const malformed = { ...vote, signature: vote.signature.replace(/"c0":"\w+"/, '"c0":"zz"') };
+  assert.equal(verifyVote(malformed, broken).check, null);
+  assert.deepEqual(
+    (await problemsOnItsOwn(malformed, verifyVote(malformed, broken))).map((p) => p.kind),
+    [
+      "malformed-signature",
+    ],
+  );
 });
 
 Deno.test("a precomputation handed over for another key is never used for this one", () => {
@@ -135,7 +171,7 @@ Deno.test("votes over narrow combs and over checked keys are judged as over prec
   }
 });
 
-Deno.test("rings mixing wide, narrow and no combs verify whichever form their first member has", () => {
+Deno.test("rings mixing wide, narrow and no combs verify whichever form comes first, one tag comb each", () => {
   const sorted = makeVoters(6).sort((a, b) => (a.key < b.key ? -1 : 1));
   const forms = ["narrow", "combs", "checked"] as const;
   const data = new Map(
@@ -147,6 +183,10 @@ Deno.test("rings mixing wide, narrow and no combs verify whichever form their fi
     const vote = signedVote(ring[1], ring, "yes");
     assert.deepEqual(verifyVote(vote, over), verifyVote(vote, createAuditMembers()));
     assert.deepEqual(verifyVote(vote, over).check, { ok: true }, forms[first]);
+    // The tag's comb has the rows of the first member with combs: one comb per signature.
+    const inputs = checkInputs(decodeSignature(vote.signature), "yes", { members: over });
+    assert.ok(inputs.ok);
+    assert.equal(teethOf(inputs.tag), [NARROW_TEETH, TEETH, NARROW_TEETH][first], forms[first]);
     const tampered = { ...vote, payload: "no" };
     assert.deepEqual(verifyVote(tampered, over).check, { ok: false, reason: RING_OPEN });
   }
@@ -255,6 +295,16 @@ Deno.test("a pool told of a directory too large for combs checks over narrow com
   for (const [told, kept] of cases) {
     const pool = createVoteCheckPool(2, () => new Worker(url, { type: "module" }), { budgets });
     try {
+      assert.deepEqual(await pool.check(votes, { directory: told }), expected);
+      assert.deepEqual(pool.keysKept, kept);
+      if (told === undefined) continue;
+      // Votes checked without the directory afterwards (the board's listed votes), over keys
+      // outside it, are judged the same and take none of the room kept for its keys.
+      pool.releaseKeys();
+      const strangers = makeVoters(4);
+      const listed = strangers.map((v) => signedVote(v, strangers, "yes"));
+      assert.deepEqual(await pool.check(listed), await inThreadChecker()(listed));
+      assert.deepEqual(pool.keysKept, { combs: 0, narrow: 0, checked: 0 });
       assert.deepEqual(await pool.check(votes, { directory: told }), expected);
       assert.deepEqual(pool.keysKept, kept);
     } finally {
