@@ -3,6 +3,7 @@
  * one count with their signature status.
  * @module
  */
+import type { RecountProblem } from "../../lib/client/board/recount.ts";
 import SignatureBadge from "./SignatureBadge.tsx";
 import TallyBars from "./TallyBars.tsx";
 import type { SectionProps } from "./section.ts";
@@ -10,10 +11,22 @@ import { useSignatureStatus } from "./signature_status.ts";
 
 const VOTES_LIST_ID = "payload-votes";
 
+/** Why the recount cannot confirm the served counts: a block's listing against its header. */
+function troubleText({ height, size, total, counted }: RecountProblem): string {
+  return size === null
+    ? `Not recounted: block ${height}'s header does not match its hash or the block before, so ` +
+      "its votes cannot be counted."
+    : `Not recounted: block ${height}'s header commits to ${size} ${
+      size === 1 ? "vote" : "votes"
+    }, ` +
+      `but its listing says ${total} and holds ${counted}.`;
+}
+
 /** Heading, the recount's verdict, the bars, and the list of votes for the chosen payload. */
 export default function TallySection({ bulletin }: SectionProps) {
   const tally = bulletin.tally.value;
   const recounted = bulletin.recounted.value;
+  const trouble = bulletin.recountTrouble.value;
   const rows = bulletin.rows.value;
   const filter = bulletin.filter.value;
   const choose = (payload: string | null) => (bulletin.filter.value = payload);
@@ -23,7 +36,13 @@ export default function TallySection({ bulletin }: SectionProps) {
       {tally === null ? <p>Reading the tally…</p> : (
         <>
           <p>
-            {tally.total} sealed {tally.total === 1 ? "vote" : "votes"}. {recounted === null
+            {tally.total} sealed {tally.total === 1 ? "vote" : "votes"}. {trouble !== null
+              ? (
+                <span class="summary-bad" data-recount-problem={trouble.height}>
+                  {troubleText(trouble)}
+                </span>
+              )
+              : recounted === null
               ? "Counts as served; recounting every sealed vote in this browser…"
               : rows.every((r) => r.ok)
               ? "Recounted in this browser from every sealed vote: the counts agree."

@@ -24,6 +24,7 @@ import {
   isCounted,
   type LoadedVotes,
   recount,
+  recountProblem,
 } from "../../lib/client/board/recount.ts";
 import type { PageStorage } from "../../lib/client/rounds/round_storage.ts";
 import { messageOf } from "../../lib/client/text.ts";
@@ -91,6 +92,8 @@ export function createBulletinState(
 
   const checks = computed(() => new Map(checkBlocks(blocks.value).map((c) => [c.height, c])));
   const recounted = computed(() => recount(height.value, tally.value, counted.value));
+  /** The first block whose listing is not what its header commits to, once counted. */
+  const recountTrouble = computed(() => recountProblem(height.value, counted.value));
   const rows = computed(() =>
     tally.value === null ? [] : tallyRows(tally.value.results, recounted.value)
   );
@@ -129,26 +132,49 @@ export function createBulletinState(
   }
 
   /**
-   * Block `h`'s votes counted for the recount: those held, then the rest read page by page. The
-   * block's votes are held when they fit `heldVotes`; a larger block is only counted.
+   * Block `h`'s votes counted for the recount: those held, then the rest read page by page, until
+   * the listing ends or holds one vote more than `size`, the votes its header commits to (null: a
+   * header that does not check, read to its listing's end). The block's votes are held when they fit
+   * `heldVotes`; a larger block is only counted.
    */
-  async function countVotes(h: number): Promise<CountedBlock> {
+  async function countVotes(h: number, size: number | null): Promise<CountedBlock> {
     const known = votes.value.get(h);
     const payloads = countPayloads(known?.entries ?? []);
     let read = known?.entries.length ?? 0;
     let total = known?.total ?? 0;
-    if (known !== undefined && read >= known.total) return { total, counted: read, payloads };
+    const ended = known !== undefined && read >= known.total;
     let entries: BlockVoteEntry[] | null = known?.entries ?? [];
-    for await (const page of pagesOf(api.blockVotes(h), { offset: read })) {
+    const beyond = size === null ? Infinity : size + 1;
+    for await (const page of ended ? [] : pagesOf(api.blockVotes(h), { offset: read })) {
       countPayloads(page.items, payloads);
       read += page.items.length;
       total = page.total;
       entries = entries !== null && entries.length + page.items.length <= heldVotes
         ? [...entries, ...page.items]
         : null;
+      if (read >= beyond) break;
     }
-    if (entries !== null) hold(h, { entries, total });
-    return { total, counted: read, payloads };
+    if (entries !== null && !ended) hold(h, { entries, total });
+    return { size, total, counted: read, payloads };
+  }
+
+  /**
+   * The size each block of `heights` commits to, from its header: the blocks shown, and the blocks
+   * below them read when one is wanted, all checked together from genesis (hash and link, as the
+   * chain section checks them); null for a header that does not check or is not served.
+   */
+  async function committedSizes(heights: readonly number[]): Promise<Map<number, number | null>> {
+    const shown = blocks.value;
+    const lowest = shown[0]?.height ?? 0;
+    const below = heights.some((h) => h < lowest) ? await fetchBlocks(0, lowest - 1) : [];
+    const chain = [...below.filter((b) => b.height < lowest), ...shown];
+    const checked = new Map(checkBlocks(chain).map((c) => [c.height, c]));
+    const header = new Map(chain.map((b) => [b.height, b]));
+    return new Map(heights.map((h) => {
+      const check = checked.get(h);
+      const ok = check !== undefined && check.hashOk && check.link !== "broken";
+      return [h, ok ? header.get(h)!.size : null];
+    }));
   }
 
   /** Every vote of block `h`, read only when some are missing. */
@@ -169,8 +195,12 @@ export function createBulletinState(
     tally.value = served;
     // Counted into a copy, published once: a map copied per block would grow with the chain.
     const next = new Map(counted.value);
+    const uncounted: number[] = [];
+    for (let h = 1; h <= head; h++) if (!isCounted(next.get(h))) uncounted.push(h);
+    if (uncounted.length === 0) return;
+    const sizes = await committedSizes(uncounted);
     try {
-      for (let h = 1; h <= head; h++) if (!isCounted(next.get(h))) next.set(h, await countVotes(h));
+      for (const h of uncounted) next.set(h, await countVotes(h, sizes.get(h) ?? null));
     } finally {
       counted.value = next;
     }
@@ -323,6 +353,7 @@ export function createBulletinState(
     ready,
     checks,
     recounted,
+    recountTrouble,
     rows,
     follow,
     loadEarlier,

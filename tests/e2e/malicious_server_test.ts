@@ -331,9 +331,12 @@ Deno.test({
           const shrunkBlock = { kind: "block-size", height: 1, size: 3, read: 2 } as const;
           assert.ok(failureLines(cli.stdout).includes(findingText(shrunkBlock)), cli.stdout);
           const context = await browser.newContext();
-          const board = await boardAudit(await context.newPage(), liar.url);
+          const page = await context.newPage();
+          const board = await boardAudit(page, liar.url);
           assert.equal(board.verdict, "fail");
           assert.ok(board.findings.some((f) => isDeepStrictEqual(f, shrunkBlock)));
+          // The board's own recount, before any audit, holds the listing to the header's size.
+          await page.locator('[data-recount-problem="1"]').waitFor();
           await context.close();
         },
       );
@@ -351,8 +354,10 @@ Deno.test({
             const cli = await cliAudit(liar.url, "--key", key);
             assert.equal(cli.code, 1, cli.stdout);
             const context = await browser.newContext();
-            const board = await boardAudit(await context.newPage(), liar.url);
+            const page = await context.newPage();
+            const board = await boardAudit(page, liar.url);
             assert.equal(board.verdict, "fail");
+            await page.locator('[data-recount-problem="2"]').waitFor();
             const wrongTotal = board.findings.find((f) => f.kind === "listing-total");
             assert.ok(wrongTotal?.kind === "listing-total" && wrongTotal.height === 2);
             assert.ok(failureLines(cli.stdout).includes(findingText(wrongTotal)), cli.stdout);

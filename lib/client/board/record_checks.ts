@@ -31,23 +31,36 @@ export type BlockCheck = {
 };
 
 /**
- * Checks each of `blocks` (any order, any subset of the chain): hash from fields (protocol §3,
- * size included) and link to the block of height − 1 among `blocks`. Never throws: a malformed
- * block is a failed check.
+ * Checks each of `blocks` (a run of the chain as served, in any order): hash from fields (protocol
+ * §3, size included) and link to the block of height − 1 among `blocks`. Only the lowest block may
+ * lack its predecessor ("unknown"): a height missing above it breaks the next block's link, and a
+ * height served twice breaks its second copy. Never throws: a malformed block is a failed check.
  */
 export function checkBlocks(blocks: readonly BlockRecord[]): BlockCheck[] {
-  const byHeight = new Map(blocks.map((b) => [b.height, b]));
+  const byHeight = new Map<number, BlockRecord>();
+  for (const block of blocks) if (!byHeight.has(block.height)) byHeight.set(block.height, block);
+  const lowest = Math.min(...byHeight.keys());
+  const seen = new Set<number>();
   return blocks.map((block) => {
     const computedHash = safeBlockHash(block);
     const hashOk = computedHash !== null && computedHash === block.hash;
-    return { height: block.height, computedHash, hashOk, ...linkOf(block, byHeight) };
+    const twice = seen.has(block.height);
+    seen.add(block.height);
+    const link: Pick<BlockCheck, "link" | "reason"> = twice
+      ? { link: "broken", reason: `Block ${block.height} is served twice` }
+      : linkOf(block, byHeight, lowest);
+    return { height: block.height, computedHash, hashOk, ...link };
   });
 }
 
-/** The link check of `block`: genesis by its fixed fields, any other against its predecessor. */
+/**
+ * The link check of `block`: genesis by its fixed fields, any other against its predecessor, which
+ * only the `lowest` block of those served may lack.
+ */
 function linkOf(
   block: BlockRecord,
   byHeight: ReadonlyMap<number, BlockRecord>,
+  lowest: number,
 ): Pick<BlockCheck, "link" | "reason"> {
   if (block.height === 0) {
     const genesisOk = isGenesis(block);
@@ -57,7 +70,11 @@ function linkOf(
     };
   }
   const prev = byHeight.get(block.height - 1);
-  if (!prev) return { link: "unknown", reason: `Block ${block.height - 1} is not loaded` };
+  if (!prev) {
+    return block.height > lowest
+      ? { link: "broken", reason: `Block ${block.height - 1} is missing from the blocks served` }
+      : { link: "unknown", reason: `Block ${block.height - 1} is not loaded` };
+  }
   return block.prev_hash === prev.hash
     ? {
       link: "ok",

@@ -1,6 +1,7 @@
 /**
  * Browser-safe. The bulletin board's own count of the tally (page §10.3): every sealed vote's payload
- * counted in the tally's order (protocol §4), each block's votes kept only as their payloads' counts.
+ * counted in the tally's order (protocol §4), each block's votes kept only as their payloads' counts,
+ * and each block's listing held to the size its header commits to (never the listing's own total).
  * @module
  */
 import type { Tally } from "../../protocol/schemas.ts";
@@ -11,13 +12,27 @@ import type { BlockVoteEntry } from "../api_client.ts";
 export type LoadedVotes = { entries: BlockVoteEntry[]; total: number };
 
 /**
- * What the recount keeps of one block: how many votes its listing says it holds (`total`), how
+ * What the recount keeps of one block: how many votes its header commits to (`size`; null when the
+ * header does not match its hash or its link), how many its listing says it holds (`total`), how
  * many were read and counted, and the count of each payload among them.
  */
 export type CountedBlock = {
+  size: number | null;
   total: number;
   counted: number;
   payloads: ReadonlyMap<string, number>;
+};
+
+/**
+ * A block whose listing is not the votes its header commits to: the first such block's height,
+ * what its header says (`size`, null when the header itself does not check), and what its listing
+ * said (`total`) and held (`counted`).
+ */
+export type RecountProblem = {
+  height: number;
+  size: number | null;
+  total: number;
+  counted: number;
 };
 
 /** `into` with each vote of `entries` added to its payload's count. */
@@ -29,9 +44,31 @@ export function countPayloads(
   return into;
 }
 
-/** True when every vote the block's listing holds was counted. */
+/**
+ * True when the block was counted: its listing read to its end, or to one vote past its header's
+ * size. A sealed block never changes, so a block counted is not read again, whatever it held.
+ */
 export function isCounted(block: CountedBlock | undefined): block is CountedBlock {
-  return block !== undefined && block.counted >= block.total;
+  return block !== undefined;
+}
+
+/**
+ * The first block up to `height` whose listing is not what its header commits to (votes missing
+ * or added, a total other than the size, or a header that does not check); null when there is none.
+ */
+export function recountProblem(
+  height: number | null,
+  counted: ReadonlyMap<number, CountedBlock>,
+): RecountProblem | null {
+  for (let h = 1; h <= (height ?? 0); h++) {
+    const block = counted.get(h);
+    if (block === undefined) continue;
+    const { size, total } = block;
+    if (size === null || block.counted !== size || total !== size) {
+      return { height: h, size, total, counted: block.counted };
+    }
+  }
+  return null;
 }
 
 /**

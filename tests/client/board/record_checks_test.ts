@@ -14,45 +14,15 @@ import {
 } from "../../../lib/client/board/record_checks.ts";
 import { tallyOf } from "../../../lib/protocol/tally.ts";
 import { bytesToHex } from "../../../lib/protocol/bytes.ts";
-import { blockHash, genesisBlock } from "../../../lib/protocol/chain.ts";
-import type { BlockRecord, VoteRecord } from "../../../lib/protocol/schemas.ts";
+import { blockHash } from "../../../lib/protocol/chain.ts";
+import type { VoteRecord } from "../../../lib/protocol/schemas.ts";
 import {
   inclusionProof,
   merkleRoot,
   rootFromInclusionProof,
   voteLeaf,
 } from "../../../lib/protocol/merkle.ts";
-
-/** A vote whose ring keys are derived from `n`, so every vote differs. */
-function sampleVote(n: number, payload = `Choice ${"ABC"[n % 3]}`): VoteRecord {
-  const key = (k: number) => bytesToHex(new Uint8Array(32).fill((n * 7 + k) % 256));
-  return {
-    payload,
-    signature: JSON.stringify({ c0: key(1), r: [key(2), key(3)], I: key(4), ring: [] }),
-    publicKeys: [key(5), key(6)],
-  };
-}
-
-/** A chain of genesis plus one block per entry of `sizes`, with the votes of each block. */
-function makeChain(sizes: number[]): { blocks: BlockRecord[]; votes: VoteRecord[][] } {
-  const blocks = [genesisBlock(1_700_000_000_000)];
-  const votes: VoteRecord[][] = [[]];
-  let n = 0;
-  for (const size of sizes) {
-    const own = Array.from({ length: size }, () => sampleVote(n++));
-    const prev = blocks[blocks.length - 1];
-    const header = {
-      height: prev.height + 1,
-      timestamp: prev.timestamp + 60_000,
-      merkle_root: bytesToHex(merkleRoot(own.map(voteLeaf))),
-      prev_hash: prev.hash,
-      size,
-    };
-    blocks.push({ ...header, hash: blockHash(header) });
-    votes.push(own);
-  }
-  return { blocks, votes };
-}
+import { makeChain, sampleVote } from "../../helpers/chain_fixture.ts";
 
 /** The server's honest answer for leaf `index` of `votes`. */
 function servedProof(votes: VoteRecord[], index: number) {
@@ -106,6 +76,19 @@ Deno.test("checkBlocks", async (t) => {
   await t.step("a block whose predecessor is not loaded is unknown, in any order", () => {
     const checks = checkBlocks([blocks[3], blocks[2]]);
     assert.deepEqual(checks.map((c) => [c.height, c.link]), [[3, "ok"], [2, "unknown"]]);
+  });
+
+  await t.step("a block left out or served twice above the lowest one breaks a link", () => {
+    const skipped = checkBlocks([blocks[0], blocks[1], blocks[3]]);
+    assert.deepEqual(skipped.map((c) => [c.height, c.hashOk, c.link]), [
+      [0, true, "ok"],
+      [1, true, "ok"],
+      [3, true, "broken"],
+    ]);
+    assert.equal(skipped[2].reason, "Block 2 is missing from the blocks served");
+    const twice = checkBlocks([blocks[1], blocks[2], blocks[3], blocks[3]]);
+    assert.deepEqual(twice.map((c) => c.link), ["unknown", "ok", "ok", "broken"]);
+    assert.equal(twice[3].reason, "Block 3 is served twice");
   });
 
   await t.step("genesis must have the zero prev_hash, the empty root and size 0", () => {

@@ -1,11 +1,13 @@
 /**
  * The bulletin board's state and loaders (islands/board/state.ts) against the real application over
  * in-memory KV: the chain read and checked, the tally recounted, a block's votes and a vote's
- * proof, a new block followed, and a failing server shown as the board's problem.
+ * proof, a new block followed, and a failing server shown as the board's problem; a server that
+ * leaves a vote out of a block's listing, its total and the tally lowered to match, fails the
+ * recount however well the counts agree.
  * @module
  */
 import assert from "node:assert/strict";
-import { createApiClient } from "../../../lib/client/api_client.ts";
+import { type ApiClient, createApiClient } from "../../../lib/client/api_client.ts";
 import { type BulletinState, createBulletinState } from "../../../islands/board/state.ts";
 import { sealNextBlock } from "../../../server/sealer.ts";
 import { inMemoryApp } from "../../helpers/in_memory_app.ts";
@@ -223,5 +225,52 @@ Deno.test("the board counts every block and holds only the votes of the blocks r
   } finally {
     stop();
     kv.close();
+  }
+});
+
+Deno.test("a listing short of its block's size fails the recount, though the tally agrees", async () => {
+  // Block 1 holds 3 votes; 100 blocks of one vote each follow, so that block 1 is below the
+  // chain the board shows (its last 100 blocks) and its header is read for the recount alone.
+  const { store, api, cast } = await votingApp(103);
+  await cast(0, "yes"), await cast(1, "no"), await cast(2, "yes");
+  await sealNextBlock(store, 1_700_000_000_000);
+  for (let i = 3; i < 103; i++) {
+    await cast(i, "yes");
+    await sealNextBlock(store, 1_700_000_000_000 + i * 60_000);
+  }
+  // The lie: block 1 listed without its "no" vote, its listing's total and the tally lowered to
+  // match. The block's header, whose hash the chain check holds, still says 3.
+  const lying: ApiClient = {
+    ...api,
+    blockVotes: (height) => async (offset, limit) => {
+      const page = await api.blockVotes(height)(offset, limit);
+      if (height !== 1) return page;
+      return { items: page.items.filter((e) => e.vote.payload !== "no"), total: page.total - 1 };
+    },
+    tally: async () => {
+      const served = await api.tally();
+      return {
+        total: served.total - 1,
+        results: served.results.filter((r) => r.payload !== "no"),
+      };
+    },
+  };
+  for (
+    const [client, trouble] of [
+      [api, null],
+      [lying, { height: 1, size: 3, total: 2, counted: 2 }],
+    ] as const
+  ) {
+    const bulletin = createBulletinState(client, { pollMs: 20 });
+    const stop = await followed(bulletin);
+    try {
+      await until(() => bulletin.recounted.value !== null);
+      assert.equal(bulletin.blocks.value[0].height, 2);
+      assert.deepEqual(bulletin.recountTrouble.value, trouble);
+      // The served counts and the recount agree either way: only the header shows the lie.
+      assert.ok(bulletin.rows.value.every((row) => row.ok));
+    } finally {
+      stop();
+    }
   }
 });
