@@ -251,7 +251,11 @@ async function auditOnce(
       ctx: context("blocks"),
     });
     if (trusted.witnesses !== undefined) {
-      report.witnesses = checkWitnesses(report.checkpoint, { trusted: trusted.witnesses, fail });
+      report.witnesses = checkWitnesses(report.checkpoint, {
+        trusted: trusted.witnesses,
+        height: status.height,
+        fail,
+      });
     }
     const ledger = await readVotes(api, {
       ctx: context("signatures"),

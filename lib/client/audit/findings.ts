@@ -84,7 +84,8 @@ export type LogFinding =
   | { kind: "checkpoint-unserved"; size: number; audited: number; served: number }
   | { kind: "checkpoint-block"; height: number; audited: number; problem: BeyondProblem }
   | { kind: "witnesses-unchecked" }
-  | { kind: "witness-quorum"; count: number; trusted: number; size: number; quorum: number };
+  | { kind: "witness-quorum"; count: number; trusted: number; size: number; quorum: number }
+  | { kind: "witnesses-prefix"; size: number; height: number };
 
 /** What is wrong with the served tally. */
 export type TallyFinding =

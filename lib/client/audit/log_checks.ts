@@ -177,15 +177,23 @@ export function witnessFindings(
 /**
  * The trusted witnesses' findings on `checkpoint` ({@link witnessFindings}), and a failure unless
  * at least `quorum` of them cosigned it; one too when the checkpoint did not verify, as no
- * cosignature can count then.
+ * cosignature can count then, and one when it is a prefix of the audited chain (blocks 0 to
+ * `height`), whose blocks above it no cosignature vouches for.
  */
 export function checkWitnesses(
   checkpoint: AuditedCheckpoint | null,
-  { trusted, fail }: { trusted: TrustedWitnesses; fail: (finding: AuditFinding) => void },
+  { trusted, height, fail }: {
+    trusted: TrustedWitnesses;
+    height: number;
+    fail: (finding: AuditFinding) => void;
+  },
 ): WitnessReport {
   const findings = witnessFindings(checkpoint, trusted.keys);
   const count = findings.filter((f) => f.cosignedAt !== null).length;
   const { quorum } = trusted;
+  if (checkpoint !== null && checkpoint.size <= height) {
+    fail({ kind: "witnesses-prefix", size: checkpoint.size, height });
+  }
   if (checkpoint === null) fail({ kind: "witnesses-unchecked" });
   else if (count < quorum) {
     fail({

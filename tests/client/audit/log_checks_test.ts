@@ -408,6 +408,7 @@ Deno.test("the trusted witnesses are counted to a quorum on the audited checkpoi
   const { kv, app, api, store, voters } = await smallLedger();
   const [a, b] = [makeWitness("witness.example/a"), makeWitness("witness.example/b")];
   const { timestamp } = await cosignServed(app, a);
+  const cosigned = await api.checkpoint();
   const audit = (keys: typeof a[], quorum: number, client = api) =>
     auditLedger(client, { trusted: { witnesses: { keys: keys.map((w) => w.key), quorum } } });
 
@@ -476,6 +477,19 @@ Deno.test("the trusted witnesses are counted to a quorum on the audited checkpoi
       assert.deepEqual(report.failures, [
         { kind: "witness-quorum", count: 0, trusted: 1, size: 5, quorum: 1 },
       ]);
+    },
+  );
+  await t.step(
+    "an older cosigned checkpoint, a prefix of the chain, vouches for no block above it",
+    async () => {
+      // Block 4 was sealed by the step before: the cosigned checkpoint holds blocks 0–3.
+      const stale = createApiClient({ fetch: checkpointTransport(app.request, () => cosigned) });
+      const report = await audit([a], 1, stale);
+      assert.equal(report.checkpoint?.size, 4);
+      assert.deepEqual(report.failures, [{ kind: "witnesses-prefix", size: 4, height: 4 }]);
+      assert.equal(report.witnesses?.findings[0].cosignedAt, timestamp * 1000);
+      // Without witnesses to trust, a prefix checkpoint is what protocol §4.6 allows.
+      assert.deepEqual((await auditLedger(stale)).failures, []);
     },
   );
   await t.step("a checkpoint that does not verify counts no witness", async () => {

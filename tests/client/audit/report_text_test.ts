@@ -68,6 +68,7 @@ const EXAMPLES: { [K in AuditFindingKind]: Extract<AuditFinding, { kind: K }> } 
   },
   "witnesses-unchecked": { kind: "witnesses-unchecked" },
   "witness-quorum": { kind: "witness-quorum", count: 0, trusted: 1, size: 3, quorum: 1 },
+  "witnesses-prefix": { kind: "witnesses-prefix", size: 2, height: 3 },
   "tally-not-comparable": { kind: "tally-not-comparable", from: 2, to: 3, runs: 3 },
   "tally-total": { kind: "tally-total", total: 3, votes: 2 },
   "tally-row-repeated": { kind: "tally-row-repeated", payload: "a" },
