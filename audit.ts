@@ -7,7 +7,8 @@
 // §4.10) must be signed by that key and its root made by the audited blocks. `--witness VKEY`
 // (repeatable) trusts a witness: at least `--quorum K` of them (all by default) must have cosigned
 // the audited checkpoint. `--save FILE` writes the election record (protocol §4.8) of exactly what
-// was audited, its checkpoint included. `--resume FILE` takes up such a record: checked without its
+// was audited, its checkpoint included, to FILE when the audit passes, else to FILE.failed beside
+// it, FILE left as it was. `--resume FILE` takes up such a record: checked without its
 // ring signatures, it answers for the blocks it holds once the server's chain is shown to extend it,
 // only what the server added since is verified in full, and FILE is written again, byte for byte
 // the record `--save` would write now; FILE changes only when every check holds.
@@ -23,7 +24,7 @@ import { stripVTControlCharacters } from "node:util";
 import { createApiClient } from "./lib/client/api_client.ts";
 import { recordWriter } from "./lib/client/audit/election_record.ts";
 import { auditRecord } from "./lib/client/audit/election_record_source.ts";
-import { readRecordFile, recordFileSink, replaceRecordFile } from "./record_file.ts";
+import { readRecordFile, replaceRecordFile } from "./record_file.ts";
 import {
   checkExtension,
   checkRecordWithoutSignatures,
@@ -52,6 +53,9 @@ import { inThreadChecker, type VoteChecker } from "./lib/client/audit/vote_check
 
 const BAR_WIDTH = 30;
 
+/** Where `--save FILE` keeps what a failing audit read: beside FILE, under this suffix. */
+const FAILED_SUFFIX = ".failed";
+
 const USAGE = `usage: deno task audit [URL] [--round ID] [--key HEX] [--witness VKEY …] [--quorum K]
                        [--save FILE | --resume FILE]
        deno task audit FILE [--key HEX] [--witness VKEY …] [--quorum K]
@@ -63,7 +67,8 @@ A URL starts with http:// or https://; anything else is an election record file.
                 <name>+<key ID>+<base64 key>; repeat it for more witnesses.
 --quorum K      how many of the witnesses must have cosigned the audited checkpoint (1 to their
                 number; all of them by default).
---save FILE     writes the election record of what was audited.
+--save FILE     writes the election record of what was audited: to FILE when every check
+                holds, else to FILE.failed (FILE left as it was).
 --resume FILE   takes up the election record FILE saved before: verifies only what the server
                 added since, and writes FILE again when every check holds.
 --evidence FILE checks a fork-evidence file (two signed heads, or two checkpoints); two
@@ -322,7 +327,7 @@ async function runAudit(
   }
   let sink;
   try {
-    sink = await recordFileSink(save);
+    sink = await replaceRecordFile(save);
   } catch (error) {
     throw new UsageError(`cannot write "${save}": ${(error as Error).message}`);
   }
@@ -330,16 +335,24 @@ async function runAudit(
   const report = await auditLedger(writer.source, opts);
   done();
   console.log(formatReport(audited, report));
+  // Only a passing audit writes FILE, so that a record under that name (which --resume takes up
+  // without verifying its signatures again) is always one whose every check held; what a failing
+  // audit read is kept beside it, to audit offline or to show.
+  const to = report.ok ? save : `${save}${FAILED_SUFFIX}`;
   try {
     const { keys, blocks, votes } = await writer.finish();
-    await sink.close();
+    await sink.commit(to);
+    const counts = `${keys} keys, ${blocks} blocks, ${votes} votes`;
     console.log(
-      `Election record of what was audited saved to ${save}: ${keys} keys, ${blocks} blocks, ` +
-        `${votes} votes`,
+      report.ok
+        ? `Election record of what was audited saved to ${save}: ${counts}`
+        : `The audit failed, so ${save} was not written; the election record of what was ` +
+          `audited is saved to ${to}: ${counts}`,
     );
   } catch (error) {
+    await sink.discard();
     console.error(
-      `audit: the record could not be written to "${save}": ${(error as Error).message}`,
+      `audit: the record could not be written to "${to}": ${(error as Error).message}`,
     );
     return 1;
   }

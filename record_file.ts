@@ -1,7 +1,7 @@
 // Election record files (protocol §4.8) on disk, for `deno task audit`: read as a stream, so the
 // audit holds the line being read and not the file, and written as the audit reads, in buffered
-// writes, emptied when the audit starts a new run; a record written again (`--resume`) goes to a
-// file beside it, renamed over it only once whole. The format itself is
+// writes, emptied when the audit starts a new run, to a file beside the one named (`--save`,
+// `--resume`), renamed over it only once whole. The format itself is
 // lib/client/audit/election_record.ts.
 import type { RecordSink } from "./lib/client/audit/election_record.ts";
 
@@ -14,21 +14,15 @@ export async function readRecordFile(path: string): Promise<ReadableStream<Uint8
   return file.readable;
 }
 
-/** A sink writing a record to `path` (created or emptied now); `close` flushes and closes it. */
-export async function recordFileSink(
-  path: string,
-): Promise<RecordSink & { close(): Promise<void> }> {
-  return fileSink(await Deno.open(path, { write: true, create: true, truncate: true }));
-}
-
 /**
  * A sink writing a record that is to replace the file at `path`, which it leaves untouched until
  * `commit`: the record goes to a new file beside it, which `commit` flushes, closes and renames
- * over `path` (one step on one file system), and `discard` closes and removes.
+ * over `path`, or over `to` when given (one step on one file system), and `discard` closes and
+ * removes.
  */
 export async function replaceRecordFile(
   path: string,
-): Promise<RecordSink & { commit(): Promise<void>; discard(): Promise<void> }> {
+): Promise<RecordSink & { commit(to?: string): Promise<void>; discard(): Promise<void> }> {
   const slash = path.lastIndexOf("/");
   const temp = await Deno.makeTempFile({
     dir: slash === -1 ? "." : path.slice(0, slash) || "/",
@@ -45,9 +39,9 @@ export async function replaceRecordFile(
   return {
     write: sink.write,
     restart: sink.restart,
-    async commit() {
+    async commit(to = path) {
       await close();
-      await Deno.rename(temp, path);
+      await Deno.rename(temp, to);
     },
     async discard() {
       try {

@@ -2,7 +2,9 @@
 // a record saved earlier is taken up once the server sealed more votes, and written again byte for
 // byte as a fresh `--save` writes it, saying how many votes it verified and how many the record
 // held; a server whose chain does not extend the record (a rewritten head, a rewritten older block,
-// another key), a record that does not check and a failing vote leave the file as it was.
+// another key), a record that does not check and a failing vote leave the file as it was; and a
+// --save whose audit fails never writes FILE (which --resume would take up without verifying its
+// signatures), keeping what it read in FILE.failed.
 import assert from "node:assert/strict";
 import { call, makeVoters, signedVote, type TestVoter } from "./helpers/ledger_fixtures.ts";
 import { startServer } from "./helpers/server_process.ts";
@@ -171,6 +173,40 @@ Deno.test({
         assert.equal(await Deno.readTextFile(copy), changed);
         await Deno.remove(copy);
       });
+      await t.step(
+        "a failing --save leaves FILE as it was, what it read in FILE.failed",
+        async () => {
+          const liar = startTamperingProxy(server.url, (path, body) => {
+            if (path !== "/api/block/id/1/votes") return;
+            body.votes[0].vote.payload = "Maybe";
+          });
+          const kept = `${dir}/kept.ndjson`;
+          try {
+            // An earlier good record under the name: a failing save must not replace it.
+            await Deno.writeFile(kept, before);
+            const run = await audit(liar.url, "--save", kept);
+            assert.equal(run.code, 1, run.stdout + run.stderr);
+            assert.match(run.stdout, /invalid signature/);
+            assert.match(
+              run.stdout,
+              /^The audit failed, so .*kept\.ndjson was not written; the election record of what was audited is saved to .*kept\.ndjson\.failed: 8 keys, \d+ blocks, 5 votes$/m,
+            );
+            assert.deepEqual(await Deno.readFile(kept), before);
+            // What the server served is kept, and fails offline as it failed live.
+            const offline = await audit(`${kept}.failed`);
+            assert.equal(offline.code, 1, offline.stdout + offline.stderr);
+            assert.match(offline.stdout, /invalid signature/);
+            // Saved afresh with nothing to replace, the name stays free.
+            await Deno.remove(kept);
+            assert.equal((await audit(liar.url, "--save", kept)).code, 1);
+            assert.deepEqual(await filesIn(dir), ["kept.ndjson.failed", "record.ndjson"]);
+          } finally {
+            await liar.close();
+            await Deno.remove(`${kept}.failed`).catch(() => {});
+          }
+          assert.deepEqual(await filesIn(dir), ["record.ndjson"]);
+        },
+      );
       await t.step("--key pins the record's key too", async () => {
         const other = "11".repeat(32);
         const run = await audit(server.url, "--resume", record, "--key", other);
