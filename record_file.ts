@@ -29,6 +29,10 @@ export async function replaceRecordFile(
     prefix: `.${path.slice(slash + 1)}.`,
     suffix: ".partial",
   });
+  // A temporary file is its owner's alone (0600); a record is for anyone to read: the file it
+  // replaces keeps its mode, a new one gets a plain file's (0644).
+  const mode = await Deno.stat(path).then((info) => info.mode, () => null) ?? 0o644;
+  await Deno.chmod(temp, mode & 0o777).catch(() => {}); // no modes to set on Windows
   const sink = fileSink(await Deno.open(temp, { write: true, truncate: true }));
   let closed = false;
   const close = async () => {

@@ -82,7 +82,10 @@ Deno.test({
 
       await castSealed(server.url, { voters, from: 3, payloads: ["No", "No"] });
       await t.step("two votes later: 2 verified now, 3 from the record", async () => {
+        // The record written again keeps the mode of the file it replaces.
+        await Deno.chmod(record, 0o640);
         const run = await audit(server.url, "--resume", record);
+        assert.equal((await Deno.stat(record)).mode! & 0o777, 0o640);
         assert.equal(run.code, 0, run.stdout + run.stderr);
         assert.deepEqual(resumedCounts(run.stdout), { now: 2, remembered: 3 });
         assert.match(run.stdout, /^ {2}votes verified {4}5$/m);
@@ -93,6 +96,8 @@ Deno.test({
         const run = await audit(server.url, "--save", fresh);
         assert.equal(run.code, 0, run.stdout + run.stderr);
         assert.deepEqual(await Deno.readFile(record), await Deno.readFile(fresh));
+        // A record is for anyone to read: a new file is a plain file, not a temporary one (0600).
+        assert.equal((await Deno.stat(fresh)).mode! & 0o777, 0o644);
         await Deno.remove(fresh);
       });
 

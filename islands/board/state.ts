@@ -19,6 +19,7 @@ import {
   tallyRows,
 } from "../../lib/client/board/record_checks.ts";
 import {
+  blockProblem,
   type CountedBlock,
   countPayloads,
   isCounted,
@@ -134,17 +135,19 @@ export function createBulletinState(
   /**
    * Block `h`'s votes counted for the recount: those held, then the rest read page by page, until
    * the listing ends or holds one vote more than `size`, the votes its header commits to (null: a
-   * header that does not check, read to its listing's end). The block's votes are held when they fit
-   * `heldVotes`; a larger block is only counted.
+   * header that does not check, whose listing is not read). The block's votes are held when they
+   * fit `heldVotes`; a larger block is only counted.
    */
   async function countVotes(h: number, size: number | null): Promise<CountedBlock> {
+    // A header that does not check commits to nothing: its listing is not read.
+    if (size === null) return { size, total: 0, counted: 0, payloads: new Map() };
     const known = votes.value.get(h);
     const payloads = countPayloads(known?.entries ?? []);
     let read = known?.entries.length ?? 0;
     let total = known?.total ?? 0;
     const ended = known !== undefined && read >= known.total;
     let entries: BlockVoteEntry[] | null = known?.entries ?? [];
-    const beyond = size === null ? Infinity : size + 1;
+    const beyond = size + 1;
     for await (const page of ended ? [] : pagesOf(api.blockVotes(h), { offset: read })) {
       countPayloads(page.items, payloads);
       read += page.items.length;
@@ -166,7 +169,10 @@ export function createBulletinState(
   async function committedSizes(heights: readonly number[]): Promise<Map<number, number | null>> {
     const shown = blocks.value;
     const lowest = shown[0]?.height ?? 0;
-    const below = heights.some((h) => h < lowest) ? await fetchBlocks(0, lowest - 1) : [];
+    // The lowest block shown is checked against the one below it too.
+    const below = lowest > 0 && heights.some((h) => h <= lowest)
+      ? await fetchBlocks(0, lowest - 1)
+      : [];
     const chain = [...below.filter((b) => b.height < lowest), ...shown];
     const checked = new Map(checkBlocks(chain).map((c) => [c.height, c]));
     const header = new Map(chain.map((b) => [b.height, b]));
@@ -193,14 +199,22 @@ export function createBulletinState(
     height.value = head;
     const served = await api.tally();
     tally.value = served;
-    // Counted into a copy, published once: a map copied per block would grow with the chain.
+    // Counted into a copy, published once (a map copied per block would grow with the chain), and
+    // at the first block whose listing is not what its header commits to, shown at once.
     const next = new Map(counted.value);
     const uncounted: number[] = [];
     for (let h = 1; h <= head; h++) if (!isCounted(next.get(h))) uncounted.push(h);
     if (uncounted.length === 0) return;
     const sizes = await committedSizes(uncounted);
+    let shownTrouble = recountProblem(head, next) !== null;
     try {
-      for (const h of uncounted) next.set(h, await countVotes(h, sizes.get(h) ?? null));
+      for (const h of uncounted) {
+        next.set(h, await countVotes(h, sizes.get(h) ?? null));
+        if (!shownTrouble && blockProblem(h, next.get(h)!) !== null) {
+          shownTrouble = true;
+          counted.value = new Map(next);
+        }
+      }
     } finally {
       counted.value = next;
     }
@@ -247,14 +261,20 @@ export function createBulletinState(
     };
   }
 
-  /** Loads up to a page of blocks before the first one shown. */
+  /** The earlier blocks being read, while they are: a second click waits for the same read. */
+  let loadingEarlier: Promise<void> | null = null;
+
+  /** Loads up to a page of blocks before the first one shown, once at a time. */
   function loadEarlier() {
     const first = blocks.value[0]?.height ?? 0;
     if (first === 0) return Promise.resolve();
-    return reporting(async () => {
+    loadingEarlier ??= reporting(async () => {
       const earlier = await fetchBlocks(Math.max(0, first - MAX_PAGE_LIMIT), first - 1);
-      blocks.value = [...earlier, ...blocks.value];
-    });
+      // Shown only below the block they were read for: a chain read again meanwhile (grown by more
+      // than the blocks shown) starts higher, and they would not join it.
+      if (blocks.value[0]?.height === first) blocks.value = [...earlier, ...blocks.value];
+    }).finally(() => (loadingEarlier = null));
+    return loadingEarlier;
   }
 
   /** Selects block `h` and reads its first page of votes. */

@@ -39,7 +39,8 @@ export type BlockCheck = {
 export function checkBlocks(blocks: readonly BlockRecord[]): BlockCheck[] {
   const byHeight = new Map<number, BlockRecord>();
   for (const block of blocks) if (!byHeight.has(block.height)) byHeight.set(block.height, block);
-  const lowest = Math.min(...byHeight.keys());
+  let lowest = Infinity;
+  for (const height of byHeight.keys()) lowest = Math.min(lowest, height);
   const seen = new Set<number>();
   return blocks.map((block) => {
     const computedHash = safeBlockHash(block);

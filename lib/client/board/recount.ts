@@ -62,13 +62,18 @@ export function recountProblem(
 ): RecountProblem | null {
   for (let h = 1; h <= (height ?? 0); h++) {
     const block = counted.get(h);
-    if (block === undefined) continue;
-    const { size, total } = block;
-    if (size === null || block.counted !== size || total !== size) {
-      return { height: h, size, total, counted: block.counted };
-    }
+    const problem = block === undefined ? null : blockProblem(h, block);
+    if (problem !== null) return problem;
   }
   return null;
+}
+
+/** Block `h`'s problem when its listing is not what its header commits to; null otherwise. */
+export function blockProblem(h: number, block: CountedBlock): RecountProblem | null {
+  const { size, total, counted } = block;
+  return size === null || counted !== size || total !== size
+    ? { height: h, size, total, counted }
+    : null;
 }
 
 /**

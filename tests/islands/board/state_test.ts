@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { type ApiClient, createApiClient } from "../../../lib/client/api_client.ts";
 import { type BulletinState, createBulletinState } from "../../../islands/board/state.ts";
+import { blockHash } from "../../../lib/protocol/chain.ts";
 import { sealNextBlock } from "../../../server/sealer.ts";
 import { inMemoryApp } from "../../helpers/in_memory_app.ts";
 import { makeVoters, ringFor, signedVote } from "../../helpers/ledger_fixtures.ts";
@@ -228,18 +229,33 @@ Deno.test("the board counts every block and holds only the votes of the blocks r
   }
 });
 
-Deno.test("a listing short of its block's size fails the recount, though the tally agrees", async () => {
-  // Block 1 holds 3 votes; 100 blocks of one vote each follow, so that block 1 is below the
-  // chain the board shows (its last 100 blocks) and its header is read for the recount alone.
-  const { store, api, cast } = await votingApp(103);
+Deno.test("a listing short of its block's size fails the recount, though the tally agrees", async (t) => {
+  // Block 1 holds 3 votes; 99 blocks of one vote each follow (height 100: block 1 is the lowest the
+  // board shows, its last 100 blocks), then one more (height 101: block 1 is below them, its header
+  // read for the recount alone).
+  const { store, api, cast } = await votingApp(104);
   await cast(0, "yes"), await cast(1, "no"), await cast(2, "yes");
   await sealNextBlock(store, 1_700_000_000_000);
-  for (let i = 3; i < 103; i++) {
+  const sealOne = async (i: number) => {
     await cast(i, "yes");
     await sealNextBlock(store, 1_700_000_000_000 + i * 60_000);
-  }
+  };
+  for (let i = 3; i < 102; i++) await sealOne(i);
+  // A lie in block 1's header: another prev_hash, its hash made again to match its fields.
+  const rewritten: ApiClient = {
+    ...api,
+    blocks: async (offset, limit) => {
+      const page = await api.blocks(offset, limit);
+      const items = page.items.map((b) => {
+        if (b.height !== 1) return b;
+        const lie = { ...b, prev_hash: "ab".repeat(32) };
+        return { ...lie, hash: blockHash(lie) };
+      });
+      return { ...page, items };
+    },
+  };
   // The lie: block 1 listed without its "no" vote, its listing's total and the tally lowered to
-  // match. The block's header, whose hash the chain check holds, still says 3.
+  // match. The block's header, whose hash and link the recount checks, still says 3.
   const lying: ApiClient = {
     ...api,
     blockVotes: (height) => async (offset, limit) => {
@@ -255,22 +271,54 @@ Deno.test("a listing short of its block's size fails the recount, though the tal
       };
     },
   };
-  for (
-    const [client, trouble] of [
-      [api, null],
-      [lying, { height: 1, size: 3, total: 2, counted: 2 }],
-    ] as const
-  ) {
+  /** Follows the chain through `client` until the recount ends; its problem and lowest block. */
+  const recountOver = async (client: ApiClient) => {
     const bulletin = createBulletinState(client, { pollMs: 20 });
     const stop = await followed(bulletin);
     try {
       await until(() => bulletin.recounted.value !== null);
-      assert.equal(bulletin.blocks.value[0].height, 2);
-      assert.deepEqual(bulletin.recountTrouble.value, trouble);
-      // The served counts and the recount agree either way: only the header shows the lie.
-      assert.ok(bulletin.rows.value.every((row) => row.ok));
+      return {
+        trouble: bulletin.recountTrouble.value,
+        lowest: bulletin.blocks.value[0].height,
+        agree: bulletin.rows.value.every((row) => row.ok),
+        bulletin,
+      };
     } finally {
       stop();
     }
-  }
+  };
+
+  await t.step("block 1 the lowest shown: its header is checked against genesis", async () => {
+    const honest = await recountOver(api);
+    assert.deepEqual([honest.lowest, honest.trouble], [1, null]);
+    const found = await recountOver(rewritten);
+    assert.equal(found.lowest, 1);
+    assert.deepEqual(found.trouble, { height: 1, size: null, total: 0, counted: 0 });
+  });
+
+  await sealOne(102);
+  await t.step("block 1 below the blocks shown: its listing is held to its header", async () => {
+    for (
+      const [client, trouble] of [
+        [api, null],
+        [lying, { height: 1, size: 3, total: 2, counted: 2 }],
+      ] as const
+    ) {
+      const found = await recountOver(client);
+      assert.equal(found.lowest, 2);
+      assert.deepEqual(found.trouble, trouble);
+      // The served counts and the recount agree either way: only the header shows the lie.
+      assert.ok(found.agree);
+    }
+  });
+
+  await t.step("earlier blocks asked twice at once are read and shown once", async () => {
+    const { bulletin } = await recountOver(api);
+    await Promise.all([bulletin.loadEarlier(), bulletin.loadEarlier()]);
+    assert.deepEqual(
+      bulletin.blocks.value.map((b) => b.height),
+      Array.from({ length: 102 }, (_, h) => h),
+    );
+    assert.ok([...bulletin.checks.value.values()].every((c) => c.hashOk && c.link === "ok"));
+  });
 });
