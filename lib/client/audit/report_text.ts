@@ -134,8 +134,9 @@ export function findingText(finding: AuditFinding): string {
       return `witnesses: ${f.count} of the ${f.trusted} trusted witnesses cosigned checkpoint ` +
         `${f.size}, ${f.quorum} needed`;
     case "witnesses-prefix":
-      return `witnesses: checkpoint ${f.size} covers blocks 0–${f.size - 1} only, below the ` +
-        `audited height ${f.height}: no cosignature vouches for the blocks above it`;
+      return `witnesses: checkpoint ${f.size} covers ` +
+        (f.size === 0 ? "no block" : `blocks 0–${f.size - 1} only`) +
+        `, below the audited height ${f.height}: no cosignature vouches for the blocks above it`;
     // The tally.
     case "tally-not-comparable":
       return `tally: the chain grew from height ${f.from} to ${f.to} during each of ${f.runs} ` +

@@ -124,3 +124,16 @@ Deno.test("the printed report lists the findings in the order found, each in its
   const listed = printed.slice(printed.findIndex((l) => l.startsWith("VERDICT")) + 1);
   assert.deepEqual(listed, failures.map((f) => `  - ${findingText(f)}`));
 });
+
+Deno.test("a prefix checkpoint's words name the blocks it covers, or none", () => {
+  assert.equal(
+    findingText({ kind: "witnesses-prefix", size: 2, height: 3 }),
+    "witnesses: checkpoint 2 covers blocks 0–1 only, below the audited height 3: no cosignature " +
+      "vouches for the blocks above it",
+  );
+  assert.equal(
+    findingText({ kind: "witnesses-prefix", size: 0, height: 3 }),
+    "witnesses: checkpoint 0 covers no block, below the audited height 3: no cosignature vouches " +
+      "for the blocks above it",
+  );
+});
