@@ -98,7 +98,11 @@ export async function auditRemembering(
   const memory = name === null ? null : await loadAuditMemory(name);
   const report = memory === null
     ? await auditLedger(api, opts)
-    : await auditLedger(memorySource(api, memory), { ...opts, memory, verifyAll: all });
+    : await auditLedger(memorySource(api, memory, { readAllBlocks: all }), {
+      ...opts,
+      memory,
+      verifyAll: all,
+    });
   if (name !== null && report.ok && report.memory !== null) {
     await saveAuditMemory(name, report.memory);
   }

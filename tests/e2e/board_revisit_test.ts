@@ -1,8 +1,9 @@
 // The board's audit remembers (page §10.8) in real Chromium, against the real app on a Deno KV file
 // the test also writes: a first visit checks every vote; a second visit with nothing new checks 0
-// and remembers them all (its bytes and requests on the wire reported); a visit after new blocks
-// checks only theirs; "Audit everything again" checks all; a server that rewrites a block this
-// browser verified fails the audit, and the memory it contradicts is kept, not replaced.
+// and remembers them all (its bytes and requests on the wire reported, no block below the remembered
+// head read again); a visit after new blocks checks only theirs; "Audit everything again" checks
+// all; a server that rewrites the head this browser verified fails the audit, and the memory it
+// contradicts is kept, not replaced.
 import assert from "node:assert/strict";
 import type { BrowserContext, Page } from "playwright-core";
 import { createApp } from "../../server/app.ts";
@@ -84,6 +85,8 @@ type Visit = {
   kinds: string[];
   bytes: number;
   requests: number;
+  /** Every API path and query asked from the click to the verdict. */
+  asked: string[];
 };
 
 /**
@@ -98,13 +101,20 @@ async function visit(
 ): Promise<Visit> {
   await page.goto(new URL("board", base).href);
   await page.locator('.bulletin[data-ready="true"]').waitFor();
-  await page.getByText(/the counts agree/).waitFor({ timeout: 60_000 });
+  // The recount ends in agreement, or, over a lying header, in its red line.
+  await page.getByText(/the counts agree/).or(page.locator("[data-recount-problem]"))
+    .waitFor({ timeout: 60_000 });
   const cdp = await context.newCDPSession(page);
   await cdp.send("Network.enable");
   const urls = new Map<string, string>();
   let bytes = 0;
   let requests = 0;
-  cdp.on("Network.requestWillBeSent", (e) => urls.set(e.requestId, e.request.url));
+  const asked: string[] = [];
+  cdp.on("Network.requestWillBeSent", (e) => {
+    urls.set(e.requestId, e.request.url);
+    const url = new URL(e.request.url);
+    if (url.pathname.startsWith("/api/")) asked.push(url.pathname + url.search);
+  });
   cdp.on("Network.loadingFinished", (e) => {
     if (!new URL(urls.get(e.requestId) ?? base).pathname.startsWith("/api/")) return;
     bytes += e.encodedDataLength;
@@ -124,6 +134,7 @@ async function visit(
     ),
     bytes,
     requests,
+    asked,
   };
 }
 
@@ -159,6 +170,12 @@ Deno.test({
         assert.match(again.summary, /up to block 3: 30 votes in 4 blocks/);
         console.log(`a revisit's audit: ${again.bytes} API bytes, ${again.requests} requests`);
         assert.ok(again.bytes <= 20_000, `${again.bytes} bytes on the wire`);
+        // No block below the remembered head (block 3) is read again: the memory holds them.
+        const blockReads = again.asked.filter((p) => p.startsWith("/api/blocks?"));
+        assert.ok(blockReads.length > 0);
+        for (const read of blockReads) {
+          assert.ok(Number(new URLSearchParams(read.split("?")[1]).get("from")) >= 3, read);
+        }
         assert.equal(await page.locator('[data-action="audit-all"]').count(), 1);
       });
 
@@ -176,18 +193,24 @@ Deno.test({
         assert.deepEqual([all.checked, all.remembered], [36, 0]);
       });
 
-      await t.step("a rewritten block fails; the memory it contradicts is kept", async () => {
-        const honest = (await ledger.store.blocks(2, 1)).blocks[0];
+      await t.step("a rewritten head fails; the memory it contradicts is kept", async () => {
+        // The memory's head is block 4, the last audit's; the blocks below it are the memory's.
+        const honest = (await ledger.store.blocks(4, 1)).blocks[0];
         ledger.tell((path, body) => {
           if (path !== "/api/blocks") return;
-          for (const b of body.blocks) if (b.height === 2) b.merkle_root = "ab".repeat(32);
+          for (const b of body.blocks) if (b.height === 4) b.merkle_root = "ab".repeat(32);
         });
         const lied = await visit(context, page, { base: ledger.url });
         assert.equal(lied.verdict, "fail", lied.summary);
         assert.ok(lied.kinds.includes("block-hash"), lied.kinds.join(" "));
+        // The board's own recount names the header too, before any audit.
+        assert.equal(
+          await page.locator("[data-recount-problem]").getAttribute("data-recount-problem"),
+          "4",
+        );
         ledger.tell((path, body) => {
           if (path !== "/api/blocks") return;
-          for (const b of body.blocks) if (b.height === 2) b.hash = "cd".repeat(32);
+          for (const b of body.blocks) if (b.height === 4) b.hash = "cd".repeat(32);
         });
         const rewritten = await visit(context, page, { base: ledger.url });
         assert.equal(rewritten.verdict, "fail", rewritten.summary);
@@ -198,7 +221,7 @@ Deno.test({
         );
         assert.deepEqual(
           { height: finding.height, remembered: finding.remembered },
-          { height: 2, remembered: honest.hash },
+          { height: 4, remembered: honest.hash },
         );
         ledger.tell(null);
         const kept = await visit(context, page, { base: ledger.url });

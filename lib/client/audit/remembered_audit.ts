@@ -1,16 +1,17 @@
 /**
  * Browser-safe. What an audit that passed leaves for the next one of the same ledger (page §10.8):
- * the verified head and every block's hash, the key directory, every tag and vote id with its
- * block, and the tally's counts. A later audit holds the chain to it — every remembered block must
- * still be served, hash for hash — and verifies only the votes of the blocks sealed since.
+ * the verified head and every block's header, the key directory, every tag and vote id with its
+ * block, and the tally's counts. A later audit holds the chain to it — the remembered head must
+ * still be served at its height, hash for hash, and the blocks below it are the remembered ones, as
+ * each links to the one before — and reads and verifies only what was sealed since.
  * @module
  */
-import type { BlockRecord, SignedHead } from "../../protocol/schemas.ts";
+import type { BlockRecord } from "../../protocol/schemas.ts";
 import type { DirectoryEntry, Page } from "../api_client.ts";
 import type { AuditSource } from "./reads.ts";
 
-/** A block as remembered: its height, its hash and its head signature. */
-export type RememberedBlock = SignedHead;
+/** A block as remembered: its whole header, with its head signature. */
+export type RememberedBlock = BlockRecord & { head_signature: string };
 
 /**
  * What a passing audit of one ledger verified, everything a later audit needs of it: the server
@@ -32,7 +33,7 @@ export type AuditMemory = {
 };
 
 /** The version of the memory's form; a memory of another version is not used. */
-export const AUDIT_MEMORY_VERSION = 1;
+export const AUDIT_MEMORY_VERSION = 2;
 
 /** What a passing audit hands over to build its {@link AuditMemory}. */
 export type VerifiedLedger = {
@@ -57,9 +58,10 @@ export function memoryOf(verified: VerifiedLedger): AuditMemory {
     key: verified.key,
     height: head.height,
     hash: head.hash,
-    blocks: blocks.map(({ height, hash, head_signature }) => {
+    blocks: blocks.map((block) => {
+      const { height, timestamp, merkle_root, prev_hash, hash, size, head_signature } = block;
       if (head_signature === undefined) throw new TypeError(`block ${height} is not signed`);
-      return { height, hash, head_signature };
+      return { height, timestamp, merkle_root, prev_hash, hash, size, head_signature };
     }),
     keys: [...verified.keys],
     votes: [...tally.values()].reduce((sum, n) => sum + n, 0),
@@ -88,7 +90,8 @@ export function readAuditMemory(value: unknown): AuditMemory | null {
     hex(m.hash) && count(m.votes) && count(m.verifiedAt) &&
     Array.isArray(m.blocks) && m.blocks.length === m.height! + 1 &&
     m.blocks.every((b, i) =>
-      b?.height === i && hex(b.hash) && /^[0-9a-f]{128}$/.test(b.head_signature)
+      b?.height === i && hex(b.hash) && hex(b.prev_hash) && hex(b.merkle_root) &&
+      count(b.timestamp) && count(b.size) && /^[0-9a-f]{128}$/.test(b.head_signature)
     ) &&
     m.blocks[m.height!].hash === m.hash &&
     Array.isArray(m.keys) && m.keys.every(hex) &&
@@ -108,13 +111,22 @@ export function storedMemory(memory: AuditMemory): StoredMemory {
 /**
  * The audit's source over `api`, the key directory answered from `memory` up to its last key:
  * the server is asked for that last key (which must be the remembered one, else the audit stops:
- * the directory does not extend the remembered one) and for the keys after it, nothing else.
- * Every other call is the server's.
+ * the directory does not extend the remembered one) and for the keys after it, nothing else. The
+ * blocks below the remembered head are answered from `memory` too unless `readAllBlocks` (an audit
+ * of everything again): the server is asked for the remembered head and the blocks after it, which
+ * the audit holds to the memory (the head's hash, the link to the block below). Every other call is
+ * the server's.
  */
-export function memorySource(api: AuditSource, memory: AuditMemory): AuditSource {
+export function memorySource(
+  api: AuditSource,
+  memory: AuditMemory,
+  { readAllBlocks = false }: { readAllBlocks?: boolean } = {},
+): AuditSource {
   const held = memory.keys.length;
   let served: number | null = null;
   let probed: Promise<number> | null = null;
+  /** The server's answer for the remembered head's height, for its chain's length. */
+  let headProbe: Promise<Page<BlockRecord>> | null = null;
 
   /** The server's directory size, once its key `held` is the remembered one. */
   function servedKeys(): Promise<number> {
@@ -135,8 +147,8 @@ export function memorySource(api: AuditSource, memory: AuditMemory): AuditSource
 
   return {
     serverKey: () => {
-      // A new run of the audit asks the directory's size again.
-      [served, probed] = [null, null];
+      // A new run of the audit asks the directory's size and the chain's length again.
+      [served, probed, headProbe] = [null, null, null];
       return api.serverKey();
     },
     checkpoint: () => api.checkpoint(),
@@ -156,7 +168,17 @@ export function memorySource(api: AuditSource, memory: AuditMemory): AuditSource
       served = total;
       return { items, total };
     },
-    blocks: (offset, limit) => api.blocks(offset, limit),
+    async blocks(offset, limit): Promise<Page<BlockRecord>> {
+      const below = readAllBlocks ? 0 : memory.height;
+      if (offset >= below) return api.blocks(offset, limit);
+      const items: BlockRecord[] = memory.blocks.slice(offset, Math.min(below, offset + limit));
+      if (items.length < limit) {
+        const more = await api.blocks(below, limit - items.length);
+        return { items: [...items, ...more.items], total: more.total };
+      }
+      headProbe ??= api.blocks(below, 1);
+      return { items, total: (await headProbe).total };
+    },
     blockVotes: (height) => api.blockVotes(height),
     tally: () => api.tally(),
   };

@@ -58,7 +58,9 @@ async function ledger() {
 /** The audit of `api` with a counting checker: the report and how many votes it verified. */
 async function audited(api: ApiClient, opts: AuditOptions = {}) {
   const { checker, verified } = countingChecker();
-  const source = opts.memory ? memorySource(api, opts.memory) : api;
+  const source = opts.memory
+    ? memorySource(api, opts.memory, { readAllBlocks: opts.verifyAll })
+    : api;
   const report = await auditLedger(source, { ...opts, checker });
   return { report, verified: verified() };
 }
@@ -124,32 +126,52 @@ Deno.test("a remembered audit verifies only the votes sealed since", async (t) =
     // deno-lint-ignore no-explicit-any
     const lying = (edit: (path: string, body: any) => void) =>
       createApiClient({ fetch: tamperingTransport(l.app.request, edit) });
-    await t.step("a rewritten old block fails: it is still read, and compared", async () => {
+    await t.step("the blocks below the remembered head are the memory's, not read", async () => {
       const liar = lying((path, body) => {
         if (path !== "/api/blocks") return;
         for (const b of body.blocks) if (b.height === 1) b.hash = "ab".repeat(32);
+      });
+      // Block 1 is answered from the memory: the head above it (block 3) holds it by its links.
+      const { report } = await audited(liar, { memory: grown });
+      assert.deepEqual(report.failures, []);
+      // Audited all again, every block is read, and the rewritten one compared with the memory.
+      const all = await audited(liar, { memory: grown, verifyAll: true });
+      assert.ok(
+        all.report.failures.some((f) =>
+          f.kind === "remembered-hash" && f.height === 1 && f.remembered === grown.blocks[1].hash
+        ),
+        JSON.stringify(all.report.failures),
+      );
+    });
+    await t.step("a rewritten head fails, compared with the memory's", async () => {
+      const liar = lying((path, body) => {
+        if (path !== "/api/blocks") return;
+        for (const b of body.blocks) if (b.height === 3) b.hash = "ab".repeat(32);
       });
       const { report, verified } = await audited(liar, { memory: grown });
       assert.equal(report.ok, false);
       assert.ok(
         report.failures.some((f) =>
-          f.kind === "remembered-hash" && f.height === 1 && f.remembered === grown.blocks[1].hash
+          f.kind === "remembered-hash" && f.height === 3 && f.remembered === grown.blocks[3].hash
         ),
         JSON.stringify(report.failures),
       );
       assert.equal(report.memory, null);
       assert.ok(verified <= 1);
     });
-    await t.step("a remembered block served with another signature is verified again", async () => {
-      const liar = lying((path, body) => {
-        if (path !== "/api/blocks") return;
-        for (const b of body.blocks) if (b.height === 1) b.head_signature = "00".repeat(64);
-      });
-      const { report } = await audited(liar, { memory: grown });
-      assert.deepEqual(report.failures, [
-        { kind: "head-signature", height: 1, key: grown.key },
-      ]);
-    });
+    await t.step(
+      "the remembered head served with another signature is verified again",
+      async () => {
+        const liar = lying((path, body) => {
+          if (path !== "/api/blocks") return;
+          for (const b of body.blocks) if (b.height === 3) b.head_signature = "00".repeat(64);
+        });
+        const { report } = await audited(liar, { memory: grown });
+        assert.deepEqual(report.failures, [
+          { kind: "head-signature", height: 3, key: grown.key },
+        ]);
+      },
+    );
     await t.step("a chain shorter than the memory fails", async () => {
       const liar = lying((path, body) => {
         if (path === "/api/block/status") body.height = 1;
@@ -185,8 +207,19 @@ Deno.test("a memory is read back from storage only whole", async () => {
     const stored = structuredClone(storedMemory(memory));
     assert.deepEqual(readAuditMemory(stored), memory);
     const broken: [string, unknown][] = [
-      ["another version", { ...stored, version: 2 }],
+      ["an earlier version", { ...stored, version: 1 }],
       ["a block missing", { ...stored, blocks: stored.blocks.slice(1) }],
+      [
+        "a block without its header",
+        {
+          ...stored,
+          blocks: stored.blocks.map(({ height, hash, head_signature }) => ({
+            height,
+            hash,
+            head_signature,
+          })),
+        },
+      ],
       ["a head that is not the last block", { ...stored, hash: "cd".repeat(32) }],
       ["a tag missing", { ...stored, tags: new Map([...stored.tags].slice(1)) }],
       ["a tag above the head", { ...stored, tags: new Map([...stored.tags].map(([t]) => [t, 9])) }],
