@@ -274,12 +274,22 @@ export type WitnessProblem = z.infer<typeof WitnessProblem>;
 export type WitnessStatus = z.infer<typeof WitnessStatus>;
 export type WitnessList = z.infer<typeof WitnessList>;
 
-/** One line per issue, `path: message`, for a 400 answer or a console log. */
+/** Issues a description names one by one; the others are counted. */
+export const DESCRIBED_ISSUES = 5;
+
+/**
+ * One line per issue, `path: message`, for a 400 answer or a console log: the first
+ * {@link DESCRIBED_ISSUES}, then how many more (a body of thousands of wrong items gets a short
+ * answer, not one line per item).
+ */
 export function describeIssues(error: z.core.$ZodError): string {
-  return error.issues.map((issue) => {
+  const { issues } = error;
+  const described = issues.slice(0, DESCRIBED_ISSUES).map((issue) => {
     const at = issue.path.length ? issue.path.join(".") : "body";
     return `${at}: ${issueMessage(issue)}`;
-  }).join("; ");
+  });
+  const more = issues.length - described.length;
+  return described.join("; ") + (more > 0 ? `; and ${more} more` : "");
 }
 
 function issueMessage(issue: z.core.$ZodIssue): string {

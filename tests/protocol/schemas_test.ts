@@ -72,3 +72,21 @@ Deno.test("describeIssues: one `path: message` per issue, `body` for the whole b
   const missing = VoteSubmission.safeParse({});
   assert.match(describeIssues(missing.error!), /^publicKeys: expected array; /);
 });
+
+Deno.test("a description names the first issues and counts the others", () => {
+  const many = VoteSubmission.safeParse({
+    payload: "x",
+    signature: "x",
+    publicKeys: Array(1000).fill(0),
+  });
+  assert.equal(many.success, false);
+  const { issues } = many.error!;
+  assert.ok(issues.length > 1000);
+  assert.equal(
+    describeIssues(many.error!),
+    "publicKeys.0: expected string; publicKeys.1: expected string; publicKeys.2: expected " +
+      `string; publicKeys.3: expected string; publicKeys.4: expected string; and ${
+        issues.length - 5
+      } more`,
+  );
+});
