@@ -3,6 +3,7 @@
  * way to earlier blocks.
  * @module
  */
+import { failsCheck } from "../../lib/client/board/record_checks.ts";
 import ChainStrip from "./ChainStrip.tsx";
 import type { SectionProps } from "./section.ts";
 
@@ -10,7 +11,7 @@ import type { SectionProps } from "./section.ts";
 export default function ChainSection({ bulletin }: SectionProps) {
   const blocks = bulletin.blocks.value;
   const checks = bulletin.checks.value;
-  const broken = [...checks.values()].filter((c) => c.link === "broken" || !c.hashOk);
+  const broken = [...checks.values()].filter(failsCheck);
   const height = bulletin.height.value;
   const top = blocks.length === 0 ? null : blocks[blocks.length - 1].height;
   // The blocks served must reach the chain's height: a list that stops short (or is empty) hides

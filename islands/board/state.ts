@@ -14,6 +14,7 @@ import {
 } from "../../lib/client/api_client.ts";
 import {
   checkBlocks,
+  failsCheck,
   type ProofStep,
   proofSteps,
   tallyRows,
@@ -145,19 +146,18 @@ export function createBulletinState(
     const payloads = countPayloads(known?.entries ?? []);
     let read = known?.entries.length ?? 0;
     let total = known?.total ?? 0;
-    const ended = known !== undefined && read >= known.total;
+    if (known !== undefined && read >= known.total) return { size, total, counted: read, payloads };
     let entries: BlockVoteEntry[] | null = known?.entries ?? [];
-    const beyond = size + 1;
-    for await (const page of ended ? [] : pagesOf(api.blockVotes(h), { offset: read })) {
+    for await (const page of pagesOf(api.blockVotes(h), { offset: read })) {
       countPayloads(page.items, payloads);
       read += page.items.length;
       total = page.total;
       entries = entries !== null && entries.length + page.items.length <= heldVotes
         ? [...entries, ...page.items]
         : null;
-      if (read >= beyond) break;
+      if (read > size) break;
     }
-    if (entries !== null && !ended) hold(h, { entries, total });
+    if (entries !== null) hold(h, { entries, total });
     return { size, total, counted: read, payloads };
   }
 
@@ -178,8 +178,7 @@ export function createBulletinState(
     const header = new Map(chain.map((b) => [b.height, b]));
     return new Map(heights.map((h) => {
       const check = checked.get(h);
-      const ok = check !== undefined && check.hashOk && check.link !== "broken";
-      return [h, ok ? header.get(h)!.size : null];
+      return [h, check === undefined || failsCheck(check) ? null : header.get(h)!.size];
     }));
   }
 

@@ -30,6 +30,11 @@ export type BlockCheck = {
   reason: string;
 };
 
+/** True when `check` fails: its hash does not match its fields, or its link is broken. */
+export function failsCheck(check: BlockCheck): boolean {
+  return !check.hashOk || check.link === "broken";
+}
+
 /**
  * Checks each of `blocks` (a run of the chain as served, in any order): hash from fields (protocol
  * §3, size included) and link to the block of height − 1 among `blocks`. Only the lowest block may
