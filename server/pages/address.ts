@@ -64,16 +64,18 @@ export function pageAddresses(req: Request, options: AddressOptions): PageAddres
 /**
  * The host and scheme the browser asked for: from `X-Forwarded-Host`/`X-Forwarded-Proto` only
  * when `trustProxy` (any client can send them, so otherwise a visitor could put their own address
- * in the QR code), else from the Host header, else from the URL. A value that is not a plain host
- * or scheme is ignored.
+ * in the QR code), else from the Host header, else from the URL. Of a forwarded list, the last
+ * value counts: the one the nearest proxy appended, where the values before it are whatever the
+ * client sent. A value that is not a plain host or scheme is ignored.
  */
 function requestHost(req: Request, trustProxy: boolean): Host {
   const url = new URL(req.url);
   const first = (name: string) => req.headers.get(name)?.split(",")[0].trim() ?? "";
-  const forwarded = trustProxy ? first("x-forwarded-proto").toLowerCase() : "";
+  const last = (name: string) => req.headers.get(name)?.split(",").at(-1)?.trim() ?? "";
+  const forwarded = trustProxy ? last("x-forwarded-proto").toLowerCase() : "";
   const proto = forwarded === "http" || forwarded === "https" ? forwarded : url.protocol;
   const scheme = proto.startsWith("https") ? "https:" : "http:";
-  const candidates = [trustProxy ? first("x-forwarded-host") : "", first("host"), url.host];
+  const candidates = [trustProxy ? last("x-forwarded-host") : "", first("host"), url.host];
   for (const candidate of candidates) {
     const host = parseHost(candidate, scheme);
     if (host !== null) return host;

@@ -149,14 +149,14 @@ Deno.test("pageAddresses: X-Forwarded-Host is ignored unless TRUST_PROXY, then u
   const trusted = addressesOf("http://x/", headers, { trustProxy: true });
   assert.equal(trusted.address, "https://evil.example/");
   assert.equal(trusted.warning, null);
-  // A proxy appends: the first value is the one the browser used.
+  // A proxy appends: the last value is the one it saw; those before it are the client's own.
   assert.equal(
     addressesOf("http://x/", {
       Host: "127.0.0.1:8000",
-      "X-Forwarded-Host": "vote.example.org, proxy.internal",
-      "X-Forwarded-Proto": "https, http",
+      "X-Forwarded-Host": "evil.example, vote.example",
+      "X-Forwarded-Proto": "http, https",
     }, { trustProxy: true }).address,
-    "https://vote.example.org/",
+    "https://vote.example/",
   );
 });
 
