@@ -4,6 +4,7 @@
  * loopback, which no phone can reach, this machine's own network addresses.
  * @module
  */
+import type { Context } from "hono";
 import { HOST_HEADER, MAX_HOST_LENGTH } from "../security.ts";
 
 /**
@@ -30,11 +31,30 @@ export type PageAddresses = {
   warning: string | null;
 };
 
+/**
+ * The address a request came from, as its connection says (`Deno.serve` hands the app its
+ * `remoteAddr`; a test passes the same as the app's env), or null when unknown.
+ */
+export function peerOf(c: Context): string | null {
+  const remote = (c.env as { remoteAddr?: { hostname?: unknown } } | undefined)?.remoteAddr;
+  return typeof remote?.hostname === "string" ? remote.hostname : null;
+}
+
 /** A host as a URL holds it: normalised name or address (IPv6 bracketed) and port, "" if default. */
 type Host = { scheme: "http:" | "https:"; hostname: string; port: string };
 
-/** The addresses of the voting page `req` was made to, for phones: see {@link PageAddresses}. */
-export function pageAddresses(req: Request, options: AddressOptions): PageAddresses {
+/**
+ * The addresses of the voting page `req` was made to, for phones: see {@link PageAddresses}.
+ * `peer` is the address the request came from (the connection's, not a header), null when unknown.
+ * This machine's network addresses are listed only for a loopback host asked from a loopback peer
+ * with no proxy in between: the presenter's own browser. Anyone else may send `Host: localhost`,
+ * and learns only the host it asked for.
+ */
+export function pageAddresses(
+  req: Request,
+  options: AddressOptions,
+  peer: string | null,
+): PageAddresses {
   if (options.publicUrl !== null) {
     const address = options.publicUrl;
     return { address, addresses: [address], fromNetwork: false, warning: null };
@@ -42,6 +62,9 @@ export function pageAddresses(req: Request, options: AddressOptions): PageAddres
   const host = requestHost(req, options.trustProxy);
   const asked = rootAddress(host);
   if (!isLoopback(host.hostname)) {
+    return { address: asked, addresses: [asked], fromNetwork: false, warning: null };
+  }
+  if (options.trustProxy || !isLoopbackPeer(peer)) {
     return { address: asked, addresses: [asked], fromNetwork: false, warning: null };
   }
   const found = networkHosts(options.interfaces ?? Deno.networkInterfaces).map((hostname) =>
@@ -111,6 +134,14 @@ function isLoopback(hostname: string): boolean {
   return name === "localhost" || name.endsWith(".localhost") || /^127\.\d+\.\d+\.\d+$/.test(name) ||
     name === "0.0.0.0" || name === "[::1]" || name === "[::]" ||
     /^\[::ffff:7f[0-9a-f]{2}:/.test(name);
+}
+
+/** True for a connection from this machine: 127.0.0.0/8, ::1, or either mapped into IPv6. */
+function isLoopbackPeer(peer: string | null): boolean {
+  if (peer === null) return false;
+  const address = peer.toLowerCase().replace(/^\[|\]$/g, "");
+  return /^(?:::ffff:)?127\.\d+\.\d+\.\d+$/.test(address) || address === "::1" ||
+    /^(?:0:){5}ffff:7f[0-9a-f]{2}:/.test(address) || address === "0:0:0:0:0:0:0:1";
 }
 
 /**

@@ -11,7 +11,7 @@ import BoardPage, { handler as boardHandler } from "../../routes/board.tsx";
 import IndexPage, { handler as indexHandler } from "../../routes/index.tsx";
 import LabPage, { handler as labHandler } from "../../routes/lab.tsx";
 import { notBuilt, notFound } from "../errors.ts";
-import { type AddressOptions, pageAddresses } from "./address.ts";
+import { type AddressOptions, pageAddresses, peerOf } from "./address.ts";
 import { type AssetManifest, ICON_URL, renderPage } from "./render.tsx";
 
 /** Where the build writes (scripts/build.ts) and the page reads the island bundles. */
@@ -74,13 +74,13 @@ export function createPageApp(options: PageAppOptions): Hono {
   }
 
   app.get("/", (c) => {
-    const addresses = pageAddresses(c.req.raw, addressOptions);
+    const addresses = pageAddresses(c.req.raw, addressOptions, peerOf(c));
     const data = indexHandler(c.req.raw, { ringSize, addresses });
     return servePage(c, h(IndexPage, { data }), "Ringvote");
   });
 
   app.get("/board", (c) => {
-    const addresses = pageAddresses(c.req.raw, addressOptions);
+    const addresses = pageAddresses(c.req.raw, addressOptions, peerOf(c));
     const data = boardHandler(c.req.raw, { addresses });
     return servePage(c, h(BoardPage, { data }), "Ringvote: public bulletin board");
   });

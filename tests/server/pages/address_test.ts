@@ -26,19 +26,59 @@ const OFFLINE = [nic("lo", "IPv4", "127.0.0.1"), nic("eth0", "IPv4", "169.254.7.
 const WARNING = "Phones cannot open localhost: this machine has no network address they can " +
   "reach. Connect it to the room's network, or set PUBLIC_URL to the address phones should use.";
 
-/** pageAddresses of a GET of `url` with `headers`, on a machine with `interfaces`. */
+/**
+ * pageAddresses of a GET of `url` with `headers` from the peer `peer` (this machine's loopback by
+ * default), on a machine with `interfaces`.
+ */
 function addressesOf(
   url: string,
   headers: Record<string, string>,
   options: Partial<AddressOptions> = {},
+  peer: string | null = "127.0.0.1",
 ) {
   return pageAddresses(new Request(url, { headers }), {
     publicUrl: null,
     trustProxy: false,
     interfaces: () => LAPTOP,
     ...options,
-  });
+  }, peer);
 }
+
+/** The connection info `Deno.serve` hands the app, for a request from `hostname`. */
+function fromPeer(hostname: string): Deno.ServeHandlerInfo<Deno.NetAddr> {
+  return {
+    remoteAddr: { transport: "tcp", hostname, port: 50000 },
+    completed: Promise.resolve(),
+  };
+}
+
+Deno.test("pageAddresses: only a loopback peer learns this machine's network addresses", () => {
+  const askedOnly = {
+    address: "http://localhost:8000/",
+    addresses: ["http://localhost:8000/"],
+    fromNetwork: false,
+    warning: null,
+  };
+  // Host: localhost from a phone on the LAN, or from a peer the app was not told of.
+  for (const peer of ["192.168.1.50", "10.0.0.7", "2001:db8::5", "::ffff:192.168.1.50", null]) {
+    assert.deepEqual(addressesOf("http://x/", { Host: "localhost:8000" }, {}, peer), askedOnly);
+  }
+  // No Host header at all: the request's URL names the host.
+  assert.deepEqual(addressesOf("http://localhost:8000/", {}, {}, "192.168.1.50"), askedOnly);
+  // Behind a trusted proxy every peer is the proxy: the addresses are never listed.
+  assert.deepEqual(
+    addressesOf("http://x/", { Host: "localhost:8000" }, { trustProxy: true }, "127.0.0.1"),
+    askedOnly,
+  );
+  // The presenter's own browser, over IPv4, IPv6 or IPv4-mapped loopback.
+  for (const peer of ["127.0.0.1", "127.9.9.9", "::1", "::ffff:127.0.0.1"]) {
+    assert.equal(
+      addressesOf("http://localhost:8000/", {}, {}, peer).address,
+      "http://192.168.1.20:8000/",
+      peer,
+    );
+  }
+});
 
 Deno.test("pageAddresses: PUBLIC_URL wins over every header, with no warning", () => {
   const got = addressesOf("http://localhost:8000/board", {
@@ -202,8 +242,11 @@ Deno.test("the voting page's QR code, through the whole app", async (t) => {
   const store = await createStore(kv);
   const appOn = (interfaces: () => Deno.NetworkInterfaceInfo[]) =>
     createApp({ store, buildDir: outDir, interfaces });
-  const get = (app: ReturnType<typeof createApp>, headers: Record<string, string>) =>
-    app.request("http://localhost:8000/", { headers });
+  const get = (
+    app: ReturnType<typeof createApp>,
+    headers: Record<string, string>,
+    peer = "127.0.0.1",
+  ) => app.request("http://localhost:8000/", { headers }, fromPeer(peer));
   try {
     await t.step("opened on localhost, it encodes the LAN address, with a note", async () => {
       const res = await get(appOn(() => LAPTOP), { Host: "localhost:8000" });
@@ -270,6 +313,32 @@ Deno.test("the voting page's QR code, through the whole app", async (t) => {
         "X-Forwarded-Proto": "https",
       });
       assert.equal(qrTexts(await behind.text()).label, "https://vote.example.org/");
+    });
+
+    await t.step("Host: localhost from a LAN peer, or no Host, lists no LAN address", async () => {
+      const app = appOn(() => LAPTOP);
+      for (const headers of [{ Host: "localhost:8000" }, {}] as Record<string, string>[]) {
+        const html = await (await get(app, headers, "192.168.1.50")).text();
+        assert.equal(qrTexts(html).label, "http://localhost:8000/");
+        assert.doesNotMatch(html, /192\.168\.1\.20/);
+        assert.doesNotMatch(html, /data-address-(?:note|warning)/);
+      }
+      // A request with no connection info at all is a stranger too.
+      const bare = await app.request("http://localhost:8000/", { headers: { Host: "localhost" } });
+      assert.doesNotMatch(await bare.text(), /192\.168\.1\.20/);
+    });
+
+    await t.step("through Deno.serve, the connection's own address decides", async () => {
+      const app = appOn(() => LAPTOP);
+      const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, app.fetch);
+      try {
+        const res = await fetch(`http://127.0.0.1:${server.addr.port}/`, {
+          headers: { Host: `localhost:${server.addr.port}` },
+        });
+        assert.equal(qrTexts(await res.text()).label, `http://192.168.1.20:${server.addr.port}/`);
+      } finally {
+        await server.shutdown();
+      }
     });
 
     await t.step("a 3,000-character Host is refused 400 invalid_host", async () => {
