@@ -257,20 +257,29 @@ export const WitnessProblem = z.object({
   reason: z.string(),
   at: Count,
 });
+/**
+ * A witness problem as the public sees it: its kind and status only. The reason in words, which
+ * may name the witness's address or a network error, stays in the server's log.
+ */
+export const WitnessProblemShown = z.strictObject({
+  kind: WitnessProblem.shape.kind,
+  status: Count,
+});
 /** What pushing to one witness of `WITNESS_POLICY` has come to (protocol §4.10). */
 export const WitnessStatus = z.object({
   name: z.string(),
   vkey: z.string(),
   lastSize: z.nullable(Count),
   lastCosignedAt: z.nullable(Count),
-  alarm: z.nullable(WitnessProblem),
-  error: z.nullable(WitnessProblem),
+  alarm: z.nullable(WitnessProblemShown),
+  error: z.nullable(WitnessProblemShown),
 });
 /** Answer of `GET {base}/log/witnesses`. */
 export const WitnessList = z.object({ witnesses: z.array(WitnessStatus) });
 export type CosignatureSubmission = z.infer<typeof CosignatureSubmission>;
 export type CosignatureAccepted = z.infer<typeof CosignatureAccepted>;
 export type WitnessProblem = z.infer<typeof WitnessProblem>;
+export type WitnessProblemShown = z.infer<typeof WitnessProblemShown>;
 export type WitnessStatus = z.infer<typeof WitnessStatus>;
 export type WitnessList = z.infer<typeof WitnessList>;
 

@@ -5,7 +5,7 @@
  * `GET /log/inclusion/{height}/{size}`, RFC 9162 proofs as one base64 hash per line (all three
  * `text/plain; charset=utf-8`); `POST /log/cosignature`, which keeps a witness's cosignature once
  * it verifies; and `GET /log/witnesses`, what pushing to each witness of `WITNESS_POLICY` came
- * to. Refusals are JSON.
+ * to (the kind and status of a problem; its reason stays in the server's log). Refusals are JSON.
  * @module
  */
 import { type Context, Hono } from "hono";
@@ -26,6 +26,8 @@ import {
   type CosignatureAccepted,
   CosignatureSubmission,
   type WitnessList,
+  type WitnessProblem,
+  type WitnessProblemShown,
 } from "../../lib/protocol/schemas.ts";
 import { NO_STORE, sealedText } from "./caching.ts";
 import { integerParam, parseJson } from "./common.ts";
@@ -171,8 +173,8 @@ export function createLogApp(
         vkey,
         lastSize: record?.size ?? cosignature?.size ?? null,
         lastCosignedAt: cosignature ? cosignature.timestamp * 1000 : null,
-        alarm: record?.alarm ?? null,
-        error: record?.error ?? null,
+        alarm: shown(record?.alarm ?? null),
+        error: shown(record?.error ?? null),
       });
     }
     c.header("Cache-Control", "no-cache");
@@ -204,6 +206,11 @@ function signatureLine(text: string): NoteSignature {
   } catch (error) {
     throw invalidRequest(`cosignature is not a signature line: ${(error as Error).message}`);
   }
+}
+
+/** What the public is told of a witness problem: its kind and status, never the reason. */
+function shown(problem: WitnessProblem | null): WitnessProblemShown | null {
+  return problem === null ? null : { kind: problem.kind, status: problem.status };
 }
 
 function capitalized(text: string): string {

@@ -135,6 +135,8 @@ async function servedCheckpoint(store: Store, witnesses: PolicyWitness[] = []) {
     body,
     cosigned: verifyCosignature(parseNote(body), witnessKey),
     status: list.witnesses[0],
+    /** The push record as kept, with the reasons the public is not shown. */
+    record: await store.cosignatures.pushRecord(formatVerifierKey(witnessKey)),
   };
 }
 
@@ -228,7 +230,10 @@ Deno.test("a fork is refused (422) and a witness ahead of the log (409): alarms,
     const alarm = (await servedCheckpoint(forked.store, witnesses)).status;
     assert.equal(alarm.alarm?.kind, "inconsistent");
     assert.equal(alarm.alarm?.status, 422);
-    assert.match(alarm.alarm!.reason, /consistency proof from size 6 to 8 does not verify/);
+    assert.match(
+      (await servedCheckpoint(forked.store, witnesses)).record!.alarm!.reason,
+      /consistency proof from size 6 to 8 does not verify/,
+    );
     assert.equal(alarm.lastSize, 6);
     assert.equal(fork.errors.length, 1);
     assert.match(fork.errors[0], /Witness "w1" ALARM \(422\)/);
@@ -252,7 +257,10 @@ Deno.test("a fork is refused (422) and a witness ahead of the log (409): alarms,
     const status = (await servedCheckpoint(behind.store, witnesses)).status;
     assert.equal(status.alarm?.kind, "witness-ahead");
     assert.equal(status.alarm?.status, 409);
-    assert.match(status.alarm!.reason, /holds size 6, above the log's size 3/);
+    assert.match(
+      (await servedCheckpoint(behind.store, witnesses)).record!.alarm!.reason,
+      /holds size 6, above the log's size 3/,
+    );
     await ahead.pusher.push({ refresh: true });
     assert.equal(ahead.sent.length, 1, "not retried");
 
@@ -346,10 +354,9 @@ Deno.test("answers a log cannot use raise alarms: an unverifiable 200, v1.0.0's 
       await t.step(desc, async () => {
         const { pusher, sent } = recordingPusher(store, witnesses, { fetch });
         await pusher.push();
-        const shown = (await servedCheckpoint(store, witnesses)).status;
-        assert.equal(shown.alarm?.kind, kind);
-        assert.equal(shown.alarm?.status, status);
-        assert.match(shown.alarm!.reason, reason);
+        const served = await servedCheckpoint(store, witnesses);
+        assert.deepEqual(served.status.alarm, { kind, status });
+        assert.match(served.record!.alarm!.reason, reason);
         assert.equal((await servedCheckpoint(store, witnesses)).cosigned, false, "nothing kept");
         await pusher.push({ refresh: true });
         assert.equal(sent.length, 1, "stopped");
@@ -376,7 +383,7 @@ Deno.test("a cosignature an hour ahead is a witness whose clock runs fast: an er
     const served = await servedCheckpoint(store, witnesses);
     assert.equal(served.status.alarm, null, "a valid cosignature from a fast clock is no alarm");
     assert.equal(served.status.error?.kind, "refused");
-    assert.match(served.status.error!.reason, /in the future/);
+    assert.match(served.record!.error!.reason, /in the future/);
     assert.equal(served.cosigned, false, "nothing kept");
   } finally {
     kv.close();
@@ -429,9 +436,10 @@ Deno.test("a witness that never answers holds up neither sealing nor voting", as
     assert.ok(performance.now() - started >= 1_500, "ended by the deadline");
     assert.equal(errors.length, 1);
     assert.match(errors[0], /Witness "w1" push failed \(no answer\): no answer within 1500 ms/);
-    const status = (await servedCheckpoint(store, policyFor("http://127.0.0.1:9"))).status;
-    assert.equal(status.alarm, null, "no answer is no alarm");
-    assert.deepEqual(status.error, {
+    const served = await servedCheckpoint(store, policyFor("http://127.0.0.1:9"));
+    assert.equal(served.status.alarm, null, "no answer is no alarm");
+    assert.deepEqual(served.status.error, { kind: "no-answer", status: 0 });
+    assert.deepEqual(served.record!.error, {
       kind: "no-answer",
       status: 0,
       reason: "no answer within 1500 ms",
@@ -519,5 +527,31 @@ Deno.test("a push asked for while one is in flight follows it, with the newer ch
   } finally {
     kv.close();
     await witness.stop();
+  }
+});
+
+Deno.test("GET /log/witnesses shows a problem's kind and status, never the address or the error", async () => {
+  const { kv, store } = await ledger();
+  try {
+    await seal(store, 1, 1_700_000_060_000);
+    const url = "http://witness.internal.example:7380/secret-path";
+    const witnesses = policyFor(url);
+    // A network failure whose message names the witness's address, as fetch's own errors do.
+    const fetch = (input: string | URL | Request) =>
+      Promise.reject(new TypeError(`error sending request for url (${input}): refused`));
+    const { pusher, errors } = recordingPusher(store, witnesses, { fetch });
+    await pusher.push();
+    const app = createApp({
+      store,
+      config: { logOrigin: ORIGIN, witnessPolicy: { path: "p", witnesses, notes: [] } },
+    });
+    const text = await (await app.request("/api/log/witnesses")).text();
+    assert.doesNotMatch(text, /witness\.internal|secret-path|refused|7380/);
+    const { witnesses: [shown] } = JSON.parse(text) as WitnessList;
+    assert.deepEqual(shown.error, { kind: "no-answer", status: 0 });
+    // The operator still reads the whole story in the server's log.
+    assert.match(errors.join("\n"), /secret-path/);
+  } finally {
+    kv.close();
   }
 });
