@@ -79,6 +79,7 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   bad_cosignature: 422,
   reset_too_soon: 429,
+  too_many_attempts: 429,
   internal_error: 500,
   busy: 503,
   kv_unavailable: 503,

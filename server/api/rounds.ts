@@ -5,7 +5,8 @@
  * `GET /api/rounds/{id}/block/open`. Only the current round takes keys and votes.
  * @module
  */
-import { type Context, Hono, type MiddlewareHandler } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
+import { presenterOnly } from "../presenter_auth.ts";
 import { RoundStart } from "../../lib/protocol/schemas.ts";
 import { liveJson } from "./caching.ts";
 import { parseJson } from "./common.ts";
@@ -114,34 +115,4 @@ async function refuseUnlessCurrent(rounds: Rounds, id: number): Promise<void> {
     `Round ${id} is over and takes no more keys or votes: the current round is ${current}`,
     { extra: { current } },
   );
-}
-
-/**
- * Middleware admitting only `Authorization: Bearer <token>` with the presenter's token, compared
- * in constant time; anything else is 401 `unauthorized`.
- */
-function presenterOnly(token: string): MiddlewareHandler {
-  const expected = new TextEncoder().encode(token);
-  return async (c: Context, next) => {
-    const header = c.req.header("authorization") ?? "";
-    // The scheme's name is case-insensitive (RFC 9110 §11.1); the token is compared as sent.
-    const given = new TextEncoder().encode(/^bearer /i.test(header) ? header.slice(7) : "");
-    if (!sameBytes(given, expected)) {
-      throw refusal(
-        "unauthorized",
-        "This call is the presenter's: send Authorization: Bearer <ADMIN_TOKEN>",
-        {
-          headers: { "WWW-Authenticate": 'Bearer realm="ringvote presenter"' },
-        },
-      );
-    }
-    await next();
-  };
-}
-
-/** Byte equality whose time depends on the lengths only, not on where the bytes differ. */
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  let diff = a.length ^ b.length;
-  for (let i = 0; i < b.length; i++) diff |= (a[i] ?? 0) ^ b[i];
-  return diff === 0;
 }
