@@ -98,13 +98,27 @@ function publicUrl(value: string | undefined): string | null {
   return `${url.protocol}//${url.host}${path}`;
 }
 
-/** `ADMIN_TOKEN`: URL-safe characters only (it travels in `/?admin=`), of a sensible length. */
+/** Fewest different characters an `ADMIN_TOKEN` must hold: "aaaa…" or "abab…" is no secret. */
+export const ADMIN_TOKEN_MIN_DISTINCT = 10;
+
+/**
+ * `ADMIN_TOKEN`: URL-safe characters only (it travels in `/#admin=`), of a sensible length, and
+ * not guessable at a glance: at least {@link ADMIN_TOKEN_MIN_DISTINCT} different characters.
+ */
 function adminToken(value: string | undefined): string | null {
   if (value === undefined || value === "") return null;
   const { min, max } = ADMIN_TOKEN_LENGTH;
   if (!/^[A-Za-z0-9_.~-]+$/.test(value) || value.length < min || value.length > max) {
     throw new Error(
       `ADMIN_TOKEN must be ${min} to ${max} characters of A-Z, a-z, 0-9, "-", "_", "." or "~"`,
+    );
+  }
+  const distinct = new Set(value).size;
+  if (distinct < ADMIN_TOKEN_MIN_DISTINCT) {
+    throw new Error(
+      `ADMIN_TOKEN is too easy to guess: it has ${distinct} different characters, and needs at ` +
+        `least ${ADMIN_TOKEN_MIN_DISTINCT}. Use a random one (unset, the server makes one) or ` +
+        `e.g. the output of "openssl rand -base64 18 | tr '+/' '-_'"`,
     );
   }
   return value;

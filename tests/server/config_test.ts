@@ -93,6 +93,9 @@ Deno.test("readConfig: a bad value stops the start naming the variable", () => {
     [{ ADMIN_TOKEN: "presenter/token/0123" }, /ADMIN_TOKEN/],
     [{ ADMIN_TOKEN: "presenter&admin=0123" }, /ADMIN_TOKEN/],
     [{ ADMIN_TOKEN: "présentateur-0123456" }, /ADMIN_TOKEN/],
+    [{ ADMIN_TOKEN: "a".repeat(16) }, /ADMIN_TOKEN is too easy to guess: it has 1 different/],
+    [{ ADMIN_TOKEN: "ab".repeat(32) }, /ADMIN_TOKEN is too easy to guess/],
+    [{ ADMIN_TOKEN: "123412341234123412" }, /ADMIN_TOKEN is too easy to guess/],
     [{ LOG_ORIGIN: "vote.example.org/log 2" }, /LOG_ORIGIN/],
     [{ LOG_ORIGIN: "vote.example.org/log+2" }, /LOG_ORIGIN/],
     [{ LOG_ORIGIN: "vote.example.org/\u00a0log" }, /LOG_ORIGIN/],
@@ -135,8 +138,14 @@ Deno.test("readConfig: TRUST_PROXY is a yes/no setting, unset is no", () => {
   }
 });
 
-Deno.test("readConfig: ADMIN_TOKEN takes 16 to 128 URL-safe characters", () => {
-  for (const token of ["a".repeat(16), "A-z_0.9~".repeat(16), "Zm9vYmFyYmF6cXV4cXV1eA"]) {
+Deno.test("readConfig: ADMIN_TOKEN takes 16 to 128 URL-safe characters, 10 of them different", () => {
+  for (
+    const token of [
+      "0123456789abcdef",
+      "A-z_0.9~bc".repeat(12) + "Zm9vYmFy",
+      "Zm9vYmFyYmF6cXV4cXV1eA",
+    ]
+  ) {
     assert.equal(readConfig(env({ ADMIN_TOKEN: token })).adminToken, token);
   }
   assert.equal(readConfig(env({ ADMIN_TOKEN: "" })).adminToken, null, "empty is unset");
