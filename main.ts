@@ -133,6 +133,7 @@ Deno.serve({
     const host = hostname === "0.0.0.0" || hostname === "::" ? "localhost" : hostname;
     const address = config.publicUrl ?? `http://${host}:${port}/`;
     console.log(`Ringvote listening on http://${host}:${port}/`);
-    console.log(`Presenter sign-in: ${address}?admin=${ledgers.rounds.adminToken}`);
+    // In the fragment, which browsers never send: the token stays out of server and proxy logs.
+    console.log(`Presenter sign-in: ${address}#admin=${ledgers.rounds.adminToken}`);
   },
 }, app.fetch);
