@@ -136,7 +136,7 @@ export function parseAddCheckpointRequest(body: Uint8Array): AddCheckpointReques
 /**
  * Answers an add-checkpoint request `body` as tlog-witness v1.0.0 says, in its order: a malformed
  * body, then an unknown origin, then no valid signature of a trusted key (also: a line that names
- * a trusted key and fails), then an old size above the checkpoint's, then an old size other than
+ * a trusted key and fails, or two different lines of one trusted key), then an old size above the checkpoint's, then an old size other than
  * the latest cosigned (0 when none), then an inconsistent checkpoint; else the checkpoint is
  * cosigned, and the record advanced, durably, before this resolves. Rejects only when the store
  * fails: nothing was cosigned then.
@@ -203,16 +203,22 @@ export async function addCheckpoint(
 }
 
 /**
- * One signature line of each trusted key that signs `note`, when at least one does and every
- * line naming a trusted key (same name and key ID) verifies; null otherwise (tlog-witness: 403).
+ * One signature line of each trusted key that signs `note`, when at least one does and the lines
+ * naming a trusted key (same name and key ID) are, for each key, one line however often repeated
+ * that verifies; null otherwise (tlog-witness: 403). Each distinct line is verified once, so a
+ * body of many copies costs no more than one; two different lines of one key are refused unread.
  * Lines of other keys are ignored.
  */
 function trustedLines(note: SignedNote, keys: readonly VerifierKey[]): NoteSignature[] | null {
   const lines: NoteSignature[] = [];
   for (const key of keys) {
-    const line = note.signatures.find((s) => s.name === key.name && equalBytes(s.keyId, key.keyId));
-    if (line === undefined) continue;
-    if (!verifyNoteSignature(note, key)) return null;
+    const named = note.signatures.filter((s) =>
+      s.name === key.name && equalBytes(s.keyId, key.keyId)
+    );
+    if (named.length === 0) continue;
+    const [line] = named;
+    if (named.some((s) => !equalBytes(s.signature, line.signature))) return null;
+    if (!verifyNoteSignature({ text: note.text, signatures: [line] }, key)) return null;
     lines.push(line);
   }
   return lines.length > 0 ? lines : null;

@@ -25,7 +25,7 @@ import {
 import { createWitnessApp, MAX_REQUEST_BYTES } from "../../server/witness/app.ts";
 import { MAX_PROOF_LINES } from "../../server/witness/add_checkpoint.ts";
 import { openStateStore, type WitnessStateStore } from "../../server/witness/state.ts";
-import { createTestLog, requestBody, type TestLog } from "./test_log.ts";
+import { createTestLog, otherSignature, requestBody, type TestLog } from "./test_log.ts";
 
 const TEXT = "text/plain; charset=utf-8";
 const SIZE = "text/x.tlog.size";
@@ -278,6 +278,16 @@ Deno.test("answers 403 unless a trusted key of the log signs the checkpoint", as
       const twice = formatNote({ text: note.text, signatures: [note.signatures[0], bad] });
       await assertAnswer(await post(requestBody(0, [], twice)), 403, TEXT, refused);
     });
+    await t.step("two different lines of the log's key, each valid on its own", async () => {
+      const note = parseNote(log.checkpoint(5));
+      const other = { ...note.signatures[0], signature: otherSignature(log.seed, note.text) };
+      assert.ok(
+        verifyNoteSignature({ text: note.text, signatures: [other] }, log.key),
+        "the second line verifies alone",
+      );
+      const two = formatNote({ text: note.text, signatures: [note.signatures[0], other] });
+      await assertAnswer(await post(requestBody(0, [], two)), 403, TEXT, refused);
+    });
     await t.step("lines of unknown keys are ignored", async () => {
       const note = parseNote(log.checkpoint(5));
       const other = signNote(note.text, { name: "someone.example/else", seed: impostor.seed });
@@ -286,6 +296,16 @@ Deno.test("answers 403 unless a trusted key of the log signs the checkpoint", as
     });
     assert.equal((await store.latest(log.origin))?.size, 5);
   }, { log });
+  await t.step("one line of the log's key a hundred times: cosigned", async () => {
+    await withWitness(async ({ post }) => {
+      const note = parseNote(log.checkpoint(3));
+      const copies = formatNote({
+        text: note.text,
+        signatures: Array(99).fill(note.signatures[0]),
+      });
+      await assertCosigned(await post(requestBody(0, [], copies)), copies);
+    }, { log });
+  });
   await t.step("a second key of the log (--log given twice) is trusted too", async () => {
     const next = createTestLog({ seed: new Uint8Array(32).fill(13) });
     await withWitness(async ({ post }) => {
