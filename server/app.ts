@@ -104,6 +104,16 @@ export function createApp(options: AppOptions): Hono {
   app.use("/api/*", kvDeadline(options.kvDeadlineMs ?? KV_DEADLINE_MS));
 
   if (options.lab) mountLab(app, { lab: options.lab, verifier });
+  // The presenter's pin of the room's witness (protocol §4.10) goes through the one presenter
+  // check, `GET /api/presenter`, and its count of wrong tokens per address.
+  const presenter: MiddlewareHandler | undefined = options.rounds && (async (c, next) => {
+    const authorization = c.req.header("authorization") ?? "";
+    const check = await app.request("/api/presenter", { headers: { authorization } }, c.env);
+    if (check.status !== 204) return check;
+    await next();
+  });
+  // The room's pinned witnesses are kept with the election's cosignatures, for every round.
+  const room = store.cosignatures;
   if (options.rounds) {
     const rounds = options.rounds;
     mountRounds(app, {
@@ -115,12 +125,17 @@ export function createApp(options: AppOptions): Hono {
           choices,
           logOrigin: roundStore === store ? logOrigin : null,
           witnesses: roundStore === store ? witnesses : [],
+          presenter,
+          room,
         }),
     });
     app.use("/api/vote", electionWrites(rounds));
     app.use("/api/pki/key", electionWrites(rounds));
   }
-  app.route("/", createLedgerApi(store, { base: "/api", verifier, logOrigin, witnesses }));
+  app.route(
+    "/",
+    createLedgerApi(store, { base: "/api", verifier, logOrigin, witnesses, presenter, room }),
+  );
 
   app.notFound((c) => {
     throw notFound(c.req.method, c.req.path);
@@ -146,16 +161,19 @@ export function createApp(options: AppOptions): Hono {
  * (derived from the ledger's key when null) with the `witnesses` it is pushed to, and the
  * lying-server lens over this ledger's own reads (protocol §4.7): read-only, only for requests
  * that opt in by path, and signing with a key of its own derived from this ledger's seed, so the
- * ledger's key never signs a lie.
+ * ledger's key never signs a lie. With `presenter`, the presenter may pin the room's witness,
+ * kept in `room` (protocol §4.10).
  */
 export function createLedgerApi(
   store: Store,
-  { base, verifier, choices, logOrigin = null, witnesses = [] }: {
+  { base, verifier, choices, logOrigin = null, witnesses = [], presenter, room }: {
     base: string;
     verifier: Verifier;
     choices?: readonly string[];
     logOrigin?: string | null;
     witnesses?: readonly PolicyWitness[];
+    presenter?: MiddlewareHandler;
+    room?: Store["cosignatures"];
   },
 ): Hono {
   const api = new Hono().basePath(base);
@@ -174,6 +192,8 @@ export function createLedgerApi(
     createLogApp(createBlockLog(store), { origin, seed }, {
       cosignatures: store.cosignatures,
       witnesses,
+      presenter,
+      room,
     }),
   );
   api.notFound((c) => notFound(c.req.method, c.req.path).getResponse());

@@ -234,6 +234,12 @@ export const CosignatureSubmission = z.object({
     z.refine((line) => !line.includes("\n"), "must be one line, without its newline"),
   ),
 });
+/** Body of the presenter's `POST {base}/log/witnesses/pin`: the room's witness, a vkey. */
+export const WitnessPin = z.object({
+  vkey: z.string().check(z.minLength(1), z.maxLength(MAX_VKEY_LENGTH)),
+});
+/** Answer of `POST {base}/log/witnesses/pin`: the pinned witnesses' vkeys, oldest first. */
+export const WitnessPins = z.object({ pinned: z.array(z.string()) });
 /** Answer of `POST {base}/log/cosignature`: it verified; `stored` unless one as new is kept. */
 export const CosignatureAccepted = z.object({ size: Count, timestamp: Count, stored: z.boolean() });
 /**
@@ -282,6 +288,7 @@ export type WitnessProblem = z.infer<typeof WitnessProblem>;
 export type WitnessProblemShown = z.infer<typeof WitnessProblemShown>;
 export type WitnessStatus = z.infer<typeof WitnessStatus>;
 export type WitnessList = z.infer<typeof WitnessList>;
+export type WitnessPins = z.infer<typeof WitnessPins>;
 
 /** Issues a description names one by one; the others are counted. */
 export const DESCRIBED_ISSUES = 5;

@@ -4,11 +4,12 @@
  * witness cosignature kept for that very checkpoint; `GET /log/consistency/{old}/{new}` and
  * `GET /log/inclusion/{height}/{size}`, RFC 9162 proofs as one base64 hash per line (all three
  * `text/plain; charset=utf-8`); `POST /log/cosignature`, which keeps a witness's cosignature once
- * it verifies; and `GET /log/witnesses`, what pushing to each witness of `WITNESS_POLICY` came
- * to (the kind and status of a problem; its reason stays in the server's log). Refusals are JSON.
+ * it verifies; `GET /log/witnesses`, what pushing to each witness of `WITNESS_POLICY` came to (the
+ * kind and status of a problem; its reason stays in the server's log); and the presenter's
+ * `POST /log/witnesses/pin`, which pins the room's witness. Refusals are JSON.
  * @module
  */
-import { type Context, Hono } from "hono";
+import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { bytesToBase64, bytesToHex, equalBytes } from "../../lib/protocol/bytes.ts";
 import { formatCheckpoint } from "../../lib/protocol/checkpoint.ts";
 import {
@@ -26,6 +27,8 @@ import {
   type CosignatureAccepted,
   CosignatureSubmission,
   type WitnessList,
+  WitnessPin,
+  type WitnessPins,
   type WitnessProblem,
   type WitnessProblemShown,
 } from "../../lib/protocol/schemas.ts";
@@ -33,7 +36,7 @@ import { NO_STORE, sealedText } from "./caching.ts";
 import { integerParam, parseJson } from "./common.ts";
 import { invalidRequest, quote, refusal } from "../errors.ts";
 import type { BlockLog } from "../store/block_log.ts";
-import type { CosignatureStore } from "../store/cosignatures.ts";
+import type { CosignatureStore, StoredCosignature } from "../store/cosignatures.ts";
 import type { PolicyWitness } from "../witness_policy.ts";
 
 /** The content type of every log answer. */
@@ -50,19 +53,33 @@ export type LogWitnessOptions = {
   witnesses?: readonly PolicyWitness[];
   /** Milliseconds since the epoch, for a cosignature's timestamp; `Date.now` by default. */
   now?: () => number;
+  /**
+   * The presenter's check (Bearer admin token); with it, `POST /log/witnesses/pin` is served,
+   * without it that call is 404.
+   */
+  presenter?: MiddlewareHandler;
+  /**
+   * Where the room's pinned witnesses are kept, shared by every ledger of the room (the
+   * election's store); this ledger's own `cosignatures` by default.
+   */
+  room?: CosignatureStore;
 };
 
 /** Routes under a ledger's base for its log. */
 export function createLogApp(
   log: BlockLog,
   signer: CheckpointSigner,
-  { cosignatures, witnesses = [], now = Date.now }: LogWitnessOptions,
+  { cosignatures, witnesses = [], now = Date.now, presenter, room = cosignatures }:
+    LogWitnessOptions,
 ): Hono {
   const app = new Hono();
   // Ed25519 is deterministic and a size has one root: the log's line is signed once per size.
   let latest: { size: number; root: Uint8Array; text: string; line: NoteSignature } | null = null;
-  // Policy witnesses' cosignatures are never dropped for a stranger's (store/cosignatures.ts).
-  const pinned = new Set(witnesses.map((w) => formatVerifierKey(w.key)));
+  // Policy witnesses' cosignatures are never dropped for a stranger's (store/cosignatures.ts), nor
+  // those of the witnesses the presenter pinned (kept in `room`; this store reads its own).
+  const policyPins = witnesses.map((w) => formatVerifierKey(w.key));
+  const pinned = async () =>
+    new Set(room === cosignatures ? policyPins : [...policyPins, ...await room.pins()]);
 
   app.get("/log/checkpoint", async (c) => {
     const tree = await log.current();
@@ -92,15 +109,20 @@ export function createLogApp(
     if (min < 1 || min > MAX_NOTE_SIGNATURES - 1) {
       throw invalidRequest(`min must be from 1 to ${MAX_NOTE_SIGNATURES - 1}, got ${min}`);
     }
-    // `key` (repeatable: 8 hex digits of a key ID) counts only those witnesses' cosignatures.
-    const keyIds = c.req.queries("key") ?? [];
-    if (keyIds.length > 16 || keyIds.some((id) => !/^[0-9a-f]{8}$/.test(id))) {
-      throw invalidRequest("key must be at most 16 key IDs of 8 lowercase hex digits each");
+    // `key` (repeatable) counts only those witnesses' cosignatures: a witness's whole vkey, or 8
+    // hex digits of a key ID, which a stranger's key can be made to share (about 2^32 tries).
+    const keys = (c.req.queries("key") ?? []).map(wantedKey);
+    if (keys.length > 16 || keys.includes(null)) {
+      throw invalidRequest(
+        "key must be at most 16 cosignature/v1 vkeys, or key IDs of 8 lowercase hex digits",
+      );
     }
+    const matches = (kept: StoredCosignature) =>
+      keys.length === 0 || keys.some((k) => k === kept.vkey || k === bytesToHex(kept.line.keyId));
     const tree = await log.current();
     const bySize = new Map<number, number>();
     for (const kept of await cosignatures.all()) {
-      if (keyIds.length > 0 && !keyIds.includes(bytesToHex(kept.line.keyId))) continue;
+      if (!matches(kept)) continue;
       if (kept.size > tree.size || !equalBytes(kept.root, tree.root(kept.size))) continue;
       bySize.set(kept.size, (bySize.get(kept.size) ?? 0) + 1);
     }
@@ -148,7 +170,7 @@ export function createLogApp(
     const text = formatCheckpoint({ origin: signer.origin, size: body.size, root });
     const kept = await cosignatures.keep(
       { text, size: body.size, root },
-      { line, key, now: now(), pinned },
+      { line, key, now: now(), pinned: await pinned() },
     );
     if (kept.kind !== "kept") {
       throw refusal("bad_cosignature", capitalized(kept.reason));
@@ -160,6 +182,17 @@ export function createLogApp(
     };
     return c.json(answer, 200);
   });
+
+  // The presenter pins the room's witness (the projector's, whose key the QR code names), so that
+  // strangers' cosignatures never crowd it out of the kept ones.
+  if (presenter) {
+    app.post("/log/witnesses/pin", presenter, async (c) => {
+      const body = await parseJson(c, WitnessPin);
+      const vkey = formatVerifierKey(witnessKey(body.vkey));
+      const answer: WitnessPins = { pinned: await room.pin(vkey) };
+      return c.json(answer, 200);
+    });
+  }
 
   app.get("/log/witnesses", async (c) => {
     const kept = new Map((await cosignatures.all()).map((k) => [k.vkey, k]));
@@ -182,6 +215,20 @@ export function createLogApp(
   });
 
   return app;
+}
+
+/**
+ * A `key` of `GET /log/cosigned` as matched: the canonical text of a cosignature/v1 vkey, or 8
+ * lowercase hex digits of a key ID; null for anything else.
+ */
+function wantedKey(value: string): string | null {
+  if (/^[0-9a-f]{8}$/.test(value)) return value;
+  try {
+    const key = parseVerifierKey(value);
+    return key.type === COSIGNATURE_V1_TYPE ? formatVerifierKey(key) : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The cosignature/v1 key of `vkey`, or 400 `invalid_request` saying why it is not one. */

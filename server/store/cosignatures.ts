@@ -1,9 +1,9 @@
 /**
  * What one ledger keeps of its witnesses in KV, under its prefix (protocol §4.10): the latest
- * verified cosignature of each witness key, in one entry `["cosig", "latest"]` checked by every
- * write, and what pushing to each witness of `WITNESS_POLICY` came to, `["witness", vkey]`. Only
- * a cosignature that verifies over the checkpoint text of its size, and is not from the future,
- * is kept.
+ * verified cosignature of each witness key and the witnesses the presenter pinned, in one entry
+ * `["cosig", "latest"]` checked by every write, and what pushing to each witness of
+ * `WITNESS_POLICY` came to, `["witness", vkey]`. Only a cosignature that verifies over the
+ * checkpoint text of its size, and is not from the future, is kept.
  * @module
  */
 import { equalBytes } from "../../lib/protocol/bytes.ts";
@@ -23,6 +23,11 @@ import { backoff, type KvLedger, MAX_ATTEMPTS, readRetrying, tryCommit } from ".
  * A new key beyond it drops the kept key whose cosignature is the oldest.
  */
 export const MAX_WITNESS_KEYS = 16;
+/**
+ * Most witnesses the presenter may pin (the room's projector, say): a new pin beyond it drops the
+ * oldest pin. Pinned witnesses, like those of `WITNESS_POLICY`, are never dropped for a stranger.
+ */
+export const MAX_PINNED_WITNESSES = 4;
 /** How far in the future a cosignature's timestamp may be and still be kept, in seconds. */
 export const MAX_FUTURE_SECONDS = 300;
 
@@ -37,8 +42,11 @@ export type StoredCosignature = {
   line: NoteSignature;
 };
 
-/** The value of `["cosig", "latest"]`: the kept cosignatures, in vkey order. */
-export type CosignatureSetRecord = { cosignatures: StoredCosignature[] };
+/**
+ * The value of `["cosig", "latest"]`: the kept cosignatures, in vkey order, and the vkeys the
+ * presenter pinned, oldest first (absent before the first pin).
+ */
+export type CosignatureSetRecord = { cosignatures: StoredCosignature[]; pinned?: string[] };
 
 /** The value of `["witness", vkey]`: the size the witness was last known at, what went wrong. */
 export type WitnessPushRecord = {
@@ -66,10 +74,11 @@ export type CosignatureStore = {
    * Verifies `line` as `key`'s cosignature/v1 over `checkpoint` with a timestamp at most
    * {@link MAX_FUTURE_SECONDS} after `now` (ms), then keeps it unless the one kept for `key` is of
    * a larger size, or of the same size and no older (`stored: false`). A new key beyond
-   * {@link MAX_WITNESS_KEYS} keys not in `pinned` (vkeys) drops the cosignature of one over a
-   * smaller tree, or is not kept (`stored: false`). A key not in `pinned` that signs under the
-   * log's name, or under a pinned witness's name and key ID, is refused.
-   * Throws TypeError/RangeError for a malformed key or line.
+   * {@link MAX_WITNESS_KEYS} keys not pinned — in `pinned` (vkeys) or by {@link pin} — drops the
+   * cosignature of one over a smaller tree, or is not kept (`stored: false`). A key not pinned
+   * that signs under the log's name, under a pinned witness's name and key ID, or under those of
+   * a kept cosignature of another key, is refused; a pinned key's cosignature drops a stranger's
+   * kept under its name and key ID. Throws TypeError/RangeError for a malformed key or line.
    */
   keep(
     checkpoint: CheckpointBody,
@@ -82,6 +91,14 @@ export type CosignatureStore = {
   ): Promise<KeepResult>;
   /** Every kept cosignature, in vkey order. */
   all(): Promise<StoredCosignature[]>;
+  /**
+   * Pins the witness of `vkey` (its canonical text): its cosignature is never dropped for a
+   * stranger's, nor may a stranger sign under its name and key ID. Beyond
+   * {@link MAX_PINNED_WITNESSES}, the oldest pin goes. Answers the pins, oldest first.
+   */
+  pin(vkey: string): Promise<string[]>;
+  /** The vkeys pinned with {@link pin}, oldest first. */
+  pins(): Promise<string[]>;
   /** The kept cosignature lines over the checkpoint of `size` and `root`, in vkey order. */
   linesFor(size: number, root: Uint8Array): Promise<NoteSignature[]>;
   /** The push record of the witness of `vkey`, or null. */
@@ -95,9 +112,8 @@ export type CosignatureStore = {
 
 /** The witness state of the ledger `{kv, keys}`. */
 export function createCosignatureStore({ kv, keys }: KvLedger): CosignatureStore {
-  const all = async () =>
-    (await readRetrying(() => kv.get<CosignatureSetRecord>(keys.cosignatures()))).value
-      ?.cosignatures ?? [];
+  const read = () => readRetrying(() => kv.get<CosignatureSetRecord>(keys.cosignatures()));
+  const all = async () => (await read()).value?.cosignatures ?? [];
 
   return {
     async keep(checkpoint, { line, key, now, pinned = new Set() }) {
@@ -111,15 +127,7 @@ export function createCosignatureStore({ kv, keys }: KvLedger): CosignatureStore
             : `the line is signed by "${line.name.slice(0, 80)}", not by the key of the vkey`,
         };
       }
-      // A stranger may not sign under the log's name, nor under a policy witness's name and key
-      // ID: its line, served beside theirs, would make readers reject the whole note.
       const origin = checkpoint.text.slice(0, checkpoint.text.indexOf("\n"));
-      if (!pinned.has(formatVerifierKey(key)) && impersonates(line, origin, pinned)) {
-        return {
-          kind: "bad",
-          reason: `the line takes the name and key ID of the log or of one of its witnesses`,
-        };
-      }
       const { timestamp } = verified;
       const limit = Math.floor(now / 1000) + MAX_FUTURE_SECONDS;
       if (timestamp > limit) {
@@ -136,22 +144,36 @@ export function createCosignatureStore({ kv, keys }: KvLedger): CosignatureStore
         line: { name: line.name, keyId: line.keyId.slice(), signature: line.signature.slice() },
       };
       for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-        const entry = await readRetrying(() => kv.get<CosignatureSetRecord>(keys.cosignatures()));
+        const entry = await read();
         const kept = entry.value?.cosignatures ?? [];
+        const pins = entry.value?.pinned ?? [];
+        const trusted = new Set([...pinned, ...pins]);
+        const isPinned = trusted.has(candidate.vkey);
+        // A stranger may not sign under the log's name, nor under the name and key ID of a pinned
+        // witness or of another kept key: its line, served beside theirs, would make readers
+        // reject the whole note. A pinned witness's line drops such a stranger's instead.
+        const others = kept.filter((c) => c.vkey !== candidate.vkey);
+        if (!isPinned && impersonates(line, origin, trusted, others)) {
+          return {
+            kind: "bad",
+            reason: "the line takes the name and key ID of the log, or of a witness it keeps",
+          };
+        }
         const same = kept.find((c) => c.vkey === candidate.vkey);
         if (same !== undefined && !isNewer(candidate, same)) {
           return { kind: "kept", timestamp, stored: false };
         }
         const next = bounded(
-          [...kept.filter((c) => c.vkey !== candidate.vkey), candidate],
+          [...others.filter((c) => !isPinned || !sameName(c.line, line)), candidate],
           candidate.vkey,
-          pinned,
+          trusted,
         );
         if (!next.some((c) => c.vkey === candidate.vkey)) {
           return { kind: "kept", timestamp, stored: false };
         }
+        const record: CosignatureSetRecord = { cosignatures: next, pinned: pins };
         const res = await tryCommit(
-          kv.atomic().check(entry).set(keys.cosignatures(), { cosignatures: next }),
+          kv.atomic().check(entry).set(keys.cosignatures(), record),
         );
         if (res?.ok) return { kind: "kept", timestamp, stored: true };
         await backoff(attempt);
@@ -159,6 +181,28 @@ export function createCosignatureStore({ kv, keys }: KvLedger): CosignatureStore
       throw new Error("Keeping a cosignature lost every race");
     },
     all,
+    async pin(vkey) {
+      const key = parseVerifierKey(vkey);
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        const entry = await read();
+        const pins = [...(entry.value?.pinned ?? []).filter((p) => p !== vkey), vkey]
+          .slice(-MAX_PINNED_WITNESSES);
+        // A stranger's line under the pinned witness's name and key ID goes: readers would reject
+        // a note carrying both.
+        const cosignatures = (entry.value?.cosignatures ?? []).filter((c) =>
+          c.vkey === vkey || !(c.line.name === key.name && equalBytes(c.line.keyId, key.keyId))
+        );
+        const res = await tryCommit(
+          kv.atomic().check(entry).set(keys.cosignatures(), { cosignatures, pinned: pins }),
+        );
+        if (res?.ok) return pins;
+        await backoff(attempt);
+      }
+      throw new Error("Pinning a witness lost every race");
+    },
+    async pins() {
+      return (await read()).value?.pinned ?? [];
+    },
     async linesFor(size, root) {
       return (await all())
         .filter((c) => c.size === size && equalBytes(c.root, root))
@@ -209,14 +253,29 @@ function bounded(
   return cosignatures.filter((c) => !dropped.has(c.vkey)).sort((a, b) => compare(a.vkey, b.vkey));
 }
 
-/** True when `line` carries the log's name, or a pinned witness's name and key ID. */
-function impersonates(line: NoteSignature, origin: string, pinned: ReadonlySet<string>): boolean {
+/**
+ * True when `line` carries the log's name, or the name and key ID of a pinned witness or of a
+ * kept cosignature of another key.
+ */
+function impersonates(
+  line: NoteSignature,
+  origin: string,
+  pinned: ReadonlySet<string>,
+  others: readonly StoredCosignature[],
+): boolean {
   if (line.name === origin) return true;
   for (const vkey of pinned) {
-    const key = parseVerifierKey(vkey);
-    if (key.name === line.name && equalBytes(key.keyId, line.keyId)) return true;
+    if (sameName(parseVerifierKey(vkey), line)) return true;
   }
-  return false;
+  return others.some((c) => sameName(c.line, line));
+}
+
+/** True when two keys or lines have the same name and key ID: readers cannot tell them apart. */
+function sameName(
+  a: { name: string; keyId: Uint8Array },
+  b: { name: string; keyId: Uint8Array },
+): boolean {
+  return a.name === b.name && equalBytes(a.keyId, b.keyId);
 }
 
 function compare(a: string, b: string): number {
