@@ -2,10 +2,11 @@
  * The page's own witness (page §10.13): an Ed25519 key made in this browser the first time it is
  * asked to witness, kept in its storage with the switch that says it witnesses, so a reload of the
  * projector goes on witnessing under the same key. The key never leaves the browser: only its
- * public half, as a vkey, is shown and sent.
+ * public half, as a vkey, is shown and sent. A browser signed in as the presenter also pins it as
+ * the room's witness (protocol §4.10), so strangers' cosignatures never crowd it out.
  * @module
  */
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { bytesToHex, hexToBytes } from "../../lib/protocol/bytes.ts";
 import {
   COSIGNATURE_V1_TYPE,
@@ -13,6 +14,7 @@ import {
   type NoteSigner,
   signerKey,
 } from "../../lib/protocol/note.ts";
+import { ADMIN_TOKEN_KEY } from "./use_rounds.ts";
 
 /** Browser-storage key of the witness key: `{name, seed}` (hex seed). */
 export const WITNESS_KEY_KEY = "ringvote/witness-key";
@@ -44,7 +46,26 @@ export function witnessVkey(signer: NoteSigner): string {
 }
 
 /**
+ * Pins `vkey` as the room's witness with the presenter's `token`
+ * (`POST /api/log/witnesses/pin`); a failure is logged, never thrown: the witness works unpinned.
+ */
+export async function pinWitness(vkey: string, token: string): Promise<void> {
+  try {
+    const res = await fetch("/api/log/witnesses/pin", {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: JSON.stringify({ vkey }),
+    });
+    if (!res.ok) console.warn(`Pinning the room's witness: the server answered ${res.status}`);
+    await res.body?.cancel();
+  } catch (error) {
+    console.warn(`Pinning the room's witness: ${(error as Error).message}`);
+  }
+}
+
+/**
  * Whether this browser witnesses, with its key (made and kept on the first start), and the switch.
+ * While it witnesses in a browser signed in as the presenter, the key is pinned as the room's.
  */
 export function useWitnessKey(): {
   witness: NoteSigner | null;
@@ -56,6 +77,11 @@ export function useWitnessKey(): {
       ? storedWitnessKey(localStorage)
       : null
   );
+  const vkey = witness && witnessVkey(witness);
+  useEffect(() => {
+    const token = localStorage.getItem(ADMIN_TOKEN_KEY);
+    if (vkey !== null && token !== null) void pinWitness(vkey, token);
+  }, [vkey]);
   return {
     witness,
     start() {

@@ -5,10 +5,10 @@
  * starts a round with a question and its choices.
  * @module
  */
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import AddressQr from "../../components/AddressQr.tsx";
 import { witnessAddress } from "../../components/WitnessControl.tsx";
-import { storedWitnessKey, WITNESSING_KEY, witnessVkey } from "../hooks/witness_key.ts";
+import { pinWitness, storedWitnessKey, WITNESSING_KEY, witnessVkey } from "../hooks/witness_key.ts";
 import { usePolled } from "../hooks/polling.ts";
 import { ApiCallError, createApiClient } from "../../lib/client/api_client.ts";
 import { messageOf } from "../../lib/client/text.ts";
@@ -46,6 +46,7 @@ export default function PresenterControls(
       </button>
       {presenting && (
         <PresentView
+          token={token}
           address={address}
           round={round}
           onClose={() => setPresenting(false)}
@@ -61,7 +62,12 @@ export default function PresenterControls(
 
 /** The whole-screen QR code with the address and the live counts. */
 function PresentView(
-  { address, round, onClose }: { address: string; round: RoundInfo; onClose(): void },
+  { token, address, round, onClose }: {
+    token: string;
+    address: string;
+    round: RoundInfo;
+    onClose(): void;
+  },
 ) {
   const counts = useRoomCounts(round.id);
   // When this browser also witnesses (the board's or projector view's switch), the code carries
@@ -70,6 +76,10 @@ function PresentView(
     localStorage.getItem(WITNESSING_KEY) === "on" ? storedWitnessKey(localStorage) : null
   );
   const scanned = witness === null ? address : witnessAddress(address, witnessVkey(witness));
+  // The code names this witness: pinned as the room's, phones that require it are not let down.
+  useEffect(() => {
+    if (witness !== null) void pinWitness(witnessVkey(witness), token);
+  }, [witness, token]);
   return (
     <div class="present-view" data-present="" role="dialog" aria-label="Scan to vote">
       <div class="present-qr" data-witness-qr={witness === null ? undefined : scanned}>

@@ -280,8 +280,11 @@ export const WitnessStatus = z.object({
   alarm: z.nullable(WitnessProblemShown),
   error: z.nullable(WitnessProblemShown),
 });
-/** Answer of `GET {base}/log/witnesses`. */
-export const WitnessList = z.object({ witnesses: z.array(WitnessStatus) });
+/** Answer of `GET {base}/log/witnesses`: the policy's witnesses, and the room's pinned vkeys. */
+export const WitnessList = z.object({
+  witnesses: z.array(WitnessStatus),
+  pinned: z.array(z.string()),
+});
 export type CosignatureSubmission = z.infer<typeof CosignatureSubmission>;
 export type CosignatureAccepted = z.infer<typeof CosignatureAccepted>;
 export type WitnessProblem = z.infer<typeof WitnessProblem>;

@@ -196,7 +196,7 @@ export function createLogApp(
 
   app.get("/log/witnesses", async (c) => {
     const kept = new Map((await cosignatures.all()).map((k) => [k.vkey, k]));
-    const answer: WitnessList = { witnesses: [] };
+    const answer: WitnessList = { witnesses: [], pinned: presenter ? await room.pins() : [] };
     for (const { name, key } of witnesses) {
       const vkey = formatVerifierKey(key);
       const record = await cosignatures.pushRecord(vkey);

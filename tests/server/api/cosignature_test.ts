@@ -471,6 +471,7 @@ Deno.test("GET /log/witnesses lists the policy's witnesses, empty without one", 
           error: null,
         },
       ],
+      pinned: [],
     });
     const { text } = await served(app);
     const t = nowSeconds();
@@ -485,7 +486,11 @@ Deno.test("GET /log/witnesses lists the policy's witnesses, empty without one", 
       alarm: null,
       error: null,
     });
-    assert.deepEqual(await list("/api/lab"), { witnesses: [] }, "the lab pushes to no witness");
+    assert.deepEqual(
+      await list("/api/lab"),
+      { witnesses: [], pinned: [] },
+      "the lab pushes to no witness",
+    );
   } finally {
     kv.close();
   }

@@ -116,6 +116,10 @@ Deno.test("a pinned room witness one size behind is never crowded out by strange
     const pinned = await pin(app, projector.vkey);
     assert.equal(pinned.status, 200);
     assert.deepEqual(await pinned.json(), { pinned: [projector.vkey] });
+    for (const base of ["/api", "/api/rounds/1"]) {
+      const list = await (await app.request(`${base}/log/witnesses`)).json();
+      assert.deepEqual(list, { witnesses: [], pinned: [projector.vkey] }, base);
+    }
     // The log grows; free strangers cosign the new size before the projector's next poll.
     await seal(store, 1, 1_700_000_120_000);
     for (const [i, s] of strangers.entries()) {
