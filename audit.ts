@@ -20,7 +20,6 @@
 // are settled by the consistency proof the server at URL answers between them (a proof carries no
 // signature, so the one in the file proves nothing alone). Exits 0 when it proves a fork (by the
 // pinned key, when one is given), 1 when not or not settled. Exit 2: usage.
-import { stripVTControlCharacters } from "node:util";
 import { createApiClient } from "./lib/client/api_client.ts";
 import { recordWriter } from "./lib/client/audit/election_record.ts";
 import { auditRecord } from "./lib/client/audit/election_record_source.ts";
@@ -31,275 +30,22 @@ import {
   extensionText,
   resumeFromRecord,
 } from "./lib/client/audit/resume.ts";
-import { auditLedger, type AuditProgress } from "./lib/client/audit/audit.ts";
+import { auditLedger } from "./lib/client/audit/audit.ts";
 import { formatReport } from "./lib/client/audit/report_text.ts";
 import { JsonBoundsError, parseBoundedJson } from "./lib/client/bounded_json.ts";
 import {
   checkEvidence,
   EVIDENCE_BOUNDS,
   type EvidenceVerdict,
-  type ProvenFork,
   settleEvidence,
 } from "./lib/client/audit/evidence.ts";
-import { createVoteCheckPool } from "./lib/client/audit/check_pool.ts";
 import type { TrustedWitnesses } from "./lib/client/audit/log_checks.ts";
-import {
-  COSIGNATURE_V1_TYPE,
-  formatVerifierKey,
-  parseVerifierKey,
-  type VerifierKey,
-} from "./lib/protocol/note.ts";
-import { inThreadChecker, type VoteChecker } from "./lib/client/audit/vote_checks.ts";
-
-const BAR_WIDTH = 30;
+import { parseCommand, USAGE, UsageError } from "./audit/cli_args.ts";
+import { auditOptions } from "./audit/cli_options.ts";
+import { formatEvidence } from "./audit/cli_report.ts";
 
 /** Where `--save FILE` keeps what a failing audit read: beside FILE, under this suffix. */
 const FAILED_SUFFIX = ".failed";
-
-const USAGE = `usage: deno task audit [URL] [--round ID] [--key HEX] [--witness VKEY …] [--quorum K]
-                       [--save FILE | --resume FILE]
-       deno task audit FILE [--key HEX] [--witness VKEY …] [--quorum K]
-       deno task audit --evidence FILE [URL] [--round ID] [--key HEX]
-A URL starts with http:// or https://; anything else is an election record file.
---round ID      audits round ID of the server (2, 3, …); without it, round 1, the election.
---key HEX       the server's public key, had out of band: another key is refused.
---witness VKEY  a witness trusted to cosign the log's checkpoint: its cosignature/v1 vkey,
-                <name>+<key ID>+<base64 key>; repeat it for more witnesses.
---quorum K      how many of the witnesses must have cosigned the audited checkpoint (1 to their
-                number; all of them by default).
---save FILE     writes the election record of what was audited: to FILE when every check
-                holds, else to FILE.failed (FILE left as it was).
---resume FILE   takes up the election record FILE saved before: verifies only what the server
-                added since, and writes FILE again when every check holds.
---evidence FILE checks a fork-evidence file (two signed heads, or two checkpoints); two
-                checkpoints of two sizes are settled by the server's own consistency proof
-                between them, read from URL (without it: not settled, exit 1).`;
-
-/** What the command line asks for. */
-type Command =
-  | {
-    kind: "audit";
-    url: string;
-    round: number | null;
-    key: string | null;
-    witnesses: TrustedWitnesses | null;
-    save: string | null;
-    resume: string | null;
-  }
-  | { kind: "record"; file: string; key: string | null; witnesses: TrustedWitnesses | null }
-  | { kind: "evidence"; file: string; key: string | null; url: string | null; round: number | null }
-  | { kind: "help" };
-
-/** A command line that cannot be run: exit status 2. */
-class UsageError extends Error {}
-
-/** The command `args` name; throws {@link UsageError} for anything else. */
-function parseCommand(args: readonly string[]): Command {
-  let target: string | null = null;
-  let key: string | null = null;
-  let file: string | null = null;
-  let save: string | null = null;
-  let resume: string | null = null;
-  let round: number | null = null;
-  const witnesses: VerifierKey[] = [];
-  let quorum: string | null = null;
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    const [flag, inline] = arg.startsWith("--") && arg.includes("=")
-      ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)]
-      : [arg, undefined];
-    const value = () => {
-      const v = inline ?? args[++i];
-      if (v === undefined || v === "") throw new UsageError(`${flag} needs a value`);
-      return v;
-    };
-    if (flag === "--help" || flag === "-h") return { kind: "help" };
-    else if (flag === "--key") key = pinnedKey(value());
-    else if (flag === "--evidence") file = value();
-    else if (flag === "--save") save = value();
-    else if (flag === "--resume") resume = value();
-    else if (flag === "--round") round = roundId(value());
-    else if (flag === "--witness") witnesses.push(witnessKey(value(), witnesses));
-    else if (flag === "--quorum") {
-      if (quorum !== null) throw new UsageError("--quorum is given twice");
-      quorum = value();
-    } else if (arg.startsWith("-")) throw new UsageError(`unknown option "${arg}"`);
-    else if (target === null) target = arg;
-    else throw new UsageError(`one URL or FILE at most, got "${target}" and "${arg}"`);
-  }
-  if (file !== null) {
-    if (target !== null && !/^https?:\/\//i.test(target)) {
-      throw new UsageError("--evidence checks one file: give no other FILE, only the server's URL");
-    }
-    if (save !== null) throw new UsageError("--save writes the record of a server, not evidence");
-    if (resume !== null) {
-      throw new UsageError("--resume takes up the record of a server, not evidence");
-    }
-    if (round !== null && target === null) {
-      throw new UsageError("--round names a round of a server: give its URL with --evidence");
-    }
-    if (witnesses.length > 0 || quorum !== null) {
-      throw new UsageError("--witness and --quorum check an audited checkpoint, not evidence");
-    }
-    return { kind: "evidence", file, key, url: target, round };
-  }
-  if (save !== null && resume !== null) {
-    throw new UsageError("--resume writes its FILE again: give --save or --resume, not both");
-  }
-  const trusted = trustedWitnesses(witnesses, quorum);
-  if (target !== null && !/^https?:\/\//i.test(target)) {
-    if (save !== null) throw new UsageError("--save writes the record of a URL: give a URL");
-    if (resume !== null) {
-      throw new UsageError("--resume takes up the record of a URL: give a URL as well");
-    }
-    if (round !== null) {
-      throw new UsageError("--round names a round of a server: give a URL, not a record file");
-    }
-    return { kind: "record", file: target, key, witnesses: trusted };
-  }
-  return {
-    kind: "audit",
-    url: target ?? "http://localhost:8000",
-    round,
-    key,
-    witnesses: trusted,
-    save,
-    resume,
-  };
-}
-
-/** `value` as a witness's cosignature/v1 vkey, not one of `given` already. */
-function witnessKey(value: string, given: readonly VerifierKey[]): VerifierKey {
-  let key: VerifierKey;
-  try {
-    key = parseVerifierKey(value);
-  } catch (error) {
-    throw new UsageError(
-      `--witness must be a vkey; "${value}" is not: ${(error as Error).message}`,
-    );
-  }
-  if (key.type !== COSIGNATURE_V1_TYPE) {
-    throw new UsageError(
-      `--witness must be a witness's cosignature/v1 (type 0x04) vkey; "${value}" is of type ` +
-        `0x0${key.type}`,
-    );
-  }
-  const vkey = formatVerifierKey(key);
-  if (given.some((k) => formatVerifierKey(k) === vkey)) {
-    throw new UsageError(`--witness "${value}" is given twice`);
-  }
-  return key;
-}
-
-/** The witnesses given and the quorum (`value`, all of them when null): 1 ≤ quorum ≤ count. */
-function trustedWitnesses(keys: VerifierKey[], value: string | null): TrustedWitnesses | null {
-  if (keys.length === 0) {
-    if (value !== null) throw new UsageError("--quorum counts witnesses: give --witness VKEY");
-    return null;
-  }
-  const quorum = value === null ? keys.length : Number(value);
-  if (value !== null && (!/^[1-9][0-9]{0,8}$/.test(value) || quorum > keys.length)) {
-    throw new UsageError(
-      `--quorum must be a whole number from 1 to ${keys.length}, the witnesses given; got ` +
-        `"${value}"`,
-    );
-  }
-  return { keys, quorum };
-}
-
-/** `value` as a round id (protocol §4.9): a whole number from 1, as the server's paths take it. */
-function roundId(value: string): number {
-  if (!/^[1-9][0-9]{0,8}$/.test(value)) {
-    throw new UsageError(`--round must be a round id, a whole number from 1; got "${value}"`);
-  }
-  return Number(value);
-}
-
-/** `value` as a server key: 64 hex characters, lowercased. */
-function pinnedKey(value: string): string {
-  if (!/^[0-9a-fA-F]{64}$/.test(value)) {
-    throw new UsageError(
-      `--key must be the server's public key, 64 hex characters; got "${value}"`,
-    );
-  }
-  return value.toLowerCase();
-}
-
-function progressLine({ phase, done, total }: AuditProgress): string {
-  const filled = total > 0 ? Math.round((done / total) * BAR_WIDTH) : BAR_WIDTH;
-  const bar = "#".repeat(Math.min(filled, BAR_WIDTH)).padEnd(BAR_WIDTH, ".");
-  return `\r${phase.padEnd(10)} [${bar}] ${done}/${total}`;
-}
-
-/** The audit worker the board runs too; the command line starts it from its module. */
-const CHECK_WORKER = new URL("./lib/client/audit/check_worker.ts", import.meta.url);
-
-/**
- * The checker of the votes' signatures: one audit worker per core, as on the board, where this
- * runtime has workers and may read the modules they load (this checkout); this thread's checker
- * otherwise, and for any chunk the workers could not check (a worker that failed to start or
- * stopped): the same checks, only slower. `close` stops the workers.
- */
-function voteChecker(): { checker?: VoteChecker; parallel?: number; close(): void } {
-  const root = new URL("./", import.meta.url);
-  const readable = root.protocol !== "file:" ||
-    Deno.permissions.querySync({ name: "read", path: root }).state === "granted";
-  if (typeof globalThis.Worker !== "function" || !readable) return { close() {} };
-  const pool = createVoteCheckPool(
-    navigator.hardwareConcurrency || 2,
-    () => new Worker(CHECK_WORKER, { type: "module" }),
-  );
-  const here = inThreadChecker();
-  let warned = false;
-  const warn = (reason: string) => {
-    if (warned) return;
-    warned = true;
-    console.error(
-      `audit: ${stripVTControlCharacters(reason)}; checking in this thread instead`,
-    );
-  };
-  const checker: VoteChecker = async (votes, context) => {
-    if (pool.size === 0) warn("the audit workers could not start");
-    else {
-      try {
-        return await pool.check(votes, context);
-      } catch (error) {
-        warn((error as Error).message);
-      }
-    }
-    return await here(votes);
-  };
-  // Pages in flight: enough to keep every worker busy, as on the board.
-  return { checker, parallel: pool.size * 2, close: () => pool.close() };
-}
-
-/** The audit's options for the pinned `key` and `witnesses`, with its progress on stderr. */
-function auditOptions(
-  { key, witnesses }: { key: string | null; witnesses: TrustedWitnesses | null },
-) {
-  const encoder = new TextEncoder();
-  const tty = Deno.stderr.isTerminal();
-  const workers = voteChecker();
-  let last = 0;
-  return {
-    trusted: {
-      ...(key === null ? {} : { key }),
-      ...(witnesses === null ? {} : { witnesses }),
-    },
-    ...(workers.checker ? { checker: workers.checker, parallel: workers.parallel } : {}),
-    onProgress: (p: AuditProgress) => {
-      const now = Date.now();
-      if (!tty && now - last < 1000 && p.done !== p.total) return;
-      last = now;
-      Deno.stderr.writeSync(encoder.encode(progressLine(p) + (tty ? "" : "\n")));
-    },
-    /** Ends the progress line on a terminal, and stops the workers. */
-    done: () => {
-      workers.close();
-      if (tty) Deno.stderr.writeSync(encoder.encode("\n"));
-    },
-  };
-}
 
 /**
  * Audits round `round` (round 1 when null) of the server at `url` against the pinned `key` and
@@ -471,67 +217,6 @@ async function runRecord(
   done();
   console.log(formatReport(`${file} (election record, offline)`, report));
   return report.ok ? 0 : 1;
-}
-
-/** The printed verdict on an evidence file, and the exit status: 0 only for a proven fork. */
-function formatEvidence(
-  file: string,
-  { verdict, key }: { verdict: EvidenceVerdict; key: string | null },
-): { text: string; code: number } {
-  const lines = [`Ringvote fork evidence in ${file}`];
-  if (verdict.kind === "no-fork") {
-    lines.push(`VERDICT: NO FORK PROVEN: ${verdict.reason}`);
-    return { text: lines.join("\n"), code: 1 };
-  }
-  if (verdict.kind === "unsettled") {
-    lines.push(
-      `  form              ${FORMS["failed-proof"]}`,
-      `  origin            ${verdict.origin}`,
-      `  sizes             ${verdict.sizes[0]} and ${verdict.sizes[1]}`,
-      `  evidence key      ${verdict.key}`,
-      `VERDICT: NOT SETTLED: ${verdict.reason}`,
-    );
-    return { text: lines.join("\n"), code: 1 };
-  }
-  const trust = key === null ? "(not pinned: compare it out of band)" : "(pinned)";
-  lines.push(`  form              ${FORMS[verdict.form]}`);
-  if (verdict.form !== "heads") {
-    lines.push(
-      `  origin            ${verdict.origin}`,
-      `  sizes             ${verdict.sizes[0]} and ${verdict.sizes[1]}`,
-    );
-  }
-  lines.push(`  evidence key      ${verdict.key}`, `  server key        ${key ?? "none"} ${trust}`);
-  const signed = verdict.form === "heads" ? "heads" : "checkpoints";
-  if (verdict.keyMatches === false) {
-    lines.push(
-      `VERDICT: NO FORK PROVEN for this server: the ${signed} are signed by ${verdict.key}, ` +
-        `not by the pinned key ${key}`,
-    );
-    return { text: lines.join("\n"), code: 1 };
-  }
-  lines.push(`VERDICT: FORK PROVEN: ${provenText(verdict)}`);
-  return { text: lines.join("\n"), code: 0 };
-}
-
-/** Each form of evidence, in words. */
-const FORMS: Record<ProvenFork["form"], string> = {
-  "heads": "two signed heads at one height",
-  "same-size": "two checkpoints of one size with two roots",
-  "failed-proof": "two checkpoints of two sizes and a consistency proof between them that fails",
-};
-
-/** What a proven fork shows, in one sentence. */
-function provenText(verdict: ProvenFork & { key: string }): string {
-  if (verdict.form === "heads") {
-    return `key ${verdict.key} signed two different blocks at height ${verdict.height}`;
-  }
-  const [a, b] = verdict.sizes;
-  return verdict.form === "same-size"
-    ? `key ${verdict.key} signed two different roots of log ${verdict.origin} at size ${a}`
-    : `key ${verdict.key} signed checkpoints of log ${verdict.origin} at sizes ${a} and ${b}, ` +
-      "and the enclosed consistency proof does not join them; a proof that joins them " +
-      `(GET {base}/log/consistency/${Math.min(a, b)}/${Math.max(a, b)}) would refute this`;
 }
 
 /** Checks the evidence in `file` against the pinned `key`, if any; answers the exit status. */
