@@ -5,7 +5,8 @@
 // API requests have one) and the tick goes on where it stopped once it answers (protocol §5.5).
 import { blockHash } from "../lib/protocol/chain.ts";
 import { bytesToHex, concatBytes } from "../lib/protocol/bytes.ts";
-import { allInclusionProofs, rootFromInclusionProof, voteLeaf } from "../lib/protocol/merkle.ts";
+import { allInclusionProofs, voteLeaf } from "../lib/protocol/merkle.ts";
+import { rootFromInclusionProof } from "../lib/protocol/merkle_verify.ts";
 import type { BlockRecord } from "../lib/protocol/schemas.ts";
 import { nextTurn } from "./event_loop.ts";
 import type { ProofToStore, Store } from "./store/mod.ts";

@@ -30,7 +30,7 @@ import {
   type WitnessPolicy,
 } from "../../lib/client/log/witness_policy.ts";
 import { bytesToBase64, equalBytes } from "../../lib/protocol/bytes.ts";
-import { verifyConsistency } from "../../lib/protocol/merkle.ts";
+import { verifyConsistency } from "../../lib/protocol/merkle_verify.ts";
 import {
   COSIGNATURE_V1_TYPE,
   decodeBase64Strict,

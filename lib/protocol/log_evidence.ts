@@ -6,7 +6,7 @@ import * as z from "zod/mini";
 import { equalBytes, hexToBytes } from "./bytes.ts";
 import { openCheckpoint } from "./checkpoint.ts";
 import { decodeBase64Strict, ED25519_TYPE, parseNote, verifierKey } from "./note.ts";
-import { verifyConsistency } from "./merkle.ts";
+import { verifyConsistency } from "./merkle_verify.ts";
 import { Hex32 } from "./schemas.ts";
 
 /** The `kind` of checkpoint fork evidence. */

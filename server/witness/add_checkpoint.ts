@@ -7,7 +7,8 @@
  */
 import { equalBytes } from "../../lib/protocol/bytes.ts";
 import { parseCheckpoint } from "../../lib/protocol/checkpoint.ts";
-import { emptyRoot, HASH_SIZE, verifyConsistency } from "../../lib/protocol/merkle.ts";
+import { emptyRoot, HASH_SIZE } from "../../lib/protocol/merkle.ts";
+import { verifyConsistency } from "../../lib/protocol/merkle_verify.ts";
 import {
   decodeBase64Strict,
   ED25519_TYPE,

@@ -7,16 +7,18 @@ import fc from "fast-check";
 import { base64ToBytes, bytesToHex, hexToBytes, u32be } from "../../lib/protocol/bytes.ts";
 import {
   consistencyProof,
-  type ConsistencyProofInput,
   createAppendOnlyTree,
   emptyRoot,
   hashLeaf,
   inclusionProof,
   merkleRoot,
   rootOfSize,
+} from "../../lib/protocol/merkle.ts";
+import {
+  type ConsistencyProofInput,
   verifyConsistency,
   verifyInclusion,
-} from "../../lib/protocol/merkle.ts";
+} from "../../lib/protocol/merkle_verify.ts";
 import rfc from "../vectors/rfc6962_merkle.json" with { type: "json" };
 import probes from "../vectors/rfc9162_consistency.json" with { type: "json" };
 

@@ -7,13 +7,15 @@ import {
   hashChildren,
   hashLeaf,
   inclusionProof,
-  type InclusionProofInput,
   merkleRoot,
-  rootFromInclusionProof,
-  verifyInclusion,
   voteBytes,
   voteLeaf,
 } from "../../lib/protocol/merkle.ts";
+import {
+  type InclusionProofInput,
+  rootFromInclusionProof,
+  verifyInclusion,
+} from "../../lib/protocol/merkle_verify.ts";
 import type { VoteRecord } from "../../lib/protocol/schemas.ts";
 import rfc from "../vectors/rfc6962_merkle.json" with { type: "json" };
 import voteVector from "../vectors/merkle_vote.json" with { type: "json" };

@@ -12,7 +12,8 @@ import { derivedOrigin, logLeafHash } from "../../lib/protocol/block_log.ts";
 import { base64ToBytes, equalBytes, hexToBytes } from "../../lib/protocol/bytes.ts";
 import { openCheckpoint, parseCheckpoint } from "../../lib/protocol/checkpoint.ts";
 import { serverPublicKey } from "../../lib/protocol/head.ts";
-import { rootOfSize, verifyConsistency, verifyInclusion } from "../../lib/protocol/merkle.ts";
+import { rootOfSize } from "../../lib/protocol/merkle.ts";
+import { verifyConsistency, verifyInclusion } from "../../lib/protocol/merkle_verify.ts";
 import {
   COSIGNATURE_V1_TYPE,
   ED25519_TYPE,

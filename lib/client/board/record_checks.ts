@@ -6,13 +6,12 @@
 import { bytesToHex } from "../../protocol/bytes.ts";
 import { blockHash, isGenesis } from "../../protocol/chain.ts";
 import type { BlockRecord, VoteRecord } from "../../protocol/schemas.ts";
+import { inclusionProof, voteLeaf } from "../../protocol/merkle.ts";
 import {
   chainInclusionProof,
-  inclusionProof,
   type InclusionProofInput,
   type InclusionStep,
-  voteLeaf,
-} from "../../protocol/merkle.ts";
+} from "../../protocol/merkle_verify.ts";
 
 /** What the browser found about one block: its own hash, and its link to the block before it. */
 export type BlockCheck = {

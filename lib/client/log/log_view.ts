@@ -11,7 +11,8 @@ import { bytesToBase64, bytesToHex, equalBytes, hexToBytes } from "../../protoco
 import { type Checkpoint, openCheckpoint } from "../../protocol/checkpoint.ts";
 import { logLeafHash } from "../../protocol/block_log.ts";
 import { type LogForkEvidence, logForkEvidence } from "../../protocol/log_evidence.ts";
-import { merkleRoot, verifyConsistency, verifyInclusion } from "../../protocol/merkle.ts";
+import { merkleRoot } from "../../protocol/merkle.ts";
+import { verifyConsistency, verifyInclusion } from "../../protocol/merkle_verify.ts";
 import {
   decodeBase64Strict,
   ED25519_TYPE,

@@ -7,7 +7,8 @@
 import { bytesToHex, hexToBytes } from "../../protocol/bytes.ts";
 import { blockHash } from "../../protocol/chain.ts";
 import { publicKeyFromPrivate } from "../../protocol/keys.ts";
-import { rootFromInclusionProof, voteLeaf } from "../../protocol/merkle.ts";
+import { voteLeaf } from "../../protocol/merkle.ts";
+import { rootFromInclusionProof } from "../../protocol/merkle_verify.ts";
 import { sameRing } from "../../protocol/same_ring.ts";
 import type { VoteProof } from "../../protocol/schemas.ts";
 import { ringOfSignature } from "../../protocol/signature_fields.ts";

@@ -16,12 +16,8 @@ import { tallyOf } from "../../../lib/protocol/tally.ts";
 import { bytesToHex } from "../../../lib/protocol/bytes.ts";
 import { blockHash } from "../../../lib/protocol/chain.ts";
 import type { VoteRecord } from "../../../lib/protocol/schemas.ts";
-import {
-  inclusionProof,
-  merkleRoot,
-  rootFromInclusionProof,
-  voteLeaf,
-} from "../../../lib/protocol/merkle.ts";
+import { inclusionProof, merkleRoot, voteLeaf } from "../../../lib/protocol/merkle.ts";
+import { rootFromInclusionProof } from "../../../lib/protocol/merkle_verify.ts";
 import { makeChain, sampleVote } from "../../helpers/chain_fixture.ts";
 
 /** The server's honest answer for leaf `index` of `votes`. */

@@ -7,12 +7,8 @@ import assert from "node:assert/strict";
 import { derivedOrigin, logLeafHash } from "../../../lib/protocol/block_log.ts";
 import { base64ToBytes, hexToBytes } from "../../../lib/protocol/bytes.ts";
 import { type Checkpoint, openCheckpoint } from "../../../lib/protocol/checkpoint.ts";
-import {
-  merkleRoot,
-  rootOfSize,
-  verifyConsistency,
-  verifyInclusion,
-} from "../../../lib/protocol/merkle.ts";
+import { merkleRoot, rootOfSize } from "../../../lib/protocol/merkle.ts";
+import { verifyConsistency, verifyInclusion } from "../../../lib/protocol/merkle_verify.ts";
 import { ED25519_TYPE, parseNote, verifierKey } from "../../../lib/protocol/note.ts";
 import type { BlockRecord } from "../../../lib/protocol/schemas.ts";
 import { type AppOptions, createApp } from "../../../server/app.ts";

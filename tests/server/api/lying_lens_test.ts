@@ -20,7 +20,8 @@ import { logLeafHash } from "../../../lib/protocol/block_log.ts";
 import { bytesToBase64, hexToBytes } from "../../../lib/protocol/bytes.ts";
 import { openCheckpoint } from "../../../lib/protocol/checkpoint.ts";
 import { checkLogForkEvidence } from "../../../lib/protocol/log_evidence.ts";
-import { rootOfSize, verifyConsistency, verifyInclusion } from "../../../lib/protocol/merkle.ts";
+import { rootOfSize } from "../../../lib/protocol/merkle.ts";
+import { verifyConsistency, verifyInclusion } from "../../../lib/protocol/merkle_verify.ts";
 import {
   decodeBase64Strict,
   ED25519_TYPE,
