@@ -5,7 +5,7 @@
  */
 import { useEffect, useState } from "react";
 import { ApiCallError, createApiClient } from "../../lib/client/api_client.ts";
-import type { RoundInfo, RoundList } from "../../lib/protocol/schemas.ts";
+import type { PhasedRoundInfo, PhasedRoundList } from "../../lib/client/rounds/phases.ts";
 import { ADMIN_TOKEN_KEY, signInPresenter } from "../../lib/client/rounds/presenter_sign_in.ts";
 
 /** How often a page asks which round is current. */
@@ -14,7 +14,7 @@ export const ROUNDS_POLL_MS = 3000;
 export { ADMIN_TOKEN_KEY } from "../../lib/client/rounds/presenter_sign_in.ts";
 
 /** Round 1 as a server without rounds answers it: the election, free text. */
-export const ELECTION_ROUND: RoundInfo = {
+export const ELECTION_ROUND: PhasedRoundInfo = {
   id: 1,
   question: "",
   choices: [],
@@ -27,8 +27,8 @@ export const ELECTION_ROUND: RoundInfo = {
  * answer. A server without rounds (404) has round 1 only; a failed read keeps what was known and
  * asks again.
  */
-export function useRounds(): RoundList | null {
-  const [list, setList] = useState<RoundList | null>(null);
+export function useRounds(): PhasedRoundList | null {
+  const [list, setList] = useState<PhasedRoundList | null>(null);
   useEffect(() => {
     const api = createApiClient({ fetch });
     let live = true;
@@ -57,12 +57,14 @@ export function useRounds(): RoundList | null {
   return list;
 }
 
-function sameList(a: RoundList | null, b: RoundList): boolean {
-  return a !== null && a.current === b.current && a.rounds.length === b.rounds.length;
+/** True when nothing the pages show changed: the current round, the rounds and their phases. */
+function sameList(a: PhasedRoundList | null, b: PhasedRoundList): boolean {
+  return a !== null && a.current === b.current && a.rounds.length === b.rounds.length &&
+    a.rounds.every((round, i) => round.phase === b.rounds[i].phase);
 }
 
 /** The round `id` of `list`, or round 1 when it is not listed. */
-export function roundOf(list: RoundList, id: number): RoundInfo {
+export function roundOf(list: PhasedRoundList, id: number): PhasedRoundInfo {
   return list.rounds.find((round) => round.id === id) ?? ELECTION_ROUND;
 }
 
