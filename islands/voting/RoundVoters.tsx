@@ -36,7 +36,12 @@ const LENS_POLL_MS = 3000;
 const HEAD_CHECK_MS = 5000;
 
 /** Props of {@link RoundVoters}. */
-export type RoundVotersProps = { round: PhasedRoundInfo; ringSize: number; presenter: boolean };
+export type RoundVotersProps = {
+  round: PhasedRoundInfo;
+  ringSize: number;
+  /** The presenter's token in the presenter's browser, else null. */
+  presenter: string | null;
+};
 
 /** The round's question, its join control, and its voters' panels. */
 export default function RoundVoters({ round, ringSize, presenter }: RoundVotersProps) {
@@ -137,8 +142,9 @@ export default function RoundVoters({ round, ringSize, presenter }: RoundVotersP
             </button>
           )
         }
-        {presenter && (
+        {presenter !== null && (
           <DemoRound
+            presenterToken={phased ? presenter : null}
             ringSize={ringSize}
             ready={ready}
             ledger={ledger}

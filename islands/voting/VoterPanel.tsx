@@ -25,7 +25,12 @@ import { type LogView, pageApiClient } from "../hooks/watch_heads.ts";
 import { blockName, type ShownBlock } from "../../lib/client/log/log_view.ts";
 import type { PageStorage } from "../../lib/client/rounds/round_storage.ts";
 import { type PhasedRoundInfo, phaseFields, votesByGroup } from "../../lib/client/rounds/phases.ts";
-import { keepChosen, markLate, readChosen } from "../../lib/client/rounds/round_group.ts";
+import {
+  keepChosen,
+  markLate,
+  readChosen,
+  readGroupState,
+} from "../../lib/client/rounds/round_group.ts";
 import { useGroupWatch } from "./group_watch.ts";
 import { groupWaitingText } from "./group_lines.ts";
 
@@ -180,7 +185,7 @@ export default function VoterPanel(
       outcome = await actions.submitVote(io, namespace, {
         content: text,
         ringSize,
-        ...(phased ? { groupRing: () => groupRing(text) } : {}),
+        ...(phased ? { groupRing: (ownId: number) => groupRing(text, ownId) } : {}),
       });
       if (!outcome.ok) {
         const notOpen = outcome.code === "no_ring" ||
@@ -212,17 +217,23 @@ export default function VoterPanel(
     return outcome;
   }
 
-  /** The voter's group ring, or, before it has one, the choice kept and why it waits. */
-  function groupRing(text: string): Promise<string[] | VoteRefusal> {
-    if (inGroup !== null) return Promise.resolve(inGroup.keys);
+  /**
+   * The voter's group ring, read afresh when the watch has not seen it yet; before there is one,
+   * the choice is kept and the refusal says what the vote waits for.
+   */
+  async function groupRing(text: string, ownId: number): Promise<string[] | VoteRefusal> {
+    const state = inGroup ?? await readGroupState(io.api, {
+      ownId,
+      rule: { minVoters, lateJoiners },
+    });
+    if (state.kind === "group") return state.keys;
     if (round.choices.length > 0) setQueued(text);
-    return Promise.resolve(
-      voteRefusal({
-        code: "no_ring",
-        error: groupWaitingText({ group, minVoters, joinDeadline }) ??
-          "Voting is not open yet",
-      }),
-    );
+    const known = state.kind === "unknown" ? group : state;
+    return voteRefusal({
+      code: "no_ring",
+      error: groupWaitingText({ group: known, minVoters, joinDeadline }) ??
+        "Voting is not open yet",
+    });
   }
 
   async function onSubmit(event: Event) {
