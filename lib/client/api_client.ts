@@ -17,6 +17,8 @@ import {
   type KeyRegistration,
   OpenBlock,
   RoundCreated,
+  RoundGroups,
+  RoundList,
   type RoundStart,
   ServerKey,
   TagRecord,
@@ -24,8 +26,8 @@ import {
   VoteAccepted,
   VoteProof,
   type VoteSubmission,
+  VotingOpened,
 } from "../protocol/schemas.ts";
-import { PhasedRoundList, RoundGroups, VotingOpened } from "./rounds/phases.ts";
 import { ApiCallError, type PagedCall, send, TEXT, type Transport } from "./api_transport.ts";
 
 export {
@@ -118,7 +120,7 @@ export function createApiClient(
         schema: OpenBlock,
       }),
     /** GET /api/rounds: every round, with its phase, and the current one (protocol §4.9). */
-    rounds: () => send(transport, { method: "GET", path: "/api/rounds", schema: PhasedRoundList }),
+    rounds: () => send(transport, { method: "GET", path: "/api/rounds", schema: RoundList }),
     /** GET /api/rounds/{id}/groups: the round's groups and the keys still pending (protocol §2.8). */
     groups: () =>
       send(transport, { method: "GET", path: `${roundPath()}groups`, schema: RoundGroups }),
