@@ -33,7 +33,7 @@ export function exactSigners(ballots: readonly RecordBallot[]): Map<string, stri
   ]));
 }
 
-/** The table of a room: fewest possible signers, the median, and how many ballots are below 8 and at 1. */
+/** A room's table: fewest possible signers, the median, how many ballots are below 8 and at 1. */
 export function anonymityTable(counts: readonly number[]) {
   const sorted = [...counts].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
@@ -43,6 +43,7 @@ export function anonymityTable(counts: readonly number[]) {
     min: sorted[0],
     median,
     below8: sorted.filter((n) => n < 8).length,
+    at1: sorted.filter((n) => n === 1).length,
   };
 }
 
