@@ -7,18 +7,15 @@
 import { rankTally } from "../../lib/protocol/tally.ts";
 import type * as wire from "../../lib/protocol/schemas.ts";
 import { quote, refusal } from "../errors.ts";
+import { kvSilentForMs, LIST_BATCH_MAX, listEntries, readRetrying } from "./kv_calls.ts";
 import {
   type HeadRecord,
   type KvLedger,
-  kvSilentForMs,
   lastPart,
   LEAF_STRIDE,
   type LeafRecord,
-  LIST_BATCH_MAX,
-  listEntries,
   type OpenRecord,
   pathHex,
-  readRetrying,
   type StoredVoteIndex,
   type TagUse,
   type VoteRef,

@@ -15,7 +15,7 @@ import {
   MAX_ATTEMPTS,
   readRetrying,
   tryCommit,
-} from "./layout.ts";
+} from "./kv_calls.ts";
 import { createStore, type Store } from "./mod.ts";
 
 /** First part of every key of the rounds' own records; no ledger key starts with it. */

@@ -6,27 +6,31 @@
  */
 import type * as wire from "../../lib/protocol/schemas.ts";
 import {
-  absent,
   backoff,
+  LIST_BATCH_MAX,
+  listEntries,
+  MAX_ATTEMPTS,
+  readRetrying,
+  tryCommit,
+} from "./kv_calls.ts";
+import {
   type BatchOptions,
   commitInBatches,
   entryBytes,
+  leafRecordBytes,
+  voteIndexBytes,
+} from "./batches.ts";
+import {
+  absent,
   type HeadRecord,
   type KvLedger,
   lastPart,
   LEAF_STRIDE,
   type LeafRecord,
-  leafRecordBytes,
   type LedgerKeys,
-  LIST_BATCH_MAX,
-  listEntries,
-  MAX_ATTEMPTS,
   type OpenRecord,
-  readRetrying,
   type SealRecord,
-  tryCommit,
   type VoteIndex,
-  voteIndexBytes,
 } from "./layout.ts";
 import { readPointers } from "./ledger.ts";
 
