@@ -28,6 +28,11 @@ export type StoredKey = { key: string };
  */
 export type KeyIdRecord = { id: number; pre?: KeyPrecomputation; mac?: Uint8Array };
 
+/**
+ * The block the ledger's last vote commit went into, set by every vote commit: the open block holds
+ * a vote exactly when this names it (./work.ts).
+ */
+export type WorkRecord = { height: number };
 /** Where a vote was committed: the block it is (or will be) sealed in. */
 export type VoteRef = { height: number };
 /** Who used a tag. */
@@ -79,7 +84,7 @@ export function pathHex(path: Uint8Array | string[]): string[] {
 export type ServerKeyRecord = { seed: Uint8Array };
 
 /** The entries of one ledger's `cfg` collection. */
-type CfgName = "open" | "head" | "keys" | "votes" | "server-key";
+type CfgName = "open" | "head" | "keys" | "votes" | "server-key" | "work";
 
 /**
  * The key builders of a ledger stored under `prefix` (protocol §5.2): every key is the prefix
@@ -102,6 +107,8 @@ export function ledgerKeys(prefix: Deno.KvKey = []) {
     keyCount: () => cfg("keys"),
     /** {@link VoteCountRecord}: votes accepted, kept only by a ledger with a vote capacity. */
     voteCount: () => cfg("votes"),
+    /** {@link WorkRecord}: the block the last vote commit went into (./work.ts). */
+    work: () => cfg("work"),
     /** {@link ServerKeyRecord}: the server's head-signing key. */
     serverKey: () => cfg("server-key"),
     /** {@link StoredKey}: the key with this id. */

@@ -28,6 +28,7 @@ import {
 import { keyRecordSecret } from "./key_record_mac.ts";
 import { backoff, GET_MANY_LIMIT, MAX_ATTEMPTS, readRetrying, tryCommit } from "./kv_calls.ts";
 import { type BatchOptions } from "./batches.ts";
+import { landed, setWork } from "./work.ts";
 import {
   absent,
   type CapacityBound,
@@ -384,6 +385,7 @@ async function submitVote(
       .set(keys.vote(height, voteId), vote)
       .set(keys.voteRef(voteId), { height } satisfies VoteRef)
       .set(keys.tag(tag), { voteId, height } satisfies TagUse);
+    setWork(op, ledger, height);
     if (capacity && count) {
       const total = count.value?.total ?? 0;
       // A count never goes down: one read at the bound, however long ago, is final.
@@ -391,13 +393,13 @@ async function submitVote(
       op.check(count).set(keys.voteCount(), { total: total + 1 } satisfies VoteCountRecord);
     }
     const res = await tryCommit(op);
-    if (res?.ok) return { voteId, blockId: height };
+    if (res?.ok) return landed(ledger, { voteId, blockId: height }, res.versionstamp);
     const [ref, used] = await readWithGuard(ledger, {
       before: [keys.voteRef(voteId), keys.tag(tag)],
       bounded,
       guard,
     });
-    if (ref.value) return { voteId, blockId: (ref.value as VoteRef).height };
+    if (ref.value) return landed(ledger, { voteId, blockId: (ref.value as VoteRef).height });
     if (used.value) throw duplicateTag(tag);
     if (attempt >= MAX_ATTEMPTS) throw new Error("Vote commit kept conflicting");
     await backoff(attempt);
