@@ -9,9 +9,15 @@
  */
 import type { BlockRecord } from "../lib/protocol/schemas.ts";
 import { sealNextBlock } from "./sealer.ts";
-import { getManyChunked } from "./store/kv_calls.ts";
-import { type HeadRecord, ledgerKeys, type OpenRecord, type WorkRecord } from "./store/layout.ts";
-import { roundPrefix, type Rounds, sealDue } from "./store/rounds.ts";
+import { getManyChunked, LIST_BATCH_MAX, listEntries } from "./store/kv_calls.ts";
+import {
+  type HeadRecord,
+  lastPart,
+  ledgerKeys,
+  type OpenRecord,
+  type WorkRecord,
+} from "./store/layout.ts";
+import { roundPrefix, type Rounds, ROUNDS_PREFIX, sealDue } from "./store/rounds.ts";
 import { mayHaveWork } from "./store/work.ts";
 import type { WorkWatch } from "./work_watch.ts";
 
@@ -40,7 +46,7 @@ export function createRoundSealer(
       for (const id of watch.takeRounds()) due.add(id);
       if (watch.take(ROUNDS)) {
         try {
-          for (const id of await roundsWithWork(kv, rounds)) due.add(id);
+          for (const id of await roundsWithWork(kv)) due.add(id);
         } catch (error) {
           watch.retry(ROUNDS);
           throw error;
@@ -78,8 +84,15 @@ export function createRoundSealer(
  * The rounds after the first where something may wait: a block closed but not finalized, or a
  * vote in the open block (its work record names the open block), read three keys a round.
  */
-async function roundsWithWork(kv: Deno.Kv, rounds: Rounds): Promise<number[]> {
-  const ids = (await rounds.list()).rounds.map((round) => round.id).filter((id) => id !== 1);
+async function roundsWithWork(kv: Deno.Kv): Promise<number[]> {
+  // The rounds' records, listed in one trip: the ids alone are needed here.
+  const ids: number[] = [];
+  await listEntries(kv, {
+    selector: { prefix: [ROUNDS_PREFIX, "round"] },
+    options: { batchSize: LIST_BATCH_MAX },
+    restart: () => ids.length = 0,
+    each: (entry) => ids.push(lastPart<number>(entry.key)),
+  });
   const keys = ids.flatMap((id) => {
     const at = ledgerKeys(roundPrefix(id));
     return [at.open(), at.head(), at.work()];
