@@ -76,7 +76,12 @@ async function sealTick(): Promise<void> {
  */
 async function sealRounds(previous: number, now: number): Promise<void> {
   const { roundSealer, watch } = await ledgersReady;
-  await watch.poll(now);
+  try {
+    await watch.poll(now);
+  } catch (error) {
+    // What this process noted is sealed all the same; the stamp is read again at the next poll.
+    console.error("Reading the work stamp failed:", error);
+  }
   for (const { round, blocks } of await roundSealer.run(previous, now)) {
     for (const block of blocks) {
       console.log(`Sealed block ${block.height} of round ${round}: ${block.size} votes`);
