@@ -12,15 +12,20 @@ import { createRounds, type Rounds } from "./server/store/rounds.ts";
 import { createRoundSealer, type RoundSealer } from "./server/round_sealer.ts";
 import { createVerifier } from "./server/verifier/mod.ts";
 import { createWitnessPusher, WITNESS_REFRESH_MS } from "./server/witness_push.ts";
+import { createWorkWatch, type WorkWatch } from "./server/work_watch.ts";
+import { ELECTION, LAB } from "./server/store/work.ts";
 
 const config = readConfig((name) => Deno.env.get(name));
 
 /** Round 1's sealing interval: `BLOCK_INTERVAL_MS`, or the cron's minute. */
 const electionIntervalMs = config.blockIntervalMs ?? 60_000;
 
-/** The election's store, the lab's practice ledger and the rounds, over one database. */
+/**
+ * The election's store, the lab's practice ledger and the rounds, over one database, with what
+ * tells their sealers of work.
+ */
 async function openLedgers(): Promise<
-  { store: Store; lab: LabLedger; rounds: Rounds; roundSealer: RoundSealer }
+  { store: Store; lab: LabLedger; rounds: Rounds; roundSealer: RoundSealer; watch: WorkWatch }
 > {
   if (isKvFile(config.kvPath)) await Deno.mkdir(dirname(config.kvPath), { recursive: true });
   const kv = config.kvPath === null ? await Deno.openKv() : await Deno.openKv(config.kvPath);
@@ -34,27 +39,49 @@ async function openLedgers(): Promise<
     electionIntervalMs,
     adminToken: config.adminToken,
   });
-  return { store, lab, rounds, roundSealer: createRoundSealer(rounds) };
+  const watch = createWorkWatch(kv);
+  return { store, lab, rounds, watch, roundSealer: createRoundSealer({ kv, rounds, watch }) };
 }
 
-/** Seals both ledgers; a failure of the practice ledger is logged and never stops the election. */
+/**
+ * Seals both ledgers where there is work (server/work_watch.ts): no KV read for a ledger with none.
+ * A failure of the practice ledger is logged and never stops the election.
+ */
 async function sealTick(): Promise<void> {
-  const { store, lab } = await ledgersReady;
+  const { store, lab, watch } = await ledgersReady;
   const now = Date.now();
-  const sealed = await sealNextBlock(store, now);
-  for (const block of sealed) console.log(`Sealed block ${block.height}: ${block.size} votes`);
+  if (watch.take(ELECTION)) {
+    try {
+      const sealed = await sealNextBlock(store, now);
+      for (const block of sealed) console.log(`Sealed block ${block.height}: ${block.size} votes`);
+    } catch (error) {
+      watch.retry(ELECTION);
+      throw error;
+    }
+  }
   // Detached: a witness that is slow or down never holds up sealing.
   void witnessPusher.then((pusher) => pusher?.push());
+  if (!watch.take(LAB)) return;
   try {
     await sealNextBlock(await lab.current(), now);
   } catch (error) {
+    watch.retry(LAB);
     console.error("Sealing the practice ledger failed, retrying next tick:", error);
   }
 }
 
-/** Seals the rounds after the first (protocol §4.9): what is due since the last run. */
+/**
+ * Reads the work stamp when due, then seals the rounds after the first (protocol §4.9): what is
+ * due since the last run.
+ */
 async function sealRounds(previous: number, now: number): Promise<void> {
-  const { roundSealer } = await ledgersReady;
+  const { roundSealer, watch } = await ledgersReady;
+  try {
+    await watch.poll(now);
+  } catch (error) {
+    // What this process noted is sealed all the same; the stamp is read again at the next poll.
+    console.error("Reading the work stamp failed:", error);
+  }
   for (const { round, blocks } of await roundSealer.run(previous, now)) {
     for (const block of blocks) {
       console.log(`Sealed block ${block.height} of round ${round}: ${block.size} votes`);
@@ -62,7 +89,10 @@ async function sealRounds(previous: number, now: number): Promise<void> {
   }
 }
 
-/** How often the rounds' sealer looks at the clock: their ticks are whole seconds at the finest. */
+/**
+ * How often the rounds' sealer looks at the clock and at this process's notes of work (no KV read
+ * unless there is work): the rounds' ticks are whole seconds at the finest.
+ */
 const ROUND_TICK_MS = 250;
 
 const ledgersReady = openLedgers();

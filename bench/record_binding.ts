@@ -30,13 +30,9 @@ import {
 } from "../lib/protocol/member_cache.ts";
 import { type RingSignature } from "../lib/protocol/ring_signature.ts";
 import { decodeSignature } from "../lib/protocol/signature_wire.ts";
-import {
-  getManyChunked,
-  KEY_RECORD_MAC_LABEL,
-  type KeyIdRecord,
-  keyRecordSecret,
-  kvKeys,
-} from "../server/store/layout.ts";
+import { KEY_RECORD_MAC_LABEL, keyRecordSecret } from "../server/store/key_record_mac.ts";
+import { getManyChunked } from "../server/store/kv_calls.ts";
+import { type KeyIdRecord, kvKeys } from "../server/store/layout.ts";
 import {
   type CheckedKeyRecord,
   createStore,

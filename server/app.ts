@@ -22,7 +22,7 @@ import type { Rounds } from "./store/rounds.ts";
 import { createPageApp } from "./pages/pages.ts";
 import { hostGuard, jsonWrites, securityHeaders } from "./security.ts";
 import { createBlockLog } from "./store/block_log.ts";
-import { kvSilentForMs } from "./store/layout.ts";
+import { kvSilentForMs } from "./store/kv_calls.ts";
 import type { Store } from "./store/mod.ts";
 import { createInProcessVerifier } from "./verifier/in_process.ts";
 import type { Verifier } from "./verifier/types.ts";

@@ -15,7 +15,8 @@ import {
   verifyCosignature,
 } from "../../lib/protocol/note.ts";
 import type { WitnessProblem } from "../../lib/protocol/schemas.ts";
-import { backoff, type KvLedger, MAX_ATTEMPTS, readRetrying, tryCommit } from "./layout.ts";
+import { backoff, MAX_ATTEMPTS, readRetrying, tryCommit } from "./kv_calls.ts";
+import { type KvLedger } from "./layout.ts";
 
 /**
  * Most witness keys a ledger keeps cosignatures of, besides those of `WITNESS_POLICY`: anyone may

@@ -9,22 +9,23 @@ import type { KeyPrecomputation } from "../../lib/protocol/key_precomputation.ts
 import type { LruCache } from "../../lib/protocol/member_cache.ts";
 import type * as wire from "../../lib/protocol/schemas.ts";
 import { duplicateKey, quote, refusal } from "../errors.ts";
+import { isBoundRecord, keyRecordMac } from "./key_record_mac.ts";
 import {
-  absent,
   backoff,
-  type CapacityBound,
   GET_MANY_LIMIT,
-  isBoundRecord,
-  type KeyCountRecord,
-  type KeyIdRecord,
-  keyRecordMac,
-  type KvLedger,
-  lastPart,
   listEntries,
   MAX_ATTEMPTS,
   readRetrying,
-  type StoredKey,
   tryCommit,
+} from "./kv_calls.ts";
+import {
+  absent,
+  type CapacityBound,
+  type KeyCountRecord,
+  type KeyIdRecord,
+  type KvLedger,
+  lastPart,
+  type StoredKey,
 } from "./layout.ts";
 import type { LedgerGate } from "./votes.ts";
 

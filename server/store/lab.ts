@@ -9,16 +9,14 @@
 import { refusal } from "../errors.ts";
 import {
   backoff,
-  BATCH_MAX_MUTATIONS,
-  type KeyCountRecord,
-  ledgerKeys,
   LIST_BATCH_MAX,
   listEntries,
   MAX_ATTEMPTS,
   readRetrying,
   tryCommit,
-  type VoteCountRecord,
-} from "./layout.ts";
+} from "./kv_calls.ts";
+import { BATCH_MAX_MUTATIONS } from "./batches.ts";
+import { type KeyCountRecord, ledgerKeys, type VoteCountRecord } from "./layout.ts";
 import { createStore, type LedgerCapacity, type Store } from "./mod.ts";
 
 /** First part of every key of the practice ledger; no key of the election's starts with it. */

@@ -7,30 +7,30 @@
 import { rankTally } from "../../lib/protocol/tally.ts";
 import type * as wire from "../../lib/protocol/schemas.ts";
 import { quote, refusal } from "../errors.ts";
+import { kvSilentForMs, LIST_BATCH_MAX, listEntries, readRetrying } from "./kv_calls.ts";
 import {
   type HeadRecord,
   type KvLedger,
-  kvSilentForMs,
   lastPart,
   LEAF_STRIDE,
   type LeafRecord,
-  LIST_BATCH_MAX,
-  listEntries,
   type OpenRecord,
   pathHex,
-  readRetrying,
   type StoredVoteIndex,
   type TagUse,
   type VoteRef,
 } from "./layout.ts";
 
-/** The guard and the head, read together; throws if the ledger has no genesis block. */
-export async function readPointers({ kv, keys }: KvLedger) {
-  const [open, head] = await readRetrying(() =>
-    kv.getMany<[OpenRecord, HeadRecord]>([keys.open(), keys.head()])
+/**
+ * The guard and the head, read together, with the entries of `also` in the same `getMany`; throws
+ * if the ledger has no genesis block.
+ */
+export async function readPointers({ kv, keys }: KvLedger, also: Deno.KvKey[] = []) {
+  const [open, head, ...rest] = await readRetrying(() =>
+    kv.getMany<[OpenRecord, HeadRecord, ...unknown[]]>([keys.open(), keys.head(), ...also])
   );
   if (!open.value || !head.value) throw new Error("The ledger has no genesis block");
-  return { open, head };
+  return { open, head, also: rest as Deno.KvEntryMaybe<unknown>[] };
 }
 
 /**

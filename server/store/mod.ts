@@ -25,22 +25,18 @@ import {
   keyPage,
   lookupKeys,
 } from "./directory.ts";
+import { keyRecordSecret } from "./key_record_mac.ts";
+import { backoff, GET_MANY_LIMIT, MAX_ATTEMPTS, readRetrying, tryCommit } from "./kv_calls.ts";
+import { type BatchOptions } from "./batches.ts";
 import {
   absent,
-  backoff,
-  type BatchOptions,
   type CapacityBound,
-  GET_MANY_LIMIT,
   type HeadRecord,
   type KeyIdRecord,
-  keyRecordSecret,
   type KvLedger,
   ledgerKeys,
-  MAX_ATTEMPTS,
   type OpenRecord,
-  readRetrying,
   type ServerKeyRecord,
-  tryCommit,
 } from "./layout.ts";
 import {
   blockRange,

@@ -11,14 +11,8 @@ import { ringIsGroup, roundGroups } from "../../lib/protocol/groups.ts";
 import type * as wire from "../../lib/protocol/schemas.ts";
 import { ROUND_MIN_VOTERS } from "../../lib/protocol/schemas.ts";
 import { refusal } from "../errors.ts";
-import {
-  backoff,
-  type KeyCountRecord,
-  ledgerKeys,
-  MAX_ATTEMPTS,
-  readRetrying,
-  tryCommit,
-} from "./layout.ts";
+import { type KeyCountRecord, ledgerKeys } from "./layout.ts";
+import { backoff, MAX_ATTEMPTS, readRetrying, tryCommit } from "./kv_calls.ts";
 import type { LedgerGate } from "./votes.ts";
 
 /** First part of every key of the rounds' own records; no ledger key starts with it. */

@@ -17,7 +17,7 @@ import {
   MAX_ATTEMPTS,
   readRetrying,
   tryCommit,
-} from "./layout.ts";
+} from "./kv_calls.ts";
 import { createStore, directoryBound, type Store } from "./mod.ts";
 import {
   closedPhase,

@@ -6,27 +6,32 @@
  */
 import type * as wire from "../../lib/protocol/schemas.ts";
 import {
-  absent,
   backoff,
+  LIST_BATCH_MAX,
+  listEntries,
+  MAX_ATTEMPTS,
+  readRetrying,
+  tryCommit,
+} from "./kv_calls.ts";
+import {
   type BatchOptions,
   commitInBatches,
   entryBytes,
+  leafRecordBytes,
+  voteIndexBytes,
+} from "./batches.ts";
+import {
+  absent,
   type HeadRecord,
   type KvLedger,
   lastPart,
   LEAF_STRIDE,
   type LeafRecord,
-  leafRecordBytes,
   type LedgerKeys,
-  LIST_BATCH_MAX,
-  listEntries,
-  MAX_ATTEMPTS,
   type OpenRecord,
-  readRetrying,
   type SealRecord,
-  tryCommit,
   type VoteIndex,
-  voteIndexBytes,
+  type WorkRecord,
 } from "./layout.ts";
 import { readPointers } from "./ledger.ts";
 
@@ -52,13 +57,16 @@ export async function pendingBlock(ledger: KvLedger): Promise<number | null> {
 export async function closeOpenBlock(ledger: KvLedger, now: number): Promise<number | null> {
   const { kv, keys } = ledger;
   for (let attempt = 0;; attempt++) {
-    const { open, head } = await readPointers(ledger);
+    const { open, head, also: [work] } = await readPointers(ledger, [keys.work()]);
     const height = open.value.height;
     if (height === head.value.height + 2) return height - 1;
     if (height !== head.value.height + 1) {
       throw new Error(`Open block ${height} does not follow head ${head.value.height}`);
     }
-    if (!(await holdsVotes(ledger, height))) return null;
+    // The work record names the open block once a vote landed in it; the listing answers for
+    // votes written without one (before work records were kept).
+    const named = (work.value as WorkRecord | null)?.height === height;
+    if (!named && !(await holdsVotes(ledger, height))) return null;
     const res = await tryCommit(
       kv.atomic()
         .check(open)

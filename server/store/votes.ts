@@ -8,17 +8,15 @@ import type * as wire from "../../lib/protocol/schemas.ts";
 import { duplicateTag } from "../errors.ts";
 import {
   absent,
-  backoff,
   type CapacityBound,
   type KvLedger,
-  MAX_ATTEMPTS,
   type OpenRecord,
-  readRetrying,
   type TagUse,
-  tryCommit,
   type VoteCountRecord,
   type VoteRef,
 } from "./layout.ts";
+import { backoff, MAX_ATTEMPTS, readRetrying, tryCommit } from "./kv_calls.ts";
+import { landed, setWork } from "./work.ts";
 
 /**
  * A KV entry outside the ledger that every registration and vote commit of the ledger checks, and
@@ -126,6 +124,7 @@ export async function submitVote(
       .set(keys.vote(height, voteId), vote)
       .set(keys.voteRef(voteId), { height } satisfies VoteRef)
       .set(keys.tag(tag), { voteId, height } satisfies TagUse);
+    setWork(op, ledger, height);
     if (gate && gateEntry) {
       const refused = gate.admitVote(gateEntry.value);
       if (refused) throw refused;
@@ -138,13 +137,13 @@ export async function submitVote(
       op.check(count).set(keys.voteCount(), { total: total + 1 } satisfies VoteCountRecord);
     }
     const res = await tryCommit(op);
-    if (res?.ok) return { voteId, blockId: height };
+    if (res?.ok) return landed(ledger, { voteId, blockId: height }, res.versionstamp);
     const [ref, used] = await readWithGuard(ledger, {
       before: [keys.voteRef(voteId), keys.tag(tag)],
       guarding,
       guard,
     });
-    if (ref.value) return { voteId, blockId: (ref.value as VoteRef).height };
+    if (ref.value) return landed(ledger, { voteId, blockId: (ref.value as VoteRef).height });
     if (used.value) throw duplicateTag(tag);
     if (attempt >= MAX_ATTEMPTS) throw new Error("Vote commit kept conflicting");
     await backoff(attempt);

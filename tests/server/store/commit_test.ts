@@ -3,7 +3,7 @@
 // only the outcome report of chosen commits is replaced by the error SQLite gives.
 import assert from "node:assert/strict";
 import { sealNextBlock } from "../../../server/sealer.ts";
-import { isTransientKvError } from "../../../server/store/layout.ts";
+import { isTransientKvError } from "../../../server/store/kv_calls.ts";
 import { createStore } from "../../../server/store/mod.ts";
 import { proofVerifies, unsignedVote } from "../../helpers/ledger_fixtures.ts";
 

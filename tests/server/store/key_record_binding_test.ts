@@ -13,12 +13,8 @@ import { hashToPoint, hashToScalar, transcript } from "../../../lib/protocol/rin
 import { encodeSignature } from "../../../lib/protocol/signature_wire.ts";
 import type { VoteSubmission } from "../../../lib/protocol/schemas.ts";
 import { createApp } from "../../../server/app.ts";
-import {
-  type KeyIdRecord,
-  keyRecordMac,
-  keyRecordSecret,
-  kvKeys,
-} from "../../../server/store/layout.ts";
+import { keyRecordMac, keyRecordSecret } from "../../../server/store/key_record_mac.ts";
+import { type KeyIdRecord, kvKeys } from "../../../server/store/layout.ts";
 import { createStore } from "../../../server/store/mod.ts";
 import { createInProcessVerifier } from "../../../server/verifier/in_process.ts";
 import type { Verifier } from "../../../server/verifier/types.ts";

@@ -11,21 +11,15 @@ import {
 } from "../../../lib/protocol/key_precomputation.ts";
 import { generateSeed, keyPairFromSeed } from "../../../lib/protocol/keys.ts";
 import {
-  absent,
-  commitInBatches,
-  GET_MANY_LIMIT,
-  getManyChunked,
   isBoundRecord,
   KEY_RECORD_MAC_LABEL,
   KEY_RECORD_SECRET_LABEL,
-  keyBytes,
   keyRecordMac,
   keyRecordSecret,
-  kvKeys,
-  lastPart,
-  ledgerKeys,
-  pathHex,
-} from "../../../server/store/layout.ts";
+} from "../../../server/store/key_record_mac.ts";
+import { GET_MANY_LIMIT, getManyChunked } from "../../../server/store/kv_calls.ts";
+import { commitInBatches, keyBytes } from "../../../server/store/batches.ts";
+import { absent, kvKeys, lastPart, ledgerKeys, pathHex } from "../../../server/store/layout.ts";
 import { withKv } from "../../helpers/kv.ts";
 
 Deno.test("kvKeys: the keys of protocol §5, collection name first", () => {

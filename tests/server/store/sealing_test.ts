@@ -6,8 +6,8 @@ import { bytesToHex } from "../../../lib/protocol/bytes.ts";
 import { allInclusionProofs, voteLeaf } from "../../../lib/protocol/merkle.ts";
 import type { VoteRecord } from "../../../lib/protocol/schemas.ts";
 import { sealNextBlock } from "../../../server/sealer.ts";
+import { BATCH_MAX_MUTATIONS } from "../../../server/store/batches.ts";
 import {
-  BATCH_MAX_MUTATIONS,
   kvKeys,
   LEAF_STRIDE,
   type LeafRecord,
