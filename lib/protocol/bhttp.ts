@@ -8,8 +8,10 @@
 
 /** Binary HTTP messages are padded to a multiple of this many bytes (protocol §4.11). */
 export const PAD_BLOCK = 1024;
-/** Largest Binary HTTP message decoded, bytes: the API's 64 KiB body and its framing. */
+/** Largest Binary HTTP request decoded, bytes: the API's 64 KiB body and its framing. */
 export const MAX_MESSAGE_BYTES = 128 * 1024;
+/** Largest Binary HTTP response decoded, bytes: a page of votes of the largest rings fits. */
+export const MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 /** Largest method, scheme, authority or path, bytes. */
 export const MAX_CONTROL_BYTES = 2048;
 /** Most field lines of one field section. */
@@ -187,10 +189,10 @@ function fields(bytes: Uint8Array): Field[] {
  * Header section, content and trailer section, each possibly truncated (§3.8), then padding that
  * must be all zeros; trailers must be empty (none is ever sent).
  */
-function readSections(r: Reader): { headers: Field[]; content: Uint8Array } {
-  const headers = r.done ? [] : fields(r.prefixed(MAX_MESSAGE_BYTES, "header section"));
-  const content = r.done ? new Uint8Array(0) : r.prefixed(MAX_MESSAGE_BYTES, "content").slice();
-  const trailers = r.done ? [] : fields(r.prefixed(MAX_MESSAGE_BYTES, "trailer section"));
+function readSections(r: Reader, max: number): { headers: Field[]; content: Uint8Array } {
+  const headers = r.done ? [] : fields(r.prefixed(MAX_CONTROL_BYTES * 4, "header section"));
+  const content = r.done ? new Uint8Array(0) : r.prefixed(max, "content").slice();
+  const trailers = r.done ? [] : fields(r.prefixed(MAX_CONTROL_BYTES * 4, "trailer section"));
   if (trailers.length > 0) throw new RangeError("trailer fields are not accepted");
   for (let i = r.at; i < r.bytes.length; i++) {
     if (r.bytes[i] !== 0) throw new RangeError("padding holds a non-zero byte");
@@ -198,10 +200,8 @@ function readSections(r: Reader): { headers: Field[]; content: Uint8Array } {
   return { headers, content };
 }
 
-function framing(r: Reader, expected: 0 | 1): void {
-  if (r.bytes.length > MAX_MESSAGE_BYTES) {
-    throw new RangeError(`message is longer than ${MAX_MESSAGE_BYTES} bytes`);
-  }
+function framing(r: Reader, expected: 0 | 1, max: number): void {
+  if (r.bytes.length > max) throw new RangeError(`message is longer than ${max} bytes`);
   const indicator = r.varint();
   if (indicator !== expected) {
     throw new RangeError(
@@ -215,13 +215,13 @@ function framing(r: Reader, expected: 0 | 1): void {
 /** Decodes a known-length request, padding included. RangeError for anything else. */
 export function decodeRequest(bytes: Uint8Array): BinaryRequest {
   const r = new Reader(bytes);
-  framing(r, 0);
+  framing(r, 0, MAX_MESSAGE_BYTES);
   const method = r.text(MAX_CONTROL_BYTES, "method");
   const scheme = r.text(MAX_CONTROL_BYTES, "scheme");
   const authority = r.text(MAX_CONTROL_BYTES, "authority");
   const path = r.text(MAX_CONTROL_BYTES, "path");
   if (!/^[A-Z]+$/.test(method)) throw new RangeError("method must be upper-case letters");
-  return { method, scheme, authority, path, ...readSections(r) };
+  return { method, scheme, authority, path, ...readSections(r, MAX_MESSAGE_BYTES) };
 }
 
 /**
@@ -230,8 +230,8 @@ export function decodeRequest(bytes: Uint8Array): BinaryRequest {
  */
 export function decodeResponse(bytes: Uint8Array): BinaryResponse {
   const r = new Reader(bytes);
-  framing(r, 1);
+  framing(r, 1, MAX_RESPONSE_BYTES);
   const status = r.varint();
   if (status < 200 || status > 599) throw new RangeError(`status ${status} is not final`);
-  return { status, ...readSections(r) };
+  return { status, ...readSections(r, MAX_RESPONSE_BYTES) };
 }
