@@ -91,7 +91,7 @@ Deno.test({
       }
       const vote = signedVote(voters[1], ringFor(voters[1], voters, 3), "Yes");
       const target = { config: parseKeyConfigs(keys)[0], scheme: "http" as const, authority };
-      const padTo = voteLength(target, "/api/vote", ["Yes", "No"]);
+      const padTo = voteLength(target, "/api/vote", []);
       const results = await runGo(binary, {
         relay: relay.url,
         keys: bytesToBase64(keys),
