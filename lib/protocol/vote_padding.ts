@@ -5,8 +5,13 @@
  * @module
  */
 import { encodeRequest, pad } from "./bhttp.ts";
-import { MAX_RING } from "./ring_signature.ts";
-import { MAX_PAYLOAD_CODE_POINTS } from "./schemas.ts";
+
+/**
+ * The largest ring, `MAX_RING` of ./ring_signature.ts, and the longest payload in code points,
+ * `MAX_PAYLOAD_CODE_POINTS` of ./schemas.ts, repeated here (a test holds them equal) so that the
+ * phone's Oblivious HTTP chunk loads neither the curve nor the schemas.
+ */
+export const VOTE_BOUNDS = { ring: 64, payloadCodePoints: 1000 } as const;
 
 /** True for a vote submission: `POST /api/vote` or a round's `POST /api/rounds/{id}/vote`. */
 export function isVotePath(path: string): boolean {
@@ -21,8 +26,8 @@ export function voteRound(path: string): number {
 
 /**
  * The Binary HTTP length of every vote sent to `path` at `scheme://authority`: that of a vote over
- * a ring of {@link MAX_RING} members whose payload is the round's longest choice in JSON bytes, or
- * for free text (`choices` empty) {@link MAX_PAYLOAD_CODE_POINTS} code points that JSON writes in
+ * a ring of `VOTE_BOUNDS.ring` members whose payload is the round's longest choice in JSON bytes, or
+ * for free text (`choices` empty) `VOTE_BOUNDS.payloadCodePoints` code points that JSON writes in
  * 6 bytes each, rounded up to a multiple of 1,024.
  */
 export function voteLength(
@@ -31,11 +36,11 @@ export function voteLength(
   choices: readonly string[],
 ): number {
   const hex = "0".repeat(64);
-  const members = Array.from({ length: MAX_RING }, () => hex);
+  const members = Array.from({ length: VOTE_BOUNDS.ring }, () => hex);
   const signature = JSON.stringify({ c0: hex, r: members, I: hex, ring: members });
   const json = (text: string) => new TextEncoder().encode(JSON.stringify(text)).length;
   const payload = choices.length === 0
-    ? "\u0000".repeat(MAX_PAYLOAD_CODE_POINTS)
+    ? "\u0000".repeat(VOTE_BOUNDS.payloadCodePoints)
     : choices.reduce((a, b) => (json(b) > json(a) ? b : a));
   const body = JSON.stringify({ publicKeys: members, signature, tag: hex, payload });
   return pad(encodeRequest({

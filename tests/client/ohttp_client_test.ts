@@ -11,6 +11,9 @@ import {
   generateGatewayKey,
   keyConfigsHash,
 } from "../../lib/protocol/ohttp.ts";
+import { MAX_RING } from "../../lib/protocol/ring_signature.ts";
+import { MAX_PAYLOAD_CODE_POINTS } from "../../lib/protocol/schemas.ts";
+import { VOTE_BOUNDS } from "../../lib/protocol/vote_padding.ts";
 import { makeVoters, ringFor, signedVote } from "../helpers/ledger_fixtures.ts";
 
 const key = await generateGatewayKey(9);
@@ -66,4 +69,8 @@ Deno.test("a read is a padded GET with no header, and its answer opens", async (
 Deno.test("vote paths", () => {
   assert.ok(isVotePath("/api/vote") && isVotePath("/api/rounds/12/vote"));
   assert.ok(!isVotePath("/api/votes") && !isVotePath("/api/rounds/x/vote"));
+});
+
+Deno.test("the vote length's bounds are the protocol's", () => {
+  assert.deepEqual(VOTE_BOUNDS, { ring: MAX_RING, payloadCodePoints: MAX_PAYLOAD_CODE_POINTS });
 });
