@@ -3,7 +3,13 @@
 // refuses another key id, stops forwarding once the gateway's key is replaced, and gets a client a
 // 504 from a gateway that does not answer in time.
 import assert from "node:assert/strict";
-import { type GatewayTarget, sealCall } from "../../lib/client/ohttp_client.ts";
+import { createApiClient } from "../../lib/client/api_client.ts";
+import {
+  type GatewayTarget,
+  RelayError,
+  relayTransport,
+  sealCall,
+} from "../../lib/client/ohttp_client.ts";
 import { keyConfigsHash, KEYS_PATH, parseKeyConfigs } from "../../lib/protocol/ohttp.ts";
 import { PRESENTER_TOKEN } from "../helpers/app_fixture.ts";
 import { startServer } from "../helpers/server_process.ts";
@@ -77,9 +83,27 @@ Deno.test("the relay pins, serves and forwards, with CORS, counts and no other k
     assert.equal(tooBig.status, 413);
     await tooBig.body?.cancel();
 
+    // The API client over the relay reads what it reads directly.
+    const relayed = createApiClient({
+      fetch: relayTransport({ relay: relay.url, target, fetch }),
+      baseUrl: server.url,
+    });
+    const directApi = createApiClient({ fetch, baseUrl: server.url });
+    assert.deepEqual(await relayed.serverKey(), await directApi.serverKey());
+    assert.deepEqual(await relayed.rounds(), await directApi.rounds());
+    const wrongKey = relayTransport({
+      relay: relay.url,
+      target: { ...target, config: { ...target.config, keyId: target.config.keyId ^ 1 } },
+      fetch,
+    });
+    await assert.rejects(
+      wrongKey(`${server.url}api/rounds`, { method: "GET" }),
+      (e) => e instanceof RelayError && e.status === 400 && e.code === "ohttp_key",
+    );
+
     const stats = await (await fetch(new URL("/stats", relay.url))).json();
     assert.deepEqual(Object.keys(stats).sort(), ["bytes", "clients", "requests", "sameMachine"]);
-    assert.equal(stats.requests, 1);
+    assert.equal(stats.requests, 3);
     assert.equal(stats.clients, 1);
     assert.ok(stats.bytes > 2 * 1024, `bytes ${stats.bytes}`);
     assert.equal(stats.sameMachine, true);
