@@ -10,6 +10,7 @@ import { sealNextBlock } from "./server/sealer.ts";
 import { createStore, type Store } from "./server/store/mod.ts";
 import { createRounds, type Rounds } from "./server/store/rounds.ts";
 import { createRoundSealer, type RoundSealer } from "./server/round_sealer.ts";
+import { createGatewayKeys, type GatewayKeys } from "./server/store/ohttp_key.ts";
 import { createVerifier } from "./server/verifier/mod.ts";
 import { createWitnessPusher, WITNESS_REFRESH_MS } from "./server/witness_push.ts";
 import { createWorkWatch, type WorkWatch } from "./server/work_watch.ts";
@@ -25,7 +26,14 @@ const electionIntervalMs = config.blockIntervalMs ?? 60_000;
  * tells their sealers of work.
  */
 async function openLedgers(): Promise<
-  { store: Store; lab: LabLedger; rounds: Rounds; roundSealer: RoundSealer; watch: WorkWatch }
+  {
+    store: Store;
+    lab: LabLedger;
+    rounds: Rounds;
+    roundSealer: RoundSealer;
+    watch: WorkWatch;
+    ohttp: GatewayKeys;
+  }
 > {
   if (isKvFile(config.kvPath)) await Deno.mkdir(dirname(config.kvPath), { recursive: true });
   const kv = config.kvPath === null ? await Deno.openKv() : await Deno.openKv(config.kvPath);
@@ -40,7 +48,15 @@ async function openLedgers(): Promise<
     adminToken: config.adminToken,
   });
   const watch = createWorkWatch(kv);
-  return { store, lab, rounds, watch, roundSealer: createRoundSealer({ kv, rounds, watch }) };
+  const ohttp = await createGatewayKeys(kv);
+  return {
+    store,
+    lab,
+    rounds,
+    watch,
+    roundSealer: createRoundSealer({ kv, rounds, watch }),
+    ohttp,
+  };
 }
 
 /**
