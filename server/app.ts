@@ -107,17 +107,6 @@ export function createApp(options: AppOptions): Hono {
 
   app.use("/api/*", kvDeadline(options.kvDeadlineMs ?? KV_DEADLINE_MS));
 
-  if (options.ohttp) {
-    app.route(
-      "/",
-      createGatewayApp({
-        keys: options.ohttp,
-        serve: (request) => app.fetch(request),
-        adminToken: options.rounds?.adminToken,
-        publicUrl: options.config?.publicUrl,
-      }),
-    );
-  }
   if (options.lab) mountLab(app, { lab: options.lab, verifier });
   // The presenter's pin of the room's witness (protocol §4.10) goes through the one presenter
   // check, `GET /api/presenter`, and its count of wrong tokens per address.
@@ -127,6 +116,17 @@ export function createApp(options: AppOptions): Hono {
     if (check.status !== 204) return check;
     await next();
   });
+  if (options.ohttp) {
+    app.route(
+      "/",
+      createGatewayApp({
+        keys: options.ohttp,
+        serve: (request) => app.fetch(request),
+        presenter,
+        publicUrl: options.config?.publicUrl,
+      }),
+    );
+  }
   // The room's pinned witnesses are kept with the election's cosignatures, for every round.
   const room = store.cosignatures;
   if (options.rounds) {

@@ -44,8 +44,8 @@ export type GatewayOptions = {
   keys: GatewayKeys;
   /** Serves an inner request: the application itself, in this process. */
   serve: (request: Request) => Response | Promise<Response>;
-  /** The presenter's token; without one the key cannot be replaced over HTTP. */
-  adminToken?: string;
+  /** The presenter's check (server/presenter_auth.ts); without one the key cannot be replaced over HTTP. */
+  presenter?: MiddlewareHandler;
   /** `PUBLIC_URL`: its host is the gateway's authority too (behind a proxy). */
   publicUrl?: string | null;
 };
@@ -60,8 +60,8 @@ export function createGatewayApp(options: GatewayOptions): Hono {
       "Cache-Control": "no-cache",
     });
   });
-  if (options.adminToken !== undefined) {
-    app.post(GATEWAY_KEY_PATH, presenterOnly(options.adminToken), async (c) => {
+  if (options.presenter !== undefined) {
+    app.post(GATEWAY_KEY_PATH, options.presenter, async (c) => {
       const { key, keys } = await options.keys.replace();
       return c.json({ keyId: key.config.keyId, sha256: keyConfigsHash(keys) });
     });
@@ -204,21 +204,4 @@ export function isServedPath(path: string): boolean {
   }
   if (url.pathname + url.search !== path) return false; // "..", "//"-free and percent-normal
   return url.pathname !== GATEWAY_PATH && !url.pathname.startsWith(`${GATEWAY_PATH}/`);
-}
-
-/** `Authorization: Bearer <token>` with the presenter's token, compared in constant time. */
-function presenterOnly(token: string): MiddlewareHandler {
-  const expected = new TextEncoder().encode(token);
-  return async (c, next) => {
-    const header = c.req.header("authorization") ?? "";
-    const given = new TextEncoder().encode(/^bearer /i.test(header) ? header.slice(7) : "");
-    let diff = given.length ^ expected.length;
-    for (let i = 0; i < expected.length; i++) diff |= (given[i] ?? 0) ^ expected[i];
-    if (diff !== 0) {
-      throw refusal("unauthorized", "This call is the presenter's: send Authorization: Bearer", {
-        headers: { "WWW-Authenticate": 'Bearer realm="ringvote presenter"' },
-      });
-    }
-    await next();
-  };
 }
