@@ -177,7 +177,8 @@ export type WitnessActivity =
 /**
  * Runs {@link checkShownChain} over the records fed since the last run, now, every `everyMs` and
  * soon after a record is fed, until the answered function is called; `onFork` hears the first
- * fork found, `onAlerts` every alert raised so far (each kind once, kept once raised, but for
+ * fork found (the checks go on after it, for the other alerts, but store nothing and cosign
+ * nothing any more), `onAlerts` every alert raised so far (each kind once, kept once raised, but for
  * `unchecked`, which the next check that can be made clears), `onView` the log view after every
  * check, `onError` every check that could not be made. A check that could not be made keeps its
  * records for the next one, and so does one whose records lie above the checkpoint it read (for
@@ -292,7 +293,7 @@ export function watchHeads(
     const guarded: HeadStorage = {
       getItem: (key) => storage.getItem(key),
       setItem: (key, value) => {
-        if (live && !run.abandoned) storage.setItem(key, value);
+        if (live && !run.abandoned && !found) storage.setItem(key, value);
       },
     };
     try {
@@ -331,10 +332,12 @@ export function watchHeads(
         onView?.({ witness: check.log.witness, size: memory.size, proven: new Set(memory.proven) });
       }
       if (check.fork) {
+        // The first fork is the evidence shown; checks go on for the other alerts, storing nothing.
+        if (!found) onFork(check.fork);
         found = true;
-        onFork(check.fork);
         return;
       }
+      if (found) return;
       await cosign(check);
     } catch (error) {
       if (!live || run.abandoned) return;
@@ -364,7 +367,7 @@ export function watchHeads(
   };
   // A tick during a check runs once it ends (or is abandoned): ticks never pile up behind it.
   const check = () => {
-    if (found || !live) return;
+    if (!live) return;
     if (current) pending = true;
     else start();
   };

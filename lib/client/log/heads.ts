@@ -353,7 +353,8 @@ export async function checkShownChain(
   }
   const signedShown = shown.filter((head) => !observed.unsigned.includes(head));
   const log = await checkLog(api, { memory, key, note, shown: signedShown, policy, boundMs, now });
-  const fork = observed.fork ?? log.fork;
+  const fork = observed.fork ?? log.fork ??
+    await forkBelow(api, { key, seen, shown: signedShown, beyond: log.beyond });
   // Another tab of this browser may have accepted a checkpoint meanwhile: this check's view is
   // stored only over the one it started from, never over a newer one (the next check rereads).
   const unchanged = storage.getItem(SEEN_LOG_KEY) === startedFrom;
@@ -362,6 +363,29 @@ export async function checkShownChain(
     if (log.remember) storage.setItem(SEEN_LOG_KEY, JSON.stringify(log.memory));
   }
   return { observed, log, fork, alerts: [...headAlerts(observed), ...logAlerts(log.problems)] };
+}
+
+/**
+ * The fork that the blocks shown above the checkpoint (`beyond`, among the signed `shown`) lead to:
+ * their `prev_hash` links followed down to the remembered heads ({@link checkExtension}, within
+ * its bounds), and every block read on the way observed against them. The log cannot prove such
+ * blocks — not yet, or never, when a forked chain is shown beside an honest log — but two heads
+ * signed for one height are evidence without it. Null when the links show no such pair.
+ */
+async function forkBelow(
+  api: ApiClient,
+  { key, seen, shown, beyond }: {
+    key: string;
+    seen: SeenHeads;
+    shown: readonly ShownHead[];
+    beyond: readonly { height: number; hash: string }[];
+  },
+): Promise<ForkEvidence | null> {
+  if (beyond.length === 0 || seen.heads.length === 0) return null;
+  const above = new Set(beyond.map((b) => `${b.height}:${b.hash}`));
+  const heads = shown.filter((s) => above.has(`${s.height}:${s.hash}`)) as SignedHead[];
+  const { blocks } = await checkExtension(api, { anchors: seen.heads, shown: heads });
+  return observeHeads(seen, { key, shown: blocks }).fork;
 }
 
 /** True when `note` is a checkpoint signed by `key` (hex) under its own origin. */
