@@ -2,12 +2,14 @@
  * The bulletin board's state (islands/board/state.ts) shown a chain height it cannot serve — the
  * real application over in-memory KV, its status rewritten in process to 0, 1, 2^31, 2^32 and
  * 2^53 − 1: the first read ends, with the recount left open and a bounded number of requests, and
- * only blocks really served counted. Nothing is walked from 1 to the height claimed.
+ * only blocks really served counted; the anonymity section reads its rings block by block. Nothing
+ * is walked from 1 to the height claimed.
  * @module
  */
 import assert from "node:assert/strict";
 import { createApiClient } from "../../../lib/client/api_client.ts";
 import { createBulletinState } from "../../../islands/board/state.ts";
+import { readSealedRings } from "../../../lib/client/anonymity/sealed_rings.ts";
 import { sealNextBlock } from "../../../server/sealer.ts";
 import { inMemoryApp } from "../../helpers/in_memory_app.ts";
 import { makeVoters, ringFor, signedVote } from "../../helpers/ledger_fixtures.ts";
@@ -56,4 +58,18 @@ Deno.test("the board's first read ends whatever height the server claims", async
   } finally {
     kv.close();
   }
+});
+
+Deno.test("the anonymity section's rings are read block by block, never listed by the height", async () => {
+  const read: number[] = [];
+  const readBlock = (h: number) => {
+    read.push(h);
+    if (h > 2) return Promise.reject(new Error(`block ${h} is not served`));
+    return Promise.resolve([]);
+  };
+  await assert.rejects(
+    readSealedRings(readBlock, { height: Number.MAX_SAFE_INTEGER, known: new Map([[1, []]]) }),
+    /block 3 is not served/,
+  );
+  assert.deepEqual(read, [2, 3]);
 });
