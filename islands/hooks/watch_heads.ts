@@ -16,14 +16,9 @@ import {
   type ShownHead,
   uncheckedAlert,
 } from "../../lib/client/log/heads.ts";
-import {
-  blockName,
-  MAX_BEYOND_CHECKS,
-  parseLogMemory,
-  SEEN_LOG_KEY,
-  unwitnessedBoundMs,
-  type WitnessView,
-} from "../../lib/client/log/log_view.ts";
+import { parseLogMemory, SEEN_LOG_KEY } from "../../lib/client/log/log_memory.ts";
+import { blockName, MAX_BEYOND_CHECKS } from "../../lib/client/log/log_view.ts";
+import { unwitnessedBoundMs, type WitnessView } from "../../lib/client/log/log_witness.ts";
 import {
   adoptPolicy,
   WITNESS_POLICY_KEY,

@@ -17,7 +17,7 @@ import {
   type SeenHeads,
   serializeSeenHeads,
 } from "../../lib/client/log/heads.ts";
-import { SEEN_LOG_KEY } from "../../lib/client/log/log_view.ts";
+import { SEEN_LOG_KEY } from "../../lib/client/log/log_memory.ts";
 import { checkForkEvidence, serverPublicKey, signHead } from "../../lib/protocol/head.ts";
 import { createApp } from "../../server/app.ts";
 import { sealNextBlock } from "../../server/sealer.ts";

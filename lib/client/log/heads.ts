@@ -14,13 +14,8 @@ import { hexToBytes } from "../../protocol/bytes.ts";
 import { openCheckpoint } from "../../protocol/checkpoint.ts";
 import type { LogForkEvidence } from "../../protocol/log_evidence.ts";
 import { ED25519_TYPE, parseNote, verifierKey } from "../../protocol/note.ts";
-import {
-  checkLog,
-  type LogCheck,
-  type LogProblem,
-  parseLogMemory,
-  SEEN_LOG_KEY,
-} from "./log_view.ts";
+import { type LogProblem, parseLogMemory, SEEN_LOG_KEY } from "./log_memory.ts";
+import { checkLog, type LogCheck } from "./log_view.ts";
 import type { WitnessPolicy } from "./witness_policy.ts";
 
 /**

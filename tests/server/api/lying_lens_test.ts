@@ -14,7 +14,7 @@ import { type SeenHeads } from "../../../lib/client/log/heads.ts";
 import { checkBlocks } from "../../../lib/client/board/record_checks.ts";
 import { checkForkEvidence, serverPublicKey, verifyHead } from "../../../lib/protocol/head.ts";
 import { checkShownChain } from "../../../lib/client/log/heads.ts";
-import { parseLogMemory, SEEN_LOG_KEY } from "../../../lib/client/log/log_view.ts";
+import { parseLogMemory, SEEN_LOG_KEY } from "../../../lib/client/log/log_memory.ts";
 import { checkEvidence, settleEvidence } from "../../../lib/client/audit/evidence.ts";
 import { logLeafHash } from "../../../lib/protocol/block_log.ts";
 import { bytesToBase64, hexToBytes } from "../../../lib/protocol/bytes.ts";
