@@ -6,16 +6,14 @@
  */
 import { useEffect, useState } from "react";
 import { type ApiClient, createApiClient, type LedgerName } from "../../lib/client/api_client.ts";
+import { type ChainCheck, checkShownChain } from "../../lib/client/log/chain_check.ts";
 import {
   type AnyForkEvidence,
-  type ChainCheck,
-  checkShownChain,
   type HeadAlert,
-  type HeadStorage,
   logAlerts,
-  type ShownHead,
   uncheckedAlert,
-} from "../../lib/client/log/heads.ts";
+} from "../../lib/client/log/head_alerts.ts";
+import type { HeadStorage, ShownHead } from "../../lib/client/log/heads.ts";
 import { parseLogMemory, SEEN_LOG_KEY } from "../../lib/client/log/log_memory.ts";
 import { blockName, MAX_BEYOND_CHECKS } from "../../lib/client/log/log_view.ts";
 import { unwitnessedBoundMs, type WitnessView } from "../../lib/client/log/log_witness.ts";

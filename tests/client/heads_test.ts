@@ -5,10 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { createApiClient } from "../../lib/client/api_client.ts";
+import { checkShownChain } from "../../lib/client/log/chain_check.ts";
+import { evidenceFile, headAlerts } from "../../lib/client/log/head_alerts.ts";
 import {
-  checkShownChain,
-  evidenceFile,
-  headAlerts,
   headsBelow,
   MAX_SEEN_HEADS,
   observeHeads,
