@@ -1,7 +1,11 @@
 // The alarm a page raises when the server has signed two histories (protocol §4 "Signed heads"):
 // both heads side by side, what that proves in plain words, and the evidence as a JSON download
 // that anyone can check with the server's public key.
-import { type AnyForkEvidence, checkpointSize, evidenceFile } from "../lib/client/log/heads.ts";
+import {
+  type AnyForkEvidence,
+  checkpointSize,
+  evidenceFile,
+} from "../lib/client/log/head_alerts.ts";
 
 /**
  * The fork evidence, explained, with its download link; `signer` names whose key signed both

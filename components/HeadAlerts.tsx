@@ -1,7 +1,7 @@
 // The alarms a page raises, besides a fork, when the server's signed heads cannot be trusted
 // (protocol §4 "Signed heads"): a changed server key, blocks without a valid signature, a chain
 // that went backwards. Each in plain words, red, like the fork alert.
-import type { HeadAlert } from "../lib/client/log/heads.ts";
+import type { HeadAlert } from "../lib/client/log/head_alerts.ts";
 
 /** One red box per alert of the fork watch. */
 export default function HeadAlerts({ alerts }: { alerts: readonly HeadAlert[] }) {

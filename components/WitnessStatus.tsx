@@ -2,7 +2,7 @@
 // unwitnessed, with the size of the largest history a quorum cosigned, and the sentence said when
 // the address's fragment changed the policy. Nothing at all without a policy, and no status beside
 // a fork alert: no line is green next to proof that the server showed two histories.
-import type { WitnessView } from "../lib/client/log/log_view.ts";
+import type { WitnessView } from "../lib/client/log/log_witness.ts";
 
 const TEXTS: Record<WitnessView["status"], string> = {
   witnessed: "Witnessed: the witnesses this page trusts cosigned the history it shows.",

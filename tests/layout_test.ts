@@ -2,8 +2,9 @@
 // layer (lib/protocol/) never imports the client layer (lib/client/), whose feature folders import
 // only the protocol, the shared files at its top and their own folder; nothing under lib/ reaches
 // Deno's APIs, Deno KV or Hono, so the same code runs in the browser, nor keeps UI state or runs
-// timers; no module under server/ imports itself through others; and the repository stands alone,
-// citing only its own docs/ and never a document kept outside it.
+// timers; no module imports itself through others, not even for a type; no source file runs past
+// 400 lines; and the repository stands alone, citing only its own docs/ and never a document kept
+// outside it.
 import assert from "node:assert/strict";
 import { dirname, extname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -247,15 +248,31 @@ Deno.test("nothing under lib/ keeps UI state or runs a timer", () => {
   assert.deepEqual(offending, []);
 });
 
-Deno.test("no import circle among the modules under server/", () => {
-  const files = sourcesUnder("server");
+Deno.test("no import circle among the repository's modules, type-only imports included", () => {
+  const files = filesUnder("").filter((path) => SOURCE_EXTENSIONS.has(extname(path)));
   assert.ok(files.includes("server/verifier/mod.ts"), "server/ holds modules");
+  assert.ok(files.includes("islands/board/state.ts"), "islands/ holds modules");
   const within = new Set(files);
   const importsOf = (file: string) =>
     importSpecifiers(read(file))
       .map((specifier) => resolveRelative(file, specifier))
       .filter((path): path is string => path !== null && within.has(path));
   assert.deepEqual(findImportCircle(files, importsOf), null);
+});
+
+/** Most lines a source file may hold: a longer one does more than one job. */
+const MAX_SOURCE_LINES = 400;
+
+Deno.test(`no source file outside tests/ runs past ${MAX_SOURCE_LINES} lines`, () => {
+  const files = filesUnder("").filter((path) =>
+    SOURCE_EXTENSIONS.has(extname(path)) && !path.startsWith("tests/")
+  );
+  const long = files.flatMap((file) => {
+    const text = read(file);
+    const lines = text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
+    return lines > MAX_SOURCE_LINES ? [`${file}: ${lines} lines`] : [];
+  });
+  assert.deepEqual(long, []);
 });
 
 Deno.test("no file cites a document kept outside the repository", () => {

@@ -162,24 +162,24 @@ export function createBulletinState(
   }
 
   /**
-   * The size each block of `heights` commits to, from its header: the blocks shown, and the blocks
-   * below them read when one is wanted, all checked together from genesis (hash and link, as the
-   * chain section checks them); null for a header that does not check or is not served.
+   * The headers the recount may count: the blocks shown, and the blocks below them read when the
+   * recount lacks one of them, all checked together from genesis (hash and link, as the chain
+   * section checks them). Only headers served are walked, never a range of heights the server
+   * claims: a height of 2^53 − 1 costs the blocks really served, not a loop to it.
    */
-  async function committedSizes(heights: readonly number[]): Promise<Map<number, number | null>> {
+  async function servedHeaders(counted: ReadonlyMap<number, CountedBlock>) {
     const shown = blocks.value;
     const lowest = shown[0]?.height ?? 0;
+    let countedBelow = 0;
+    for (const h of counted.keys()) if (h >= 1 && h < lowest) countedBelow++;
     // The lowest block shown is checked against the one below it too.
-    const below = lowest > 0 && heights.some((h) => h <= lowest)
-      ? await fetchBlocks(0, lowest - 1)
-      : [];
+    const below = lowest > 0 && countedBelow < lowest ? await fetchBlocks(0, lowest - 1) : [];
     const chain = [...below.filter((b) => b.height < lowest), ...shown];
     const checked = new Map(checkBlocks(chain).map((c) => [c.height, c]));
-    const header = new Map(chain.map((b) => [b.height, b]));
-    return new Map(heights.map((h) => {
-      const check = checked.get(h);
-      return [h, check === undefined || failsCheck(check) ? null : header.get(h)!.size];
-    }));
+    return chain.map((b) => {
+      const check = checked.get(b.height);
+      return { height: b.height, size: check === undefined || failsCheck(check) ? null : b.size };
+    });
   }
 
   /** Every vote of block `h`, read only when some are missing. */
@@ -201,14 +201,14 @@ export function createBulletinState(
     // Counted into a copy, published once (a map copied per block would grow with the chain), and
     // at the first block whose listing is not what its header commits to, shown at once.
     const next = new Map(counted.value);
-    const uncounted: number[] = [];
-    for (let h = 1; h <= head; h++) if (!isCounted(next.get(h))) uncounted.push(h);
-    if (uncounted.length === 0) return;
-    const sizes = await committedSizes(uncounted);
+    if (recount(head, served, next) !== null) return;
+    const uncounted = (await servedHeaders(next)).filter(({ height: h }) =>
+      h >= 1 && h <= head && !isCounted(next.get(h))
+    );
     let shownTrouble = recountProblem(head, next) !== null;
     try {
-      for (const h of uncounted) {
-        next.set(h, await countVotes(h, sizes.get(h) ?? null));
+      for (const { height: h, size } of uncounted) {
+        next.set(h, await countVotes(h, size));
         if (!shownTrouble && blockProblem(h, next.get(h)!) !== null) {
           shownTrouble = true;
           counted.value = new Map(next);
@@ -336,7 +336,8 @@ export function createBulletinState(
    * few blocks at a time, by asking each for the vote's proof (a 404 means "not here").
    */
   async function openShared(voteId: string) {
-    const head = height.value ?? 0;
+    // Searched among the blocks served, never down from a height the server only claims.
+    const head = Math.min(height.value ?? 0, blocks.value.at(-1)?.height ?? 0);
     openVote.value = { height: 0, voteId, steps: null, problem: null };
     for (let top = head; top >= 1; top -= LOCATE_WIDTH) {
       const heights = Array.from({ length: Math.min(LOCATE_WIDTH, top) }, (_, k) => top - k);

@@ -1,46 +1,36 @@
 /**
  * The pages' watch over the chain they show (protocol §4.5): every signed block record the page's
- * API client receives is fed to the check of lib/client/log/heads.ts, which runs at once and on a timer
- * for as long as the island lives. It keeps a timer, so it lives with the islands, not in lib/.
+ * API client receives (fed_heads.ts) is fed to the check of lib/client/log/chain_check.ts, which
+ * runs at once and on a timer for as long as the island lives; a witnessing page cosigns what it
+ * accepts (witness_cosign.ts). It keeps a timer, so it lives with the islands, not in lib/.
  * @module
  */
 import { useEffect, useState } from "react";
 import { type ApiClient, createApiClient, type LedgerName } from "../../lib/client/api_client.ts";
+import { checkShownChain } from "../../lib/client/log/chain_check.ts";
 import {
   type AnyForkEvidence,
-  type ChainCheck,
-  checkShownChain,
   type HeadAlert,
-  type HeadStorage,
   logAlerts,
-  type ShownHead,
   uncheckedAlert,
-} from "../../lib/client/log/heads.ts";
-import {
-  blockName,
-  MAX_BEYOND_CHECKS,
-  parseLogMemory,
-  SEEN_LOG_KEY,
-  unwitnessedBoundMs,
-  type WitnessView,
-} from "../../lib/client/log/log_view.ts";
+} from "../../lib/client/log/head_alerts.ts";
+import type { HeadStorage, ShownHead } from "../../lib/client/log/heads.ts";
+import { parseLogMemory, SEEN_LOG_KEY } from "../../lib/client/log/log_memory.ts";
+import { blockName, MAX_BEYOND_CHECKS } from "../../lib/client/log/log_view.ts";
+import { unwitnessedBoundMs, type WitnessView } from "../../lib/client/log/log_witness.ts";
 import {
   adoptPolicy,
   WITNESS_POLICY_KEY,
   type WitnessPolicy,
 } from "../../lib/client/log/witness_policy.ts";
-import { bytesToBase64, equalBytes } from "../../lib/protocol/bytes.ts";
-import { verifyConsistency } from "../../lib/protocol/merkle_verify.ts";
-import {
-  COSIGNATURE_V1_TYPE,
-  decodeBase64Strict,
-  formatNote,
-  formatVerifierKey,
-  type NoteSigner,
-  parseNote,
-  signCosignature,
-  signerKey,
-} from "../../lib/protocol/note.ts";
+import type { NoteSigner } from "../../lib/protocol/note.ts";
+import { fedOf, ledgerKey, onFed, refeed } from "./fed_heads.ts";
+import { type WitnessActivity, witnessCosigner } from "./witness_cosign.ts";
+
+/** The page's API client whose records feed its watch (fed_heads.ts), for the islands. */
+export { feedHeads, ledgerKey, pageApiClient } from "./fed_heads.ts";
+/** What a witnessing page did last, and how often it cosigns again (witness_cosign.ts). */
+export { COSIGN_REFRESH_MS, WITNESS_COSIGNED_KEY, type WitnessActivity } from "./witness_cosign.ts";
 
 /** How long the watch waits after a record is fed before it checks, gathering a burst. */
 const FEED_DELAY_MS = 200;
@@ -56,107 +46,8 @@ export const REQUEST_TIMEOUT_MS = 8_000;
  */
 export const CHECK_DEADLINE_MS = 20_000;
 
-/**
- * Signed block records shown on this page since the last check, by ledger, then by height and
- * hash: a round's records are checked by that round's watch only, under that round's key, even
- * when an answer of the round the page just left arrives late.
- */
-const fedByLedger = new Map<string, Map<string, ShownHead>>();
-/** The watch of each ledger, woken when a record is fed. */
-const wakes = new Map<string, () => void>();
-
-/** The name a ledger's records are kept under: round 1 is the election's ledger. */
-export function ledgerKey(ledger: LedgerName): string {
-  if (typeof ledger === "string") return ledger;
-  return ledger.round === 1 ? "election" : `round/${ledger.round}`;
-}
-
-function fedOf(key: string): Map<string, ShownHead> {
-  let fed = fedByLedger.get(key);
-  if (!fed) fedByLedger.set(key, fed = new Map());
-  return fed;
-}
-
-/** Hands block records the page was shown, of ledger `key`, to that ledger's fork watch. */
-export function feedHeads(records: readonly ShownHead[], key = "election"): void {
-  refeed(key, records);
-  if (records.length > 0) wakes.get(key)?.();
-}
-
-function refeed(key: string, records: readonly ShownHead[]): void {
-  const fed = fedOf(key);
-  for (const r of records) fed.set(`${r.height}:${r.hash}`, r);
-}
-
-/**
- * The page's API client of `ledger` (the election's by default, or a round's): same origin, every
- * block record it receives fed to that ledger's fork watch.
- */
-export function pageApiClient(ledger: LedgerName = "election"): ApiClient {
-  const key = ledgerKey(ledger);
-  return createApiClient({ fetch, ledger, onBlocks: (records) => feedHeads(records, key) });
-}
-
 /** One check of the watch: the records it took, and whether its deadline passed before it ended. */
 type Run = { shown: ShownHead[]; abandoned: boolean; watchdog?: ReturnType<typeof setTimeout> };
-
-/**
- * Browser-storage key (per ledger) of what this browser's witness cosigned last:
- * `{vkey, size, root}` (base64 root).
- */
-export const WITNESS_COSIGNED_KEY = "ringvote/witness-cosigned";
-
-/** What the witness `vkey` cosigned last in `storage`, or null. */
-function lastCosigned(storage: HeadStorage, vkey: string): { size: number; root: string } | null {
-  try {
-    const stored = JSON.parse(storage.getItem(WITNESS_COSIGNED_KEY) ?? "null");
-    return stored?.vkey === vkey && Number.isSafeInteger(stored.size) &&
-        typeof stored.root === "string"
-      ? { size: stored.size, root: stored.root }
-      : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * True when the checkpoint `next` extends the one a witness cosigned `last` (the same root at the
- * same size, else the server's consistency proof verifies); otherwise why it does not.
- */
-async function joinsLast(
-  api: ApiClient,
-  last: { size: number; root: string },
-  next: { size: number; root: Uint8Array },
-): Promise<true | string> {
-  const lastRoot = decodeBase64Strict(last.root);
-  if (next.size < last.size) return `it cosigned the larger history of ${last.size} blocks`;
-  if (next.size === last.size) {
-    return equalBytes(lastRoot, next.root)
-      ? true
-      : `it cosigned another history of ${last.size} blocks: a fork`;
-  }
-  try {
-    const proof = (await api.consistencyProof(last.size, next.size)).map((h) =>
-      decodeBase64Strict(h)
-    );
-    return verifyConsistency({
-        oldSize: last.size,
-        newSize: next.size,
-        oldRoot: lastRoot,
-        newRoot: next.root,
-        proof,
-      })
-      ? true
-      : `no proof joins it to the history of ${last.size} blocks it cosigned: a fork`;
-  } catch (error) {
-    return `the proof from the ${last.size} blocks it cosigned could not be read: ${
-      (error as Error).message
-    }`;
-  }
-}
-
-/** A witness re-cosigns the checkpoint it cosigned last once its cosignature is this old. */
-export const COSIGN_REFRESH_MS = 60_000;
 
 /**
  * What the watch shows besides alerts: where the page stands with its witnesses (null without a
@@ -169,15 +60,11 @@ export type LogView = {
   proven: ReadonlySet<string>;
 };
 
-/** What a witnessing page (the projector's board) did last: the size it cosigned, and when. */
-export type WitnessActivity =
-  | { kind: "cosigned"; size: number; at: number }
-  | { kind: "refused"; size: number; reason: string };
-
 /**
  * Runs {@link checkShownChain} over the records fed since the last run, now, every `everyMs` and
  * soon after a record is fed, until the answered function is called; `onFork` hears the first
- * fork found, `onAlerts` every alert raised so far (each kind once, kept once raised, but for
+ * fork found (the checks go on after it, for the other alerts, but store nothing and cosign
+ * nothing any more), `onAlerts` every alert raised so far (each kind once, kept once raised, but for
  * `unchecked`, which the next check that can be made clears), `onView` the log view after every
  * check, `onError` every check that could not be made. A check that could not be made keeps its
  * records for the next one, and so does one whose records lie above the checkpoint it read (for
@@ -227,7 +114,6 @@ export function watchHeads(
   let pending = false;
   let soon: ReturnType<typeof setTimeout> | undefined;
   let bound = boundMs;
-  let cosigned: { size: number; root: string; at: number } | null = null;
   const beyondChecks = new Map<string, number>();
   const raised = new Map<HeadAlert["kind"], HeadAlert>();
   const notify = (update: () => void) => {
@@ -239,6 +125,7 @@ export function watchHeads(
     onError(`Signed heads could not be checked: ${reason}`);
     notify(() => raised.set("unchecked", uncheckedAlert(reason)));
   };
+  const cosign = witnessCosigner(api, { storage, witness, live: () => live, onWitness });
   const boundOf = async () => {
     if (bound !== undefined || policy === null) return bound ?? 0;
     try {
@@ -248,51 +135,12 @@ export function watchHeads(
     }
     return bound;
   };
-  const cosign = async (check: ChainCheck) => {
-    const checkpoint = check.log?.checkpoint;
-    if (!witness || !checkpoint || check.fork || check.alerts.length > 0) return;
-    const root = bytesToBase64(checkpoint.root);
-    const now = Date.now();
-    const same = cosigned?.size === checkpoint.size && cosigned.root === root;
-    if (same && now - cosigned!.at < COSIGN_REFRESH_MS) return;
-    const vkey = formatVerifierKey(signerKey(witness, COSIGNATURE_V1_TYPE));
-    const refused = (reason: string) =>
-      onWitness?.({ kind: "refused", size: checkpoint.size, reason });
-    // What this witness cosigned last on this ledger, in any tab: it never cosigns a checkpoint
-    // that a consistency proof does not join to it.
-    const last = lastCosigned(storage, vkey);
-    if (last !== null && !same) {
-      const joined = await joinsLast(api, last, { size: checkpoint.size, root: checkpoint.root });
-      if (joined !== true) return refused(joined);
-    }
-    const text = parseNote(checkpoint.note).text;
-    const line = signCosignature(text, witness, Math.floor(now / 1000));
-    const cosignature = formatNote({ text, signatures: [line] }).slice(text.length + 1, -1);
-    try {
-      const kept = await api.submitCosignature({ vkey, size: checkpoint.size, cosignature });
-      if (!live) return;
-      storage.setItem(
-        WITNESS_COSIGNED_KEY,
-        JSON.stringify({ vkey, size: checkpoint.size, root }),
-      );
-      cosigned = { size: checkpoint.size, root, at: now };
-      if (!kept.stored) {
-        return refused(
-          "the server verified the cosignature but did not keep it (it keeps a bounded number " +
-            "of witnesses it was not told to trust)",
-        );
-      }
-      onWitness?.({ kind: "cosigned", size: checkpoint.size, at: now });
-    } catch (error) {
-      refused((error as Error).message);
-    }
-  };
   const once = async (run: Run) => {
     // An abandoned check may still finish: it must not overwrite what a later one stored.
     const guarded: HeadStorage = {
       getItem: (key) => storage.getItem(key),
       setItem: (key, value) => {
-        if (live && !run.abandoned) storage.setItem(key, value);
+        if (live && !run.abandoned && !found) storage.setItem(key, value);
       },
     };
     try {
@@ -331,10 +179,12 @@ export function watchHeads(
         onView?.({ witness: check.log.witness, size: memory.size, proven: new Set(memory.proven) });
       }
       if (check.fork) {
+        // The first fork is the evidence shown; checks go on for the other alerts, storing nothing.
+        if (!found) onFork(check.fork);
         found = true;
-        onFork(check.fork);
         return;
       }
+      if (found) return;
       await cosign(check);
     } catch (error) {
       if (!live || run.abandoned) return;
@@ -364,7 +214,7 @@ export function watchHeads(
   };
   // A tick during a check runs once it ends (or is abandoned): ticks never pile up behind it.
   const check = () => {
-    if (found || !live) return;
+    if (!live) return;
     if (current) pending = true;
     else start();
   };
@@ -372,7 +222,7 @@ export function watchHeads(
     clearTimeout(soon);
     soon = setTimeout(check, FEED_DELAY_MS);
   };
-  wakes.set(ledger, wake);
+  const unfed = onFed(ledger, wake);
   // What this browser remembers is shown at once, before the first check answers.
   const remembered = parseLogMemory(storage.getItem(SEEN_LOG_KEY));
   onView?.({ witness: null, size: remembered.size, proven: new Set(remembered.proven) });
@@ -380,7 +230,7 @@ export function watchHeads(
   const timer = setInterval(check, everyMs);
   return () => {
     live = false;
-    if (wakes.get(ledger) === wake) wakes.delete(ledger);
+    unfed();
     clearTimeout(soon);
     clearInterval(timer);
     clearTimeout(current?.watchdog);

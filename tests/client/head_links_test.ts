@@ -13,8 +13,8 @@ import {
   MAX_LINK_BLOCKS,
   MAX_LINK_REQUESTS,
 } from "../../lib/client/log/head_links.ts";
+import { headAlerts } from "../../lib/client/log/head_alerts.ts";
 import {
-  headAlerts,
   type HeadObservation,
   mayRemember,
   observeChain,

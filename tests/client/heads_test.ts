@@ -5,10 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { createApiClient } from "../../lib/client/api_client.ts";
+import { checkShownChain } from "../../lib/client/log/chain_check.ts";
+import { evidenceFile, headAlerts } from "../../lib/client/log/head_alerts.ts";
 import {
-  checkShownChain,
-  evidenceFile,
-  headAlerts,
   headsBelow,
   MAX_SEEN_HEADS,
   observeHeads,
@@ -17,7 +16,7 @@ import {
   type SeenHeads,
   serializeSeenHeads,
 } from "../../lib/client/log/heads.ts";
-import { SEEN_LOG_KEY } from "../../lib/client/log/log_view.ts";
+import { SEEN_LOG_KEY } from "../../lib/client/log/log_memory.ts";
 import { checkForkEvidence, serverPublicKey, signHead } from "../../lib/protocol/head.ts";
 import { createApp } from "../../server/app.ts";
 import { sealNextBlock } from "../../server/sealer.ts";

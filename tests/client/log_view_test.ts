@@ -8,8 +8,10 @@
  */
 import assert from "node:assert/strict";
 import { createApiClient, type Transport } from "../../lib/client/api_client.ts";
-import { type ChainCheck, checkShownChain, SEEN_HEADS_KEY } from "../../lib/client/log/heads.ts";
-import { parseLogMemory, SEEN_LOG_KEY, unwitnessedBoundMs } from "../../lib/client/log/log_view.ts";
+import { type ChainCheck, checkShownChain } from "../../lib/client/log/chain_check.ts";
+import { SEEN_HEADS_KEY } from "../../lib/client/log/heads.ts";
+import { parseLogMemory, SEEN_LOG_KEY } from "../../lib/client/log/log_memory.ts";
+import { unwitnessedBoundMs } from "../../lib/client/log/log_witness.ts";
 import { policyFromFragment, type WitnessPolicy } from "../../lib/client/log/witness_policy.ts";
 import { logLeafHash } from "../../lib/protocol/block_log.ts";
 import { bytesToBase64 } from "../../lib/protocol/bytes.ts";

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { renderToString } from "preact-render-to-string";
 import WitnessStatus from "../../components/WitnessStatus.tsx";
-import type { WitnessView } from "../../lib/client/log/log_view.ts";
+import type { WitnessView } from "../../lib/client/log/log_witness.ts";
 
 const witnessed: WitnessView = {
   status: "witnessed",

@@ -6,7 +6,7 @@
 // lesson a witness teaches, and what it cannot do for a browser that names none.
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
-import { unwitnessedBoundMs } from "../../lib/client/log/log_view.ts";
+import { unwitnessedBoundMs } from "../../lib/client/log/log_witness.ts";
 import type { BlockRecord } from "../../lib/protocol/schemas.ts";
 import { build } from "../../scripts/build.ts";
 import { createApp } from "../../server/app.ts";

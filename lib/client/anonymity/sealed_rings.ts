@@ -73,19 +73,19 @@ export async function readSealedRings(
     onProgress?: (done: number, total: number) => void;
   },
 ): Promise<SealedRings> {
+  // Walked by the blocks read, never by the height alone: a height the server claims but cannot
+  // serve ends at the first block it does not serve (that read throws), not in a list of 2^53.
   const rings = new Map<number, RingBallot[]>();
-  const missing: number[] = [];
+  for (const [h, have] of known) if (h >= 1 && h <= height) rings.set(h, have);
+  const total = height - rings.size;
+  let done = 0;
   for (let h = 1; h <= height; h++) {
-    const have = known.get(h);
-    if (have) rings.set(h, have);
-    else missing.push(h);
-  }
-  for (const [done, h] of missing.entries()) {
-    onProgress?.(done, missing.length);
+    if (rings.has(h)) continue;
+    onProgress?.(done++, total);
     rings.set(h, await readBlock(h));
   }
-  onProgress?.(missing.length, missing.length);
-  return rings;
+  onProgress?.(total, total);
+  return new Map([...rings].sort((a, b) => a[0] - b[0]));
 }
 
 /** Every ballot of `rings`, in height then leaf order. */

@@ -9,20 +9,15 @@ import { checkLink, isGenesis, verifyBlockHash } from "../../protocol/chain.ts";
 import { checkVote } from "../../protocol/check_vote.ts";
 import { verifyHead } from "../../protocol/head.ts";
 import { type BlockRecord, type BlockStatus, MAX_PAGE_LIMIT } from "../../protocol/schemas.ts";
-import { type ApiClient, pagesOf } from "../api_client.ts";
+import { pagesOf } from "../api_client.ts";
 import type { AuditFinding, VoteAt, VoteProblem } from "./findings.ts";
 import { groupCheck, type RoundGroupRule } from "./groups.ts";
 import type { AuditMemory } from "./remembered_audit.ts";
+import type { AuditSource } from "./source.ts";
 import type { VoteChecker } from "./vote_checks.ts";
 
-/**
- * The calls the audit makes, and all it needs of a source: the API client of a live server, or an
- * election record read from a file (lib/client/audit/election_record_source.ts, protocol §4.8).
- */
-export type AuditSource = Pick<
-  ApiClient,
-  "serverKey" | "checkpoint" | "blockStatus" | "keys" | "blocks" | "blockVotes" | "tally"
->;
+/** The calls the audit makes (lib/client/audit/source.ts), named here for the phases' importers. */
+export type { AuditSource };
 
 /**
  * One vote as the audit read it (`index` its leaf index as served, `position` the one it must

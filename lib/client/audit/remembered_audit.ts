@@ -8,7 +8,7 @@
  */
 import type { BlockRecord } from "../../protocol/schemas.ts";
 import type { DirectoryEntry, Page } from "../api_client.ts";
-import type { AuditSource } from "./reads.ts";
+import type { AuditSource } from "./source.ts";
 
 /** A block as remembered: its whole header, with its head signature. */
 export type RememberedBlock = BlockRecord & { head_signature: string };

@@ -60,9 +60,10 @@ export function recountProblem(
   height: number | null,
   counted: ReadonlyMap<number, CountedBlock>,
 ): RecountProblem | null {
-  for (let h = 1; h <= (height ?? 0); h++) {
-    const block = counted.get(h);
-    const problem = block === undefined ? null : blockProblem(h, block);
+  // The blocks counted, never the heights claimed: a height of 2^53 − 1 is no loop to walk.
+  const heights = [...counted.keys()].filter((h) => h >= 1 && h <= (height ?? 0));
+  for (const h of heights.sort((a, b) => a - b)) {
+    const problem = blockProblem(h, counted.get(h)!);
     if (problem !== null) return problem;
   }
   return null;
@@ -88,6 +89,8 @@ export function recount(
   if (height === 0) return [];
   if (height === null || tally === null) return null;
   const counts = new Map<string, number>();
+  // Ends at the first block not counted: never past the blocks counted, whatever the height.
+  if (counted.size < height) return null;
   for (let h = 1; h <= height; h++) {
     const block = counted.get(h);
     if (!isCounted(block)) return null;

@@ -5,7 +5,8 @@
  */
 import type { ForkEvidence } from "../../protocol/schemas.ts";
 import { ApiCallError, type ApiClient } from "../api_client.ts";
-import { linkAlerts, observeChain, type SeenHeads, type ShownHead } from "../log/heads.ts";
+import { linkAlerts } from "../log/head_alerts.ts";
+import { observeChain, type SeenHeads, type ShownHead } from "../log/heads.ts";
 import type { CheckName } from "./lies.ts";
 import {
   decideVoteStatus,

@@ -17,16 +17,11 @@ import {
   signerKey,
 } from "../../protocol/note.ts";
 import type { ApiClient } from "../api_client.ts";
-import { logAlerts, type SeenHeads } from "../log/heads.ts";
-import {
-  checkLog,
-  emptyLogMemory,
-  type LogCheck,
-  type LogMemory,
-  type LogProblem,
-  MAX_WITNESS_INTERVAL_MS,
-  unwitnessedBoundMs,
-} from "../log/log_view.ts";
+import { logAlerts } from "../log/head_alerts.ts";
+import type { SeenHeads } from "../log/heads.ts";
+import { emptyLogMemory, type LogMemory, type LogProblem } from "../log/log_memory.ts";
+import { checkLog, type LogCheck } from "../log/log_view.ts";
+import { MAX_WITNESS_INTERVAL_MS, unwitnessedBoundMs } from "../log/log_witness.ts";
 import type { StoredVote } from "../voter/status.ts";
 import type { WitnessPolicy } from "../log/witness_policy.ts";
 import { checkVoteView, type LensVerdict } from "./lens_checks.ts";

@@ -2,11 +2,11 @@
  * Browser-safe. A page's view of the server's log (protocol §4.5, §4.10): the checkpoint it has
  * accepted, accepted again only when a consistency proof joins it to the new one; every block the
  * page is shown proven included by an inclusion proof; and, under a witness policy, whether the
- * checkpoints it accepts are cosigned by a quorum of witnesses in time. Two checkpoints no proof
- * joins are fork evidence. The cost of a check is O(log n) hashes whatever the distance.
+ * checkpoints it accepts are cosigned by a quorum of witnesses in time (log_witness.ts). Two
+ * checkpoints no proof joins are fork evidence. What the page keeps is in log_memory.ts. The cost
+ * of a check is O(log n) hashes whatever the distance.
  * @module
  */
-import * as z from "zod/mini";
 import { bytesToBase64, bytesToHex, equalBytes, hexToBytes } from "../../protocol/bytes.ts";
 import { type Checkpoint, openCheckpoint } from "../../protocol/checkpoint.ts";
 import { logLeafHash } from "../../protocol/block_log.ts";
@@ -19,16 +19,11 @@ import {
   parseNote,
   type SignedNote,
   verifierKey,
-  verifyCosignature,
 } from "../../protocol/note.ts";
 import { ApiCallError, type ApiClient } from "../api_client.ts";
-import { serializePolicy, type WitnessPolicy } from "./witness_policy.ts";
-
-/** Browser-storage key of a ledger's log view (one JSON value, beside the remembered heads). */
-export const SEEN_LOG_KEY = "ringvote/seen-log";
-
-/** Most blocks remembered as proven included; the highest are kept. */
-export const MAX_PROVEN = 4_096;
+import { type LogMemory, type LogProblem, MAX_PROVEN } from "./log_memory.ts";
+import { type WitnessView, witnessView } from "./log_witness.ts";
+import type { WitnessPolicy } from "./witness_policy.ts";
 
 /** Most inclusion proofs one check asks for; the other blocks wait for the next check. */
 export const MAX_INCLUSION_REQUESTS = 24;
@@ -38,127 +33,12 @@ export const MAX_BEYOND_CHECKS = 3;
 
 /** Longest checkpoint note a page reads (a note with 100 signature lines fits). */
 export const MAX_NOTE_LENGTH = 20_000;
-
-/**
- * How far a cosignature's timestamp may be from this browser's clock, either way, and still count
- * (page §10.13): a witness cosigns each new checkpoint and cosigns the same one again every
- * minute, so only a witness that stopped, or a clock ten minutes wrong, falls outside it.
- */
-export const COSIGNATURE_FRESH_MS = 600_000;
-
-/** What is added to two sealing intervals to make the bound of `unwitnessed` (page §10.13). */
-export const WITNESS_MARGIN_MS = 15_000;
-
-/** The sealing interval the bound is computed from is taken as at most this (a server could lie). */
-export const MAX_WITNESS_INTERVAL_MS = 60_000;
-
-/**
- * How long a page waits for a quorum cosignature of a checkpoint it accepted before it raises
- * `unwitnessed`: two sealing intervals (at most {@link MAX_WITNESS_INTERVAL_MS} each) plus
- * {@link WITNESS_MARGIN_MS}; at most 135 s.
- */
-export function unwitnessedBoundMs(sealIntervalMs: number): number {
-  const interval = Math.min(Math.max(sealIntervalMs, 1_000), MAX_WITNESS_INTERVAL_MS);
-  return 2 * interval + WITNESS_MARGIN_MS;
-}
-
 /** A block a page was shown: its height and hash (its signature is checked elsewhere). */
 export type ShownBlock = { height: number; hash: string };
-
-/** What a page keeps of a ledger's log between visits. */
-export type LogMemory = {
-  /** The ledger key (hex) and the log's origin the accepted checkpoint is signed by and under. */
-  key: string | null;
-  origin: string | null;
-  /** The accepted checkpoint: the note as served, its size and root (base64). */
-  note: string | null;
-  size: number;
-  root: string | null;
-  /** The largest accepted checkpoint that was witnessed by the policy's quorum, as served. */
-  witnessed: { size: number; note: string } | null;
-  /**
-   * The sizes accepted above the witnessed one, each with when this browser first accepted it
-   * (ms), oldest first, at most {@link MAX_PENDING}: each waits for a quorum cosignature of a
-   * checkpoint at least as large.
-   */
-  pending: { size: number; at: number }[];
-  /** Blocks proven included in an accepted checkpoint, as `height:hash`, oldest first. */
-  proven: string[];
-  /** The witness policy `witnessed` and `pending` were counted under (serialized), or null. */
-  policy?: string | null;
-};
-
-const Stored = z.object({
-  key: z.nullable(z.string()),
-  origin: z.nullable(z.string()),
-  note: z.nullable(z.string()),
-  size: z.number(),
-  root: z.nullable(z.string()),
-  witnessed: z.nullable(z.object({ size: z.number(), note: z.string() })),
-  pending: z.array(z.object({ size: z.number(), at: z.number() })),
-  proven: z.array(z.string()),
-  policy: z.optional(z.nullable(z.string())),
-});
-
-/** A memory that has accepted nothing. */
-export function emptyLogMemory(): LogMemory {
-  return {
-    key: null,
-    origin: null,
-    note: null,
-    size: 0,
-    root: null,
-    witnessed: null,
-    pending: [],
-    proven: [],
-  };
-}
-
-/** Most sizes waiting for a cosignature a page keeps; the oldest, which the bound is about. */
-export const MAX_PENDING = 64;
-
-/** The log memory from storage; an empty one when absent or unreadable. */
-export function parseLogMemory(stored: string | null): LogMemory {
-  if (stored === null) return emptyLogMemory();
-  try {
-    const parsed = Stored.safeParse(JSON.parse(stored));
-    return parsed.success ? parsed.data : emptyLogMemory();
-  } catch {
-    return emptyLogMemory();
-  }
-}
-
 /** The name of a block in {@link LogMemory.proven}. */
 export function blockName({ height, hash }: ShownBlock): string {
   return `${height}:${hash}`;
 }
-
-/**
- * Why what the server shows does not hold up against the log: the checkpoint is not signed by the
- * ledger key (`unsigned`), is smaller than the accepted one (`rollback`), is malformed or names
- * another log (`inconsistent`); a block shown is not in the log (`not-extended`); a proof needed
- * was refused or a block shown stays above every checkpoint (`withheld`); a request got no answer
- * in time (`unchecked`); no quorum cosigned in time (`unwitnessed`).
- */
-export type LogProblem =
-  | { kind: "unsigned"; reason: string }
-  | { kind: "rollback"; size: number; remembered: number }
-  | { kind: "inconsistent"; reason: string }
-  | { kind: "not-extended"; height: number; hash: string; size: number }
-  | { kind: "withheld"; what: string; reason: string }
-  | { kind: "unchecked"; reason: string }
-  | { kind: "unwitnessed"; size: number; waitedMs: number };
-
-/** Where the page stands with its witnesses; null without a policy. */
-export type WitnessView = {
-  status: "witnessed" | "waiting" | "unwitnessed";
-  /** The largest checkpoint size cosigned by the quorum (0 when none yet). */
-  size: number;
-  /** The policy's witnesses that cosigned the checkpoint just read, freshly. */
-  cosigners: string[];
-  quorum: number;
-};
-
 /** The outcome of one check of the log. */
 export type LogCheck = {
   /** The memory to keep (the one given when nothing may be remembered). */
@@ -348,60 +228,6 @@ function openNote(
     const reason = `the checkpoint is malformed: ${(error as Error).message}`;
     return { problem: { kind: "inconsistent", reason } };
   }
-}
-
-/**
- * The witness view after `read` (a checkpoint read and checked, or null when none was): its fresh
- * quorum cosignatures move `witnessed` up; each accepted size above it waits (`pending`), and the
- * oldest waiting past `boundMs` is `unwitnessed`.
- */
-function witnessView(
-  memory: LogMemory,
-  policy: WitnessPolicy | null,
-  read: { parsed: SignedNote; note: string; size: number } | null,
-  boundMs: number,
-  now: number,
-): { memory: LogMemory; view: WitnessView | null; problem: LogProblem | null } {
-  if (policy === null) return { memory, view: null, problem: null };
-  const next = { ...memory };
-  // What another policy's witnesses cosigned says nothing under this one: counted afresh.
-  const counted = serializePolicy(policy);
-  if (next.policy !== counted) {
-    Object.assign(next, { policy: counted, witnessed: null, pending: [] });
-  }
-  let cosigners: string[] = [];
-  if (read) {
-    cosigners = policy.witnesses.filter((key) => {
-      try {
-        const cosigned = verifyCosignature(read.parsed, key);
-        return cosigned && Math.abs(cosigned.timestamp * 1000 - now) <= COSIGNATURE_FRESH_MS;
-      } catch {
-        return false;
-      }
-    }).map((key) => key.name);
-    if (cosigners.length >= policy.quorum && read.size >= (next.witnessed?.size ?? 0)) {
-      next.witnessed = { size: read.size, note: read.note };
-    }
-  }
-  const witnessedSize = next.witnessed?.size ?? 0;
-  const pending = next.pending.filter((p) => p.size > witnessedSize);
-  if (next.size > witnessedSize && !pending.some((p) => p.size === next.size)) {
-    // When full, the newest entry stands for the new size too, keeping its older time.
-    if (pending.length < MAX_PENDING) pending.push({ size: next.size, at: now });
-    else pending[pending.length - 1] = { ...pending[pending.length - 1], size: next.size };
-  }
-  next.pending = pending;
-  const waitedMs = pending.length === 0 ? 0 : now - pending[0].at;
-  const status = pending.length === 0
-    ? "witnessed"
-    : waitedMs > boundMs
-    ? "unwitnessed"
-    : "waiting";
-  const view = { status, size: witnessedSize, cosigners, quorum: policy.quorum } as const;
-  const problem: LogProblem | null = status === "unwitnessed"
-    ? { kind: "unwitnessed", size: pending[0].size, waitedMs }
-    : null;
-  return { memory: next, view, problem };
 }
 
 /**

@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import type { ApiClient } from "../../../lib/client/api_client.ts";
-import type { HeadAlert } from "../../../lib/client/log/heads.ts";
-import { parseLogMemory, SEEN_LOG_KEY } from "../../../lib/client/log/log_view.ts";
+import type { HeadAlert } from "../../../lib/client/log/head_alerts.ts";
+import { parseLogMemory, SEEN_LOG_KEY } from "../../../lib/client/log/log_memory.ts";
 import { sealNextBlock } from "../../../server/sealer.ts";
 import { watchHeads } from "../../../islands/hooks/watch_heads.ts";
 import { inMemoryApp } from "../../helpers/in_memory_app.ts";

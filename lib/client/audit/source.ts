@@ -1,0 +1,15 @@
+/**
+ * Browser-safe. What the audit reads from: the calls it makes of a live server's API client, or of
+ * an election record read from a file (lib/client/audit/election_record_source.ts, protocol §4.8).
+ * @module
+ */
+import type { ApiClient } from "../api_client.ts";
+
+/**
+ * The calls the audit makes, and all it needs of a source: the API client of a live server, or an
+ * election record read from a file (lib/client/audit/election_record_source.ts, protocol §4.8).
+ */
+export type AuditSource = Pick<
+  ApiClient,
+  "serverKey" | "checkpoint" | "blockStatus" | "keys" | "blocks" | "blockVotes" | "tally"
+>;
