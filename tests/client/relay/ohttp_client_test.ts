@@ -2,19 +2,24 @@
 // pinned hash, every message a multiple of 1,024 bytes, and every vote of a round one length
 // whatever its choice and ring.
 import assert from "node:assert/strict";
-import { isVotePath, pinnedTarget, sealCall, voteLength } from "../../lib/client/ohttp_client.ts";
-import { decodeRequest, encodeResponse, pad } from "../../lib/protocol/bhttp.ts";
+import {
+  isVotePath,
+  pinnedTarget,
+  sealCall,
+  voteLength,
+} from "../../../lib/client/relay/ohttp_client.ts";
+import { decodeRequest, encodeResponse, pad } from "../../../lib/protocol/bhttp.ts";
 import {
   decapsulateRequest,
   encapsulateResponse,
   encodeKeyConfigs,
   generateGatewayKey,
   keyConfigsHash,
-} from "../../lib/protocol/ohttp.ts";
-import { MAX_RING } from "../../lib/protocol/ring_signature.ts";
-import { MAX_PAYLOAD_CODE_POINTS } from "../../lib/protocol/schemas.ts";
-import { VOTE_BOUNDS } from "../../lib/protocol/vote_padding.ts";
-import { makeVoters, ringFor, signedVote } from "../helpers/ledger_fixtures.ts";
+} from "../../../lib/protocol/ohttp.ts";
+import { MAX_RING } from "../../../lib/protocol/ring_signature.ts";
+import { MAX_PAYLOAD_CODE_POINTS } from "../../../lib/protocol/schemas.ts";
+import { VOTE_BOUNDS } from "../../../lib/protocol/vote_padding.ts";
+import { makeVoters, ringFor, signedVote } from "../../helpers/ledger_fixtures.ts";
 
 const key = await generateGatewayKey(9);
 const keys = encodeKeyConfigs([key.config]);
