@@ -18,6 +18,11 @@ const round = (id: number, question: string, choices: string[] = []) => ({
   choices,
   createdAt: 1_700_000_000_000 + id,
   blockIntervalMs: 5000,
+  phase: "voting" as const,
+  minVoters: 8,
+  lateJoiners: false,
+  openedAt: null,
+  joinDeadline: null,
 });
 const LIST = {
   current: 3,
