@@ -73,6 +73,8 @@ export type AppOptions = {
   ohttp?: GatewayKeys;
   /** {@link KV_DEADLINE_MS} unless a test shortens it. */
   kvDeadlineMs?: number;
+  /** How long a key's or a vote's body may take to arrive: `BODY_DEADLINE_MS` unless a test shortens it. */
+  bodyDeadlineMs?: number;
 };
 
 /** The whole HTTP application over `store`. */
@@ -137,6 +139,7 @@ export function createApp(options: AppOptions): Hono {
         createLedgerApi(roundStore, {
           base,
           verifier,
+          bodyDeadlineMs: options.bodyDeadlineMs,
           choices,
           logOrigin: roundStore === store ? logOrigin : null,
           witnesses: roundStore === store ? witnesses : [],
@@ -147,9 +150,18 @@ export function createApp(options: AppOptions): Hono {
     app.use("/api/vote", electionWrites(rounds));
     app.use("/api/pki/key", electionWrites(rounds));
   }
+  const bodyDeadlineMs = options.bodyDeadlineMs;
   app.route(
     "/",
-    createLedgerApi(store, { base: "/api", verifier, logOrigin, witnesses, presenter, room }),
+    createLedgerApi(store, {
+      base: "/api",
+      verifier,
+      logOrigin,
+      witnesses,
+      presenter,
+      room,
+      bodyDeadlineMs,
+    }),
   );
 
   app.notFound((c) => {
@@ -181,9 +193,10 @@ export function createApp(options: AppOptions): Hono {
  */
 export function createLedgerApi(
   store: Store,
-  { base, verifier, choices, logOrigin = null, witnesses = [], presenter, room }: {
+  { base, verifier, choices, logOrigin = null, witnesses = [], presenter, room, bodyDeadlineMs }: {
     base: string;
     verifier: Verifier;
+    bodyDeadlineMs?: number;
     choices?: readonly string[];
     logOrigin?: string | null;
     witnesses?: readonly PolicyWitness[];
@@ -192,8 +205,8 @@ export function createLedgerApi(
   },
 ): Hono {
   const api = new Hono().basePath(base);
-  api.route("/pki", createPkiApp(store, verifier));
-  api.route("/vote", createVoteApp(store, verifier, { choices }));
+  api.route("/pki", createPkiApp(store, verifier, { bodyDeadlineMs }));
+  api.route("/vote", createVoteApp(store, verifier, { choices, bodyDeadlineMs }));
   const seed = store.serverSeed();
   api.route(
     "/lens",

@@ -4,12 +4,17 @@
  * @module
  */
 import type { ApiClient } from "../api_client.ts";
+import type { RoundGroupRule } from "./groups.ts";
 
 /**
  * The calls the audit makes, and all it needs of a source: the API client of a live server, or an
  * election record read from a file (lib/client/audit/election_record_source.ts, protocol §4.8).
+ * A round's source also answers its group rule (./groups.ts, protocol §2.8): every vote's ring must
+ * then be one of its groups. Round 1 has none (no `groupRule`, or null).
  */
-export type AuditSource = Pick<
-  ApiClient,
-  "serverKey" | "checkpoint" | "blockStatus" | "keys" | "blocks" | "blockVotes" | "tally"
->;
+export type AuditSource =
+  & Pick<
+    ApiClient,
+    "serverKey" | "checkpoint" | "blockStatus" | "keys" | "blocks" | "blockVotes" | "tally"
+  >
+  & { groupRule?: () => Promise<RoundGroupRule | null> };
