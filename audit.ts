@@ -65,7 +65,7 @@ async function runAudit(
   const { done, ...opts } = auditOptions({ key, witnesses });
   const ledger = round === null ? "election" : { round };
   const client = createApiClient({ fetch, baseUrl: url, ledger });
-  const api = round === null || round === 1 ? client : withGroupRule(client, fetch, url, round);
+  const api = withGroupRule(client, round);
   const audited = round === null ? url : `${url} (round ${round})`;
   if (save === null) {
     const report = await auditLedger(api, opts);
@@ -145,7 +145,7 @@ async function runResume(
   }
   const head = checked.head;
   const ledger = round === null ? "election" : { round };
-  const api = createApiClient({ fetch, baseUrl: url, ledger });
+  const api = withGroupRule(createApiClient({ fetch, baseUrl: url, ledger }), round);
   const audited = round === null ? url : `${url} (round ${round})`;
   const extension = await checkExtension(api, head);
   if (extension.kind !== "extends") {

@@ -17,6 +17,7 @@ import {
 import { isVoteFailure } from "../../lib/client/audit/findings.ts";
 import { findingText, formatReport, voteProblemText } from "../../lib/client/audit/report_text.ts";
 import { auditRecord } from "../../lib/client/audit/election_record_source.ts";
+import { withGroupRule } from "../../lib/client/audit/groups.ts";
 import { auditRemembering, loadAuditMemory, memoryName } from "./audit_memory.ts";
 import AuditSummary from "./AuditSummary.tsx";
 import { parseSeenHeads, SEEN_HEADS_KEY } from "../../lib/client/log/heads.ts";
@@ -75,16 +76,17 @@ export default function AuditSection({ bulletin }: SectionProps) {
     const seen = parseSeenHeads(bulletin.storage.getItem(SEEN_HEADS_KEY));
     const key = seen.key ?? undefined;
     const opts = { checker: pool.check, parallel: pool.size * 2, onProgress: setProgress };
-    const { report, from } = await (audited.kind === "server"
-      ? auditRemembering(bulletin.api, {
-        ...opts,
-        trusted: { key, heads: seen.heads },
-        round,
-        all,
-      })
-      : auditRecord(audited.file.stream(), opts).then((report) => ({ report, from: null })))
-      // The ring members' precomputations are kept for one audit, not for the page's life.
-      .finally(() => pool.releaseKeys());
+    const { report, from } =
+      await (audited.kind === "server"
+        ? auditRemembering(withGroupRule(bulletin.api, round), {
+          ...opts,
+          trusted: { key, heads: seen.heads },
+          round,
+          all,
+        })
+        : auditRecord(audited.file.stream(), opts).then((report) => ({ report, from: null })))
+        // The ring members' precomputations are kept for one audit, not for the page's life.
+        .finally(() => pool.releaseKeys());
     if (audited.kind === "server" && report.ok && round !== null) setRemembers(true);
     const record = audited.kind === "record" ? audited.file.name : null;
     const ms = performance.now() - started;
@@ -130,7 +132,7 @@ export default function AuditSection({ bulletin }: SectionProps) {
         <AuditResult {...finished} round={bulletin.round} onOpenVote={bulletin.openProof} />
       )}
       <RecordControls
-        api={bulletin.api}
+        api={withGroupRule(bulletin.api, round)}
         busy={running}
         onAuditFile={(file) => run({ kind: "record", file })}
       />

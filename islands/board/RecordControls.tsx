@@ -5,7 +5,7 @@
  */
 import { useState } from "react";
 import Notice from "../../components/Notice.tsx";
-import type { ApiClient } from "../../lib/client/api_client.ts";
+import type { AuditSource } from "../../lib/client/audit/source.ts";
 import { type RecordProgress, writeRecord } from "../../lib/client/audit/election_record.ts";
 
 /** Characters of record text gathered before they are sealed into a Blob part. */
@@ -56,7 +56,11 @@ type Saved = { name: string; bytes: number; votes: number; height: number };
 
 /** The download control with its progress, and the control that audits a chosen record file. */
 export default function RecordControls(
-  { api, busy, onAuditFile }: { api: ApiClient; busy: boolean; onAuditFile: (file: File) => void },
+  { api, busy, onAuditFile }: {
+    api: AuditSource;
+    busy: boolean;
+    onAuditFile: (file: File) => void;
+  },
 ) {
   const [progress, setProgress] = useState<RecordProgress | null>(null);
   const [saved, setSaved] = useState<Saved | null>(null);

@@ -45,7 +45,7 @@ export default function RoomRound(
   const chain = useHeadTally(api, pollMs);
   const open = useOpenBlock(api, pollMs);
   const now = useNow();
-  const audit = useRoundAudit(api, { height: chain.value?.height ?? null, storage });
+  const audit = useRoundAudit(api, { round, height: chain.value?.height ?? null, storage });
   const tally = chain.value?.tally ?? null;
   return (
     <div class="room-body" data-ready={chain.value === null ? "false" : "true"}>

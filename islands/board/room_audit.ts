@@ -7,6 +7,8 @@
 import { useEffect, useMemo, useState } from "react";
 import type { ApiClient } from "../../lib/client/api_client.ts";
 import { auditLedger, type AuditProgress } from "../../lib/client/audit/audit.ts";
+import { withGroupRule } from "../../lib/client/audit/groups.ts";
+import type { AuditSource } from "../../lib/client/audit/source.ts";
 import { latestRunner } from "../../lib/client/board/latest_run.ts";
 import { parseSeenHeads, SEEN_HEADS_KEY } from "../../lib/client/log/heads.ts";
 import type { PageStorage } from "../../lib/client/rounds/round_storage.ts";
@@ -31,10 +33,13 @@ export type RoomAudit = {
   running: AuditProgress | null;
 };
 
-/** The audit of `api`'s round, run again whenever `height` changes (see the module comment). */
+/**
+ * The audit of `api`'s round `round`, with its group rule (protocol §2.8), run again whenever
+ * `height` changes (see the module comment).
+ */
 export function useRoundAudit(
   api: ApiClient,
-  { height, storage }: { height: number | null; storage: PageStorage },
+  { round, height, storage }: { round: number; height: number | null; storage: PageStorage },
 ): RoomAudit {
   const [audit, setAudit] = useState<RoomAudit>({ result: null, running: null });
   const runner = useMemo(() => {
@@ -43,7 +48,11 @@ export function useRoundAudit(
       const show = (next: (old: RoomAudit) => RoomAudit) => live && setAudit(next);
       const starting = { phase: "keys", done: 0, total: 0 } as const;
       show((old) => ({ ...old, running: starting }));
-      const result = await auditOnce(api, storage, (p) => show((old) => ({ ...old, running: p })));
+      const result = await auditOnce(
+        withGroupRule(api, round),
+        storage,
+        (p) => show((old) => ({ ...old, running: p })),
+      );
       show(() => ({ result, running: null }));
     });
     return { ...runner, stop: () => (live = false) };
@@ -57,7 +66,7 @@ export function useRoundAudit(
 
 /** One audit of the whole round with the board's workers; a run that cannot be made fails. */
 async function auditOnce(
-  api: ApiClient,
+  api: AuditSource,
   storage: PageStorage,
   onProgress: (progress: AuditProgress) => void,
 ): Promise<RoomAuditResult> {

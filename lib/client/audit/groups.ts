@@ -6,58 +6,41 @@
  * @module
  */
 import { ringIsGroup } from "../../protocol/groups.ts";
-import { RoundGroups, RoundList } from "../../protocol/schemas.ts";
+import type { ApiClient } from "../api_client.ts";
 
 /** A round's group rule: null `keysAtOpen` when voting never opened (then no ring is a group). */
 export type RoundGroupRule = { keysAtOpen: number | null; minVoters: number; lateJoiners: boolean };
 
-/** GET `path` of the server at `baseUrl` as JSON, or why not. */
-async function getJson(fetcher: typeof fetch, baseUrl: string, path: string): Promise<unknown> {
-  const url = new URL(path, baseUrl).href;
-  const res = await fetcher(url, { headers: { accept: "application/json" } });
-  if (!res.ok) {
-    await res.body?.cancel();
-    throw new Error(`GET ${path} answered ${res.status}`);
-  }
-  return await res.json();
-}
+/** The calls of a round's API client the group rule is read with (lib/client/api_client.ts). */
+export type GroupRuleSource = Pick<ApiClient, "rounds" | "groups">;
 
 /**
- * The group rule of round `round` (2 and up) of the server at `baseUrl`: its settings from
- * `GET /api/rounds` and its `keysAtOpen` from `GET /api/rounds/{round}/groups`. Rejects when the
- * server does not answer them in their documented form.
+ * The group rule of round `round` (2 and up) through `api`, the round's API client: its settings
+ * from `GET /api/rounds` and its `keysAtOpen` from `GET /api/rounds/{round}/groups`. Rejects when
+ * the server does not answer them, or does not list the round.
  */
-export async function readGroupRule(
-  fetcher: typeof fetch,
-  baseUrl: string,
-  round: number,
-): Promise<RoundGroupRule> {
-  const list = RoundList.safeParse(await getJson(fetcher, baseUrl, "/api/rounds"));
-  const info = list.success ? list.data.rounds.find((r) => r.id === round) : undefined;
+export async function readGroupRule(api: GroupRuleSource, round: number): Promise<RoundGroupRule> {
+  const [list, groups] = await Promise.all([api.rounds(), api.groups()]);
+  const info = list.rounds.find((r) => r.id === round);
   if (!info) throw new Error(`GET /api/rounds does not list round ${round}`);
-  const groups = RoundGroups.safeParse(
-    await getJson(fetcher, baseUrl, `/api/rounds/${round}/groups`),
-  );
-  if (!groups.success) throw new Error(`GET /api/rounds/${round}/groups is malformed`);
   return {
-    keysAtOpen: groups.data.keysAtOpen,
+    keysAtOpen: groups.keysAtOpen,
     minVoters: info.minVoters,
     lateJoiners: info.lateJoiners,
   };
 }
 
 /**
- * `source` with the group rule of round `round` (2 and up) of the server at `baseUrl`, read once
- * when the audit asks for it ({@link readGroupRule}).
+ * `api` with the group rule of its round `round` (2 and up), read once when the audit asks for it
+ * ({@link readGroupRule}); round 1 has none, and `api` is answered as it is.
  */
-export function withGroupRule<T extends object>(
-  source: T,
-  fetcher: typeof fetch,
-  baseUrl: string,
-  round: number,
-): T & { groupRule: () => Promise<RoundGroupRule> } {
+export function withGroupRule<T extends GroupRuleSource>(
+  api: T,
+  round: number | null,
+): T & { groupRule?: () => Promise<RoundGroupRule> } {
+  if (round === null || round === 1) return api;
   let rule: Promise<RoundGroupRule> | null = null;
-  return { ...source, groupRule: () => rule ??= readGroupRule(fetcher, baseUrl, round) };
+  return { ...api, groupRule: () => rule ??= readGroupRule(api, round) };
 }
 
 /**

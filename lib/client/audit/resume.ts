@@ -251,6 +251,8 @@ function recordBackedSource(
     },
     checkpoint: () => api.checkpoint(),
     blockStatus: () => api.blockStatus(),
+    // A round's group rule is the server's: fixed once voting opened (protocol §2.8).
+    ...(api.groupRule ? { groupRule: api.groupRule } : {}),
     async keys(offset, limit): Promise<Page<DirectoryEntry>> {
       let total = await servedKeys();
       const items = offset < held
