@@ -14,6 +14,7 @@ import { parseJson } from "./common.ts";
 import { type ApiError, duplicateTag, invalidRequest, quote, refusal } from "../errors.ts";
 import type { CheckedKeyRecord, Store } from "../store/mod.ts";
 import type { Verifier } from "../verifier/types.ts";
+import type { LedgerGate } from "../store/votes.ts";
 
 /**
  * Routes under `/api/vote`, verifying on `verifier`. With `choices` (a round's, protocol §4.9), a
@@ -45,6 +46,11 @@ export function createVoteApp(
         const inputs = await store.voteInputs([...keys], tag);
         tagUsed = inputs.tagUsed;
         phase = inputs.gate;
+        // A phase remembered rather than read may be out of date: a refusal it would make is
+        // made only on the phase read afresh.
+        if (gate && !inputs.gateRead && refusedBy(gate, phase, inputs.members)) {
+          phase = await store.readGate();
+        }
         const refused = gate?.admitVote(phase);
         if (refused) throw refused;
         return inputs.members;
@@ -69,6 +75,17 @@ export function createVoteApp(
   });
 
   return app;
+}
+
+/** True when `phase` refuses the vote, or (with every member registered) its ring as a group. */
+function refusedBy(
+  gate: LedgerGate,
+  phase: unknown,
+  members: readonly (CheckedKeyRecord | null)[],
+): boolean {
+  if (gate.admitVote(phase) !== null) return true;
+  if (!gate.isGroup || members.some((member) => member === null)) return false;
+  return !gate.isGroup(phase, members.map((member) => member!.id));
 }
 
 /** The answer to a vote that breaks a rule: its status, code and message (protocol §4.3). */

@@ -88,6 +88,12 @@ export type Rounds = {
   list(): Promise<wire.RoundList>;
   /** The current round's id, read from KV at most `currentTtlMs` ago. */
   current(): Promise<number>;
+  /**
+   * True when round `id` is current. A remembered yes of any age is taken as it is: every key and
+   * vote commit checks its round's phase record, so a round closed since is refused there (409
+   * `round_closed`), never written. A no is read again before it counts.
+   */
+  isCurrent(id: number): Promise<boolean>;
   /** Round `id`, or null when there is none. */
   round(id: number): Promise<RoundRecord | null>;
   /** The store of round `id` (which must exist): the election's for round 1. */
@@ -120,6 +126,8 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
   };
   // Round 1 takes keys and votes until a later round closes it, checked in every commit.
   options.election.setGate(electionGate());
+  // Read once at start, so a vote's read need not hold the gate's entry (./mod.ts voteInputs).
+  await options.election.readGate();
   const records = new Map<number, RoundRecord>([[1, first]]);
   const stores = new Map<number, Promise<Store>>([[1, Promise.resolve(options.election)]]);
   /** Phase records seen voting: they change only by closing, which every commit checks. */
@@ -144,6 +152,7 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
     return phase;
   };
   let cached: { id: number; at: number } | null = null;
+  let reading: Promise<number> | null = null;
   let listing: { at: number; value: wire.RoundList } | null = null;
 
   async function readCurrent(): Promise<number> {
@@ -202,6 +211,12 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
     async current() {
       if (cached !== null && now() - cached.at < ttl) return cached.id;
       return await readCurrent();
+    },
+    async isCurrent(id) {
+      if (cached !== null && cached.id === id) return true;
+      // A no is read afresh (one read for all who ask at once), never taken from memory.
+      reading ??= readCurrent().finally(() => reading = null);
+      return await reading === id;
     },
     async round(id) {
       const known = records.get(id);
@@ -285,6 +300,9 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
       }
     },
   };
+  // The vote path asks whether its round is current before reading a body: a process knows it
+  // from its start, so a fresh instance's first vote costs no read for it.
+  await readCurrent();
   return rounds;
 }
 

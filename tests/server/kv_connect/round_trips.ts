@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { createApp } from "../../../server/app.ts";
 import { sealNextBlock } from "../../../server/sealer.ts";
+import { createRounds } from "../../../server/store/rounds.ts";
 import { createStore, randomVoteId, type Store } from "../../../server/store/mod.ts";
 import { kvKeys } from "../../../server/store/layout.ts";
 import type { VoteRecord } from "../../../lib/protocol/schemas.ts";
@@ -43,11 +44,21 @@ export async function measured(
   };
 }
 
-/** A fresh instance over the server's database: a new client, store and app, nothing in memory. */
-export async function freshInstance(server: KvConnectServer) {
+/**
+ * A fresh instance over the server's database: a new client, store and app, nothing in memory;
+ * with `rounds`, the rounds served beside the election, as main.ts composes them.
+ */
+export async function freshInstance(server: KvConnectServer, { rounds = false } = {}) {
   const kv = await server.openKv();
   const store = await createStore(kv);
-  const app = createApp({ store, verifier: testVerifier });
+  const served = rounds
+    ? await createRounds(kv, {
+      election: store,
+      electionIntervalMs: 60_000,
+      adminToken: "presenter-token-0123456789",
+    })
+    : undefined;
+  const app = createApp({ store, rounds: served, verifier: testVerifier });
   return { kv, store, app };
 }
 
