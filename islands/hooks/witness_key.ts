@@ -15,6 +15,7 @@ import {
   signerKey,
 } from "../../lib/protocol/note.ts";
 import { ADMIN_TOKEN_KEY } from "./use_rounds.ts";
+import { createApiClient } from "../../lib/client/api_client.ts";
 
 /** Browser-storage key of the witness key: `{name, seed}` (hex seed). */
 export const WITNESS_KEY_KEY = "ringvote/witness-key";
@@ -51,13 +52,7 @@ export function witnessVkey(signer: NoteSigner): string {
  */
 export async function pinWitness(vkey: string, token: string): Promise<void> {
   try {
-    const res = await fetch("/api/log/witnesses/pin", {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-      body: JSON.stringify({ vkey }),
-    });
-    if (!res.ok) console.warn(`Pinning the room's witness: the server answered ${res.status}`);
-    await res.body?.cancel();
+    await createApiClient({ fetch }).pinWitness(vkey, token);
   } catch (error) {
     console.warn(`Pinning the room's witness: ${(error as Error).message}`);
   }

@@ -27,6 +27,7 @@ import {
   VoteProof,
   type VoteSubmission,
   VotingOpened,
+  WitnessPins,
 } from "../protocol/schemas.ts";
 import { ApiCallError, type PagedCall, send, TEXT, type Transport } from "./api_transport.ts";
 
@@ -143,6 +144,15 @@ export function createApiClient(
         body,
         headers: bearer(token),
         schema: RoundCreated,
+      }),
+    /** POST /api/log/witnesses/pin: the presenter (`token`) pins `vkey` as the room's witness. */
+    pinWitness: (vkey: string, token: string) =>
+      send(transport, {
+        method: "POST",
+        path: "/api/log/witnesses/pin",
+        body: { vkey },
+        headers: bearer(token),
+        schema: WitnessPins,
       }),
     /** GET /api/presenter: resolves when `token` is the presenter's, throws 401 otherwise. */
     checkPresenter: (token: string) =>

@@ -22,7 +22,7 @@ export type GroupRuleSource = Pick<ApiClient, "rounds" | "groups">;
 export async function readGroupRule(api: GroupRuleSource, round: number): Promise<RoundGroupRule> {
   const [list, groups] = await Promise.all([api.rounds(), api.groups()]);
   const info = list.rounds.find((r) => r.id === round);
-  if (!info) throw new Error(`GET /api/rounds does not list round ${round}`);
+  if (!info) throw new Error(`the rounds listed do not include round ${round}`);
   return {
     keysAtOpen: groups.keysAtOpen,
     minVoters: info.minVoters,
