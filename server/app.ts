@@ -146,6 +146,7 @@ export function createApp(options: AppOptions): Hono {
           presenter,
           room,
         }),
+      trustProxy: options.config?.trustProxy ?? false,
     });
     app.use("/api/vote", electionWrites(rounds));
     app.use("/api/pki/key", electionWrites(rounds));

@@ -21,6 +21,11 @@ export const MAX_TRACKED_ADDRESSES = 10_000;
 export type PresenterAuthOptions = {
   /** Milliseconds since the epoch; `Date.now` by default. */
   now?: () => number;
+  /**
+   * `TRUST_PROXY`: the address is the last `X-Forwarded-For` value, the one the nearest proxy
+   * appended, so that clients behind it are counted apart; otherwise the connection's peer.
+   */
+  trustProxy?: boolean;
 };
 
 /** The failures of one address in the window that started at `since`. */
@@ -29,14 +34,17 @@ type Failures = { since: number; count: number };
 /**
  * Middleware admitting only `Authorization: Bearer <token>` with the presenter's token, compared
  * in constant time; anything else is 401 `unauthorized`, and an address past its failures is 429
- * `too_many_attempts` (see the module). The address is the connection's peer (`remoteAddr`); behind
- * a proxy that is the proxy, so its clients share one count.
+ * `too_many_attempts` (see the module). The address is the connection's peer (`remoteAddr`), or
+ * with `trustProxy` the client the proxy names: without it, a proxy's clients share one count.
  */
-export function presenterOnly(token: string, { now = Date.now }: PresenterAuthOptions = {}) {
+export function presenterOnly(
+  token: string,
+  { now = Date.now, trustProxy = false }: PresenterAuthOptions = {},
+) {
   const expected = new TextEncoder().encode(token);
   const failures = new Map<string, Failures>();
   const middleware: MiddlewareHandler = async (c: Context, next) => {
-    const address = peerOf(c) ?? "unknown";
+    const address = (trustProxy ? forwardedFor(c) : null) ?? peerOf(c) ?? "unknown";
     const at = now();
     let seen = failures.get(address);
     if (seen !== undefined && at - seen.since >= PRESENTER_WINDOW_MS) {
@@ -70,6 +78,12 @@ export function presenterOnly(token: string, { now = Date.now }: PresenterAuthOp
     await next();
   };
   return middleware;
+}
+
+/** The last `X-Forwarded-For` value (the nearest proxy's), or null when there is none. */
+function forwardedFor(c: Context): string | null {
+  const values = (c.req.header("x-forwarded-for") ?? "").split(",").map((v) => v.trim());
+  return values.findLast((v) => v !== "") ?? null;
 }
 
 /** Makes room for one more address: drops windows that ended, then the oldest if still full. */

@@ -34,10 +34,12 @@ const ROUND_ID = /^[1-9][0-9]{0,8}$/;
  */
 export function mountRounds(
   app: Hono,
-  { rounds, ledgerApi, now = Date.now }: {
+  { rounds, ledgerApi, now = Date.now, trustProxy = false }: {
     rounds: Rounds;
     ledgerApi: LedgerApiFactory;
     now?: () => number;
+    /** `TRUST_PROXY`: the presenter's wrong tokens are counted by the proxy's client address. */
+    trustProxy?: boolean;
   },
 ): void {
   const apis = new Map<number, Promise<Hono>>();
@@ -52,7 +54,7 @@ export function mountRounds(
     }
     return api;
   };
-  const presenter = presenterOnly(rounds.adminToken);
+  const presenter = presenterOnly(rounds.adminToken, { trustProxy });
 
   app.get(ROUNDS_API, async (c) => liveJson(c, await rounds.list()));
   app.post(ROUNDS_API, presenter, async (c) => {

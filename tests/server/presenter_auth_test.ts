@@ -81,6 +81,42 @@ Deno.test("wrong presenter tokens: ten per minute per address, then 429 with Ret
   }
 });
 
+Deno.test("with TRUST_PROXY, a proxy's clients are counted apart by the address it appends", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const store = await createStore(kv);
+    const rounds = await createRounds(kv, {
+      election: store,
+      electionIntervalMs: 250,
+      adminToken: ADMIN_TOKEN,
+    });
+    const config = {
+      ringSize: 8,
+      publicUrl: null,
+      trustProxy: true,
+      logOrigin: null,
+      witnessPolicy: null,
+    };
+    const app = createApp({ store, rounds, verifier: testVerifier, config });
+    // Every request comes from the proxy's one address; the client's is the last value it appended
+    // (a client may send its own X-Forwarded-For first: that value is not the one counted).
+    const viaProxy = (token: string, forwarded: string) =>
+      app.request("/api/presenter", {
+        headers: { authorization: `Bearer ${token}`, "x-forwarded-for": forwarded },
+      }, fromPeer("10.0.0.2"));
+    for (let i = 0; i <= PRESENTER_FAILURES_PER_WINDOW; i++) {
+      const res = await viaProxy(`wrong-${i}`, `203.0.113.${i}, 198.51.100.9`);
+      assert.equal(res.status, i < PRESENTER_FAILURES_PER_WINDOW ? 401 : 429, `guess ${i}`);
+      await res.body?.cancel();
+    }
+    // The presenter, behind the same proxy, is not locked out by a stranger's guesses.
+    const presenter = await viaProxy(ADMIN_TOKEN, "198.51.100.20");
+    assert.equal(presenter.status, 204);
+  } finally {
+    kv.close();
+  }
+});
+
 Deno.test("the presenter throttle forgets a window once it ends, and stays bounded", async () => {
   let clock = 1_700_000_000_000;
   const app = new Hono();
