@@ -193,9 +193,14 @@ export function innerRequest(bytes: Uint8Array, own: ReadonlySet<string>): Reque
   });
 }
 
-/** True for a normalised path (and query) under `/api/`, other than the gateway's own. */
+/**
+ * True for a normalised path (and query) under `/api/`, other than the gateway's own. The path
+ * holds no percent escape (the query may): the router decodes them, so `/api/ohtt%70` would reach
+ * the gateway and `/api/vot%65` a vote that the length check does not see as one.
+ */
 export function isServedPath(path: string): boolean {
   if (!path.startsWith("/api/") || /[#\\]|\/\//.test(path)) return false;
+  if (path.split("?", 1)[0].includes("%")) return false;
   let url: URL;
   try {
     url = new URL(path, "http://gateway.invalid");

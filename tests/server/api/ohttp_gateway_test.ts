@@ -137,6 +137,16 @@ Deno.test(
     const refused = await post(short.encapsulated);
     assert.equal(refused.status, 400);
     assert.match((await refused.json()).error.message, new RegExp(`${bytes} bytes`));
+    // Nor may a vote escape its round's length by another spelling of its path.
+    for (const path of ["/api/vot%65", "/api/rounds/01/vote", "/api/vote?a=b"]) {
+      const other = await sealCall(await target(), {
+        method: "POST",
+        path,
+        body: JSON.stringify(vote),
+      });
+      const res = await post(other.encapsulated);
+      assert.equal(res.status, 400, path);
+    }
     const accepted = await through({
       method: "POST",
       path: "/api/vote",
@@ -195,6 +205,10 @@ Deno.test(
         "/api/../board",
         "/api//rounds",
         "api/rounds",
+        // The router decodes percent escapes: these would name the gateway or a vote unseen.
+        "/api/ohtt%70",
+        "/api/ohtt%70/key",
+        "/api/r%6Funds",
       ]
     ) {
       assert.deepEqual(await code(await send(request({ path }))), [400, "invalid_request"], path);
