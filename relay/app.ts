@@ -13,6 +13,11 @@ import { fetchKeys, type PinnedKeys } from "./pin.ts";
 export const MAX_REQUEST_BYTES = 64 * 1024;
 /** Largest encapsulated response passed back, bytes. */
 export const MAX_RESPONSE_BYTES = 8 * 1024 * 1024 + 64;
+/**
+ * Least time between two reads of the gateway's configuration that refusals set off, ms: a client
+ * sending refused requests cannot make the relay read it once per request.
+ */
+export const RECHECK_SPACING_MS = 1_000;
 
 /** What the relay answers at `GET /stats`: counts, never bodies or addresses. */
 export type RelayStats = { requests: number; clients: number; bytes: number; sameMachine: boolean };
@@ -29,13 +34,18 @@ export type RelayOptions = {
   deadlineMs: number;
   /** Whether the gateway runs on this machine. */
   sameMachine: boolean;
+  /** Milliseconds since the epoch; `Date.now` by default. */
+  now?: () => number;
 };
 
 /** A running relay's request handler, counts and re-check of its pin. */
 export type Relay = {
   handler(request: Request, info: { remoteAddr: Deno.Addr }): Promise<Response>;
   stats(): RelayStats;
-  /** Reads the gateway's configuration again; stops forwarding for good if it changed. */
+  /**
+   * Reads the gateway's configuration again; stops forwarding for good if it changed. Calls made
+   * while a read is under way share it.
+   */
   recheck(): Promise<void>;
   /** Why forwarding stopped, or null while it goes on. */
   stopped(): string | null;
@@ -83,7 +93,7 @@ async function boundedBody(body: ReadableStream<Uint8Array> | null, max: number)
 
 /** The relay over `options`. */
 export function createRelay(options: RelayOptions): Relay {
-  const { gateway, pinned, client, deadlineMs } = options;
+  const { gateway, pinned, client, deadlineMs, now = Date.now } = options;
   const target = new URL("/api/ohttp", gateway);
   const counts = { requests: 0, bytes: 0 };
   // Distinct clients are counted by a keyed hash of their address: the set never holds one.
@@ -98,18 +108,24 @@ export function createRelay(options: RelayOptions): Relay {
     seen.add(Array.from(digest.subarray(0, 12), (b) => b.toString(16)).join(":"));
   };
 
-  const recheck = async () => {
+  const check = async () => {
     if (stoppedBecause !== null) return;
-    let now: PinnedKeys;
+    let read: PinnedKeys;
     try {
-      now = await fetchKeys(gateway, { client, deadlineMs });
+      read = await fetchKeys(gateway, { client, deadlineMs });
     } catch {
       return; // Not readable now is no change: forwarding goes on, and fails on its own.
     }
-    if (now.sha256 !== pinned.sha256) {
+    if (read.sha256 !== pinned.sha256) {
       stoppedBecause =
-        `the gateway's key configuration changed (pinned ${pinned.sha256}, now ${now.sha256})`;
+        `the gateway's key configuration changed (pinned ${pinned.sha256}, now ${read.sha256})`;
     }
+  };
+  let checking: Promise<void> | null = null;
+  let lastCheckAt = -Infinity;
+  const recheck = () => {
+    lastCheckAt = now();
+    return checking ??= check().finally(() => checking = null);
   };
 
   const forward = async (request: Request, info: { remoteAddr: Deno.Addr }) => {
@@ -152,7 +168,11 @@ export function createRelay(options: RelayOptions): Relay {
     }
     if (out === null) return refusal(502, "gateway_answer_too_large", "The answer is too large");
     counts.bytes += out.length;
-    if (res.status >= 400 && res.status < 500) void recheck();
+    // A refusal may mean the gateway's key changed: read its configuration again, at most once
+    // per RECHECK_SPACING_MS.
+    if (res.status >= 400 && res.status < 500 && now() - lastCheckAt >= RECHECK_SPACING_MS) {
+      void recheck();
+    }
     const outType = res.headers.get("content-type") ?? RESPONSE_MEDIA_TYPE;
     return answer(res.status, out.slice().buffer, outType);
   };

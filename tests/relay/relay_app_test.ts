@@ -1,0 +1,71 @@
+// The relay's handler (relay/app.ts) in front of a gateway of the test's own, over real HTTP: what
+// a client can make the relay do to its gateway.
+import assert from "node:assert/strict";
+import { encodeKeyConfigs, generateGatewayKey, KEYS_PATH } from "../../lib/protocol/ohttp.ts";
+import { createRelay } from "../../relay/app.ts";
+import { fetchKeys } from "../../relay/pin.ts";
+
+/** A gateway that publishes one key configuration and refuses every request 400 `ohttp_key`. */
+async function refusingGateway() {
+  const key = await generateGatewayKey(7);
+  const keys = encodeKeyConfigs([key.config]);
+  const counts = { keyReads: 0, posts: 0 };
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    await req.body?.cancel();
+    if (new URL(req.url).pathname === KEYS_PATH) {
+      counts.keyReads++;
+      return new Response(keys.slice(), { headers: { "content-type": "application/ohttp-keys" } });
+    }
+    counts.posts++;
+    return Response.json({ error: { code: "ohttp_key", message: "another key" } }, { status: 400 });
+  });
+  const url = new URL(`http://127.0.0.1:${server.addr.port}`);
+  return { url, counts, keyId: key.config.keyId, stop: () => server.shutdown() };
+}
+
+Deno.test("a client's refused requests make the relay read the gateway's keys once, not once each", async () => {
+  const gateway = await refusingGateway();
+  const client = Deno.createHttpClient({});
+  try {
+    const pinned = await fetchKeys(gateway.url, { client, deadlineMs: 5_000 });
+    const relay = createRelay({
+      gateway: gateway.url,
+      pinned,
+      client,
+      deadlineMs: 5_000,
+      sameMachine: true,
+      now: () => 1_000_000, // The clock stands still: every refusal falls in one spacing.
+    });
+    const info = { remoteAddr: { transport: "tcp", hostname: "192.0.2.1", port: 4000 } as const };
+    const body = new Uint8Array(80);
+    body[0] = gateway.keyId;
+    const send = () =>
+      relay.handler(
+        new Request("http://relay.test/", {
+          method: "POST",
+          headers: { "content-type": "message/ohttp-req" },
+          body: body.slice(),
+        }),
+        info,
+      );
+    const before = gateway.counts.keyReads;
+    const answers = await Promise.all(Array.from({ length: 20 }, send));
+    for (let i = 0; i < 20; i++) answers.push(await send());
+    for (const res of answers) {
+      assert.equal(res.status, 400);
+      await res.body?.cancel();
+    }
+    assert.equal(gateway.counts.posts, 40);
+    // Let any read set off by the refusals arrive (a bounded wait, not a timed assertion).
+    for (let i = 0; i < 50 && gateway.counts.keyReads === before; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await relay.recheck();
+    // One read set off by the refusals, one asked for just now; unchanged keys keep it forwarding.
+    assert.ok(gateway.counts.keyReads - before <= 2, `${gateway.counts.keyReads - before} reads`);
+    assert.equal(relay.stopped(), null);
+  } finally {
+    client.close();
+    await gateway.stop();
+  }
+});
