@@ -26,7 +26,13 @@ import {
   RESPONSE_MEDIA_TYPE,
 } from "../../lib/protocol/ohttp.ts";
 import { RoundList } from "../../lib/protocol/schemas.ts";
-import { isVotePath, voteLength, voteRound } from "../../lib/protocol/vote_padding.ts";
+import {
+  isVotePath,
+  isVoteProofPath,
+  voteLength,
+  voteProofLength,
+  voteRound,
+} from "../../lib/protocol/vote_padding.ts";
 import { invalidRequest, refusal } from "../errors.ts";
 import type { GatewayKeys } from "../store/ohttp_key.ts";
 
@@ -36,6 +42,8 @@ export const GATEWAY_PATH = "/api/ohttp";
 export const GATEWAY_KEY_PATH = "/api/ohttp/key";
 /** The one header an inner request may carry, and only on a write. */
 const JSON_TYPE: Field = ["content-type", "application/json"];
+/** The Binary HTTP length of every answer to a read of a vote's proof (protocol §4.11). */
+const PROOF_ANSWER_BYTES = voteProofLength();
 /** The answer headers carried inside an encapsulated response. */
 const ANSWER_HEADERS = ["content-type", "retry-after"];
 
@@ -97,7 +105,15 @@ async function gateway(c: Context, options: GatewayOptions): Promise<Response> {
     if (value !== null) headers.push([name, value]);
   }
   const content = new Uint8Array(await answer.arrayBuffer());
-  const message = pad(encodeResponse({ status: answer.status, headers, content }));
+  // The proof of a vote holds the vote: its answer has one length, whatever the ring and choice.
+  const least = inner.method === "GET" && isVoteProofPath(new URL(inner.url).pathname)
+    ? PROOF_ANSWER_BYTES
+    : 0;
+  const message = pad(
+    encodeResponse({ status: answer.status, headers, content }),
+    PAD_BLOCK,
+    least,
+  );
   const sealed = await encapsulateResponse(opened.context, message);
   return c.body(sealed.slice().buffer, 200, {
     "Content-Type": RESPONSE_MEDIA_TYPE,
