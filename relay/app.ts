@@ -14,6 +14,11 @@ export const MAX_REQUEST_BYTES = 64 * 1024;
 /** Largest encapsulated response passed back, bytes. */
 export const MAX_RESPONSE_BYTES = 8 * 1024 * 1024 + 64;
 /**
+ * Most distinct client addresses counted: past it `clients` stays there, and a client sending from
+ * ever new addresses (an IPv6 prefix holds billions) cannot grow the relay's memory.
+ */
+export const MAX_COUNTED_CLIENTS = 100_000;
+/**
  * Least time between two reads of the gateway's configuration that refusals set off, ms: a client
  * sending refused requests cannot make the relay read it once per request.
  */
@@ -36,6 +41,8 @@ export type RelayOptions = {
   sameMachine: boolean;
   /** Milliseconds since the epoch; `Date.now` by default. */
   now?: () => number;
+  /** {@link MAX_COUNTED_CLIENTS} unless a test lowers it. */
+  maxClients?: number;
 };
 
 /** A running relay's request handler, counts and re-check of its pin. */
@@ -72,15 +79,35 @@ function refusal(status: number, code: string, message: string): Response {
   return answer(status, JSON.stringify({ error: { code, message } }), "application/json");
 }
 
-/** The body of `request`, or null when it is longer than `max` bytes. */
-async function boundedBody(body: ReadableStream<Uint8Array> | null, max: number) {
+/**
+ * The body of `request`, or null when it is longer than `max` bytes; throws once `signal` aborts
+ * (a client that sends its body slowly holds nothing past the deadline).
+ */
+async function boundedBody(
+  body: ReadableStream<Uint8Array> | null,
+  max: number,
+  signal?: AbortSignal,
+) {
   const parts: Uint8Array[] = [];
   let size = 0;
   if (body === null) return new Uint8Array(0);
-  for await (const part of body) {
-    size += part.length;
-    if (size > max) return null;
-    parts.push(part);
+  const reader = body.getReader();
+  const aborted = new Promise<never>((_, reject) => {
+    const stop = () => reject(signal?.reason);
+    if (signal?.aborted) stop();
+    signal?.addEventListener("abort", stop, { once: true });
+  });
+  aborted.catch(() => {});
+  try {
+    for (;;) {
+      const { done, value } = await Promise.race([reader.read(), aborted]);
+      if (done) break;
+      size += value.length;
+      if (size > max) return null;
+      parts.push(value);
+    }
+  } finally {
+    reader.cancel().catch(() => {});
   }
   const out = new Uint8Array(size);
   let at = 0;
@@ -99,13 +126,16 @@ export function createRelay(options: RelayOptions): Relay {
   // Distinct clients are counted by a keyed hash of their address: the set never holds one.
   const salt = crypto.getRandomValues(new Uint8Array(16));
   const seen = new Set<string>();
+  const maxClients = options.maxClients ?? MAX_COUNTED_CLIENTS;
   let stoppedBecause: string | null = null;
 
   const countClient = async (addr: Deno.Addr) => {
     const host = "hostname" in addr ? addr.hostname : "";
     const bytes = new Uint8Array([...salt, ...new TextEncoder().encode(host)]);
     const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-    seen.add(Array.from(digest.subarray(0, 12), (b) => b.toString(16)).join(":"));
+    if (seen.size < maxClients) {
+      seen.add(Array.from(digest.subarray(0, 12), (b) => b.toString(16)).join(":"));
+    }
   };
 
   const check = async () => {
@@ -133,8 +163,12 @@ export function createRelay(options: RelayOptions): Relay {
     if (type !== REQUEST_MEDIA_TYPE) {
       return refusal(415, "unsupported_media_type", `Send ${REQUEST_MEDIA_TYPE}`);
     }
-    const body = await boundedBody(request.body, MAX_REQUEST_BYTES).catch(() => undefined);
-    if (body === undefined) return refusal(400, "invalid_request", "The body could not be read");
+    const body = await boundedBody(request.body, MAX_REQUEST_BYTES, AbortSignal.timeout(deadlineMs))
+      .catch((error) => error instanceof DOMException && error.name === "TimeoutError" ? 408 : 400);
+    if (body === 408) {
+      return refusal(408, "request_timeout", `The body did not arrive within ${deadlineMs} ms`);
+    }
+    if (body === 400) return refusal(400, "invalid_request", "The body could not be read");
     if (body === null) {
       return refusal(413, "body_too_large", `Bodies are at most ${MAX_REQUEST_BYTES} bytes`);
     }

@@ -69,3 +69,75 @@ Deno.test("a client's refused requests make the relay read the gateway's keys on
     await gateway.stop();
   }
 });
+
+Deno.test("a client that sends its body slowly gets a 408 at the deadline, not a held request", async () => {
+  const gateway = await refusingGateway();
+  const client = Deno.createHttpClient({});
+  try {
+    const pinned = await fetchKeys(gateway.url, { client, deadlineMs: 5_000 });
+    const relay = createRelay({
+      gateway: gateway.url,
+      pinned,
+      client,
+      deadlineMs: 200,
+      sameMachine: true,
+    });
+    // One byte, then nothing: the body never ends.
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new Uint8Array([gateway.keyId]));
+      },
+    });
+    const request = new Request("http://relay.test/", {
+      method: "POST",
+      headers: { "content-type": "message/ohttp-req" },
+      body,
+    });
+    const info = { remoteAddr: { transport: "tcp", hostname: "192.0.2.1", port: 4000 } as const };
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const held = new Promise<"held">((resolve) =>
+      timer = setTimeout(() => resolve("held"), 10_000)
+    );
+    const res = await Promise.race([relay.handler(request, info), held]);
+    clearTimeout(timer);
+    assert.notEqual(res, "held", "the relay held the request past its deadline");
+    const answer = res as Response;
+    assert.equal(answer.status, 408);
+    assert.equal((await answer.json()).error.code, "request_timeout");
+    assert.equal(gateway.counts.posts, 0);
+  } finally {
+    client.close();
+    await gateway.stop();
+  }
+});
+
+Deno.test("distinct client addresses are counted up to a bound, never held without one", async () => {
+  const gateway = await refusingGateway();
+  const client = Deno.createHttpClient({});
+  try {
+    const pinned = await fetchKeys(gateway.url, { client, deadlineMs: 5_000 });
+    const relay = createRelay({
+      gateway: gateway.url,
+      pinned,
+      client,
+      deadlineMs: 5_000,
+      sameMachine: true,
+      maxClients: 5,
+    });
+    for (let i = 0; i < 12; i++) {
+      const res = await relay.handler(
+        new Request("http://relay.test/", {
+          method: "POST",
+          headers: { "content-type": "message/ohttp-req" },
+          body: new Uint8Array([(gateway.keyId + 1) % 256]),
+        }),
+        { remoteAddr: { transport: "tcp", hostname: `2001:db8::${i}`, port: 4000 } },
+      );
+      await res.body?.cancel();
+    }
+    assert.equal(relay.stats().clients, 5);
+  } finally {
+    client.close();
+    await gateway.stop();
+  }
+});
