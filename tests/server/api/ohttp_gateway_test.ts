@@ -205,6 +205,7 @@ Deno.test(
       assert.equal(proof.status, 200);
       lengths.add(proof.length);
     }
+    assert.equal(voteProofLength(), 23_552, "the length protocol §4.11 states");
     assert.deepEqual([...lengths], [voteProofLength()], `proof answers of ${[...lengths]} bytes`);
   }),
 );
