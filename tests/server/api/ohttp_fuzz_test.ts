@@ -97,6 +97,8 @@ const paths = fc.oneof(
     "/api/%",
     "/api/%zz",
     "/api/%C0%AF",
+    "/api/blocks?from=%zz",
+    "/api/log/cosigned?key=%&min=%E0%A4%A",
   ),
   fc.tuple(
     fc.constantFrom("/api/", "/api/rounds/", "/api/block/", "/api/pki/key/", "/api/lab/"),
