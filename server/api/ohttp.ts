@@ -44,6 +44,11 @@ export const GATEWAY_KEY_PATH = "/api/ohttp/key";
 const JSON_TYPE: Field = ["content-type", "application/json"];
 /** The Binary HTTP length of every answer to a read of a vote's proof (protocol §4.11). */
 const PROOF_ANSWER_BYTES = voteProofLength();
+/**
+ * The least time between a vote's arrival and its answer, ms: longer than the verification of the
+ * largest ring, so that the time the answer takes does not show the vote's ring to the relay.
+ */
+export const VOTE_ANSWER_FLOOR_MS = 1_000;
 /** The answer headers carried inside an encapsulated response. */
 const ANSWER_HEADERS = ["content-type", "retry-after"];
 
@@ -56,7 +61,13 @@ export type GatewayOptions = {
   presenter?: MiddlewareHandler;
   /** `PUBLIC_URL`: its host is the gateway's authority too (behind a proxy). */
   publicUrl?: string | null;
+  /** Milliseconds on a monotonic clock; `performance.now` by default. */
+  now?: () => number;
+  /** Waits `ms` milliseconds; a timer by default. */
+  sleep?: (ms: number) => Promise<void>;
 };
+
+const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** The gateway's routes, for `app.route("/", …)`. */
 export function createGatewayApp(options: GatewayOptions): Hono {
@@ -79,6 +90,8 @@ export function createGatewayApp(options: GatewayOptions): Hono {
 }
 
 async function gateway(c: Context, options: GatewayOptions): Promise<Response> {
+  const { now = () => performance.now(), sleep = wait } = options;
+  const arrived = now();
   const type = c.req.header("content-type") ?? "";
   if (type.split(";", 1)[0].trim().toLowerCase() !== REQUEST_MEDIA_TYPE) {
     throw refusal("unsupported_media_type", `Send ${REQUEST_MEDIA_TYPE} to ${GATEWAY_PATH}`);
@@ -115,6 +128,12 @@ async function gateway(c: Context, options: GatewayOptions): Promise<Response> {
     least,
   );
   const sealed = await encapsulateResponse(opened.context, message);
+  if (inner.method === "POST" && isVotePath(new URL(inner.url).pathname)) {
+    // A vote's verification takes time in proportion to its ring: every vote is answered no
+    // sooner than the floor after it arrived, whatever its ring and its answer.
+    const left = arrived + VOTE_ANSWER_FLOOR_MS - now();
+    if (left > 0) await sleep(left);
+  }
   return c.body(sealed.slice().buffer, 200, {
     "Content-Type": RESPONSE_MEDIA_TYPE,
     "Cache-Control": "no-store",
