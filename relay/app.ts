@@ -187,6 +187,9 @@ export function createRelay(options: RelayOptions): Relay {
         body,
         client,
         signal: AbortSignal.timeout(deadlineMs),
+        // A redirect would send clients' bodies, and bring back answers, from wherever the gateway
+        // names: none is followed (502 `gateway_unreachable`).
+        redirect: "error",
       };
       res = await fetch(target, init);
     } catch (error) {

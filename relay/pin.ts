@@ -34,6 +34,7 @@ export async function fetchKeys(
     const init: RequestInit & { client: Deno.HttpClient } = {
       client,
       signal: AbortSignal.timeout(deadlineMs),
+      redirect: "error", // The configuration is the gateway's own, read from nowhere else.
       headers: { accept: KEYS_MEDIA_TYPE },
     };
     res = await fetch(new URL(KEYS_PATH, gateway), init);

@@ -141,3 +141,47 @@ Deno.test("distinct client addresses are counted up to a bound, never held witho
     await gateway.stop();
   }
 });
+
+Deno.test("the relay follows no redirect: a gateway cannot send it, or its clients' bodies, elsewhere", async () => {
+  const key = await generateGatewayKey(9);
+  const keys = encodeKeyConfigs([key.config]);
+  let elsewhere = 0;
+  const other = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    await req.body?.cancel();
+    elsewhere++;
+    return new Response("internal answer", { headers: { "content-type": "text/plain" } });
+  });
+  const redirecting = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    await req.body?.cancel();
+    if (new URL(req.url).pathname === KEYS_PATH) {
+      return new Response(keys.slice(), { headers: { "content-type": "application/ohttp-keys" } });
+    }
+    return new Response(null, {
+      status: 307,
+      headers: { location: `http://127.0.0.1:${other.addr.port}/internal` },
+    });
+  });
+  const client = Deno.createHttpClient({});
+  try {
+    const gateway = new URL(`http://127.0.0.1:${redirecting.addr.port}`);
+    const pinned = await fetchKeys(gateway, { client, deadlineMs: 5_000 });
+    const relay = createRelay({ gateway, pinned, client, deadlineMs: 5_000, sameMachine: true });
+    const body = new Uint8Array(80);
+    body[0] = key.config.keyId;
+    const res = await relay.handler(
+      new Request("http://relay.test/", {
+        method: "POST",
+        headers: { "content-type": "message/ohttp-req" },
+        body,
+      }),
+      { remoteAddr: { transport: "tcp", hostname: "192.0.2.1", port: 4000 } },
+    );
+    assert.equal(res.status, 502);
+    assert.doesNotMatch(await res.text(), /internal answer/);
+    assert.equal(elsewhere, 0);
+  } finally {
+    client.close();
+    await redirecting.shutdown();
+    await other.shutdown();
+  }
+});
