@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { encodeKeyConfigs, generateGatewayKey, KEYS_PATH } from "../../lib/protocol/ohttp.ts";
 import { createRelay } from "../../relay/app.ts";
-import { fetchKeys } from "../../relay/pin.ts";
+import { fetchKeys, PinError } from "../../relay/pin.ts";
 
 /** A gateway that publishes one key configuration and refuses every request 400 `ohttp_key`. */
 async function refusingGateway() {
@@ -183,5 +183,30 @@ Deno.test("the relay follows no redirect: a gateway cannot send it, or its clien
     client.close();
     await redirecting.shutdown();
     await other.shutdown();
+  }
+});
+
+Deno.test("a gateway's endless key configuration is refused once past the bound, not read to the deadline", async () => {
+  const gateway = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => {
+    let sent = 0;
+    const endless = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        await new Promise((r) => setTimeout(r, 10));
+        if (sent++ < 10_000) controller.enqueue(new Uint8Array(1024));
+        else controller.close();
+      },
+    });
+    return new Response(endless, { headers: { "content-type": "application/ohttp-keys" } });
+  });
+  const client = Deno.createHttpClient({});
+  try {
+    const url = new URL(`http://127.0.0.1:${gateway.addr.port}`);
+    await assert.rejects(
+      () => fetchKeys(url, { client, deadlineMs: 2_000 }),
+      (error: Error) => error instanceof PinError && /too long/.test(error.message),
+    );
+  } finally {
+    client.close();
+    await gateway.shutdown();
   }
 });
