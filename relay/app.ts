@@ -13,6 +13,16 @@ import { fetchKeys, type PinnedKeys } from "./pin.ts";
 export const MAX_REQUEST_BYTES = 64 * 1024;
 /** Largest encapsulated response passed back, bytes. */
 export const MAX_RESPONSE_BYTES = 8 * 1024 * 1024 + 64;
+/**
+ * Most distinct client addresses counted: past it `clients` stays there, and a client sending from
+ * ever new addresses (an IPv6 prefix holds billions) cannot grow the relay's memory.
+ */
+export const MAX_COUNTED_CLIENTS = 100_000;
+/**
+ * Least time between two reads of the gateway's configuration that refusals set off, ms: a client
+ * sending refused requests cannot make the relay read it once per request.
+ */
+export const RECHECK_SPACING_MS = 1_000;
 
 /** What the relay answers at `GET /stats`: counts, never bodies or addresses. */
 export type RelayStats = { requests: number; clients: number; bytes: number; sameMachine: boolean };
@@ -29,13 +39,20 @@ export type RelayOptions = {
   deadlineMs: number;
   /** Whether the gateway runs on this machine. */
   sameMachine: boolean;
+  /** Milliseconds since the epoch; `Date.now` by default. */
+  now?: () => number;
+  /** {@link MAX_COUNTED_CLIENTS} unless a test lowers it. */
+  maxClients?: number;
 };
 
 /** A running relay's request handler, counts and re-check of its pin. */
 export type Relay = {
   handler(request: Request, info: { remoteAddr: Deno.Addr }): Promise<Response>;
   stats(): RelayStats;
-  /** Reads the gateway's configuration again; stops forwarding for good if it changed. */
+  /**
+   * Reads the gateway's configuration again; stops forwarding for good if it changed. Calls made
+   * while a read is under way share it.
+   */
   recheck(): Promise<void>;
   /** Why forwarding stopped, or null while it goes on. */
   stopped(): string | null;
@@ -62,15 +79,35 @@ function refusal(status: number, code: string, message: string): Response {
   return answer(status, JSON.stringify({ error: { code, message } }), "application/json");
 }
 
-/** The body of `request`, or null when it is longer than `max` bytes. */
-async function boundedBody(body: ReadableStream<Uint8Array> | null, max: number) {
+/**
+ * The body of `request`, or null when it is longer than `max` bytes; throws once `signal` aborts
+ * (a client that sends its body slowly holds nothing past the deadline).
+ */
+async function boundedBody(
+  body: ReadableStream<Uint8Array> | null,
+  max: number,
+  signal?: AbortSignal,
+) {
   const parts: Uint8Array[] = [];
   let size = 0;
   if (body === null) return new Uint8Array(0);
-  for await (const part of body) {
-    size += part.length;
-    if (size > max) return null;
-    parts.push(part);
+  const reader = body.getReader();
+  const aborted = new Promise<never>((_, reject) => {
+    const stop = () => reject(signal?.reason);
+    if (signal?.aborted) stop();
+    signal?.addEventListener("abort", stop, { once: true });
+  });
+  aborted.catch(() => {});
+  try {
+    for (;;) {
+      const { done, value } = await Promise.race([reader.read(), aborted]);
+      if (done) break;
+      size += value.length;
+      if (size > max) return null;
+      parts.push(value);
+    }
+  } finally {
+    reader.cancel().catch(() => {});
   }
   const out = new Uint8Array(size);
   let at = 0;
@@ -83,33 +120,42 @@ async function boundedBody(body: ReadableStream<Uint8Array> | null, max: number)
 
 /** The relay over `options`. */
 export function createRelay(options: RelayOptions): Relay {
-  const { gateway, pinned, client, deadlineMs } = options;
+  const { gateway, pinned, client, deadlineMs, now = Date.now } = options;
   const target = new URL("/api/ohttp", gateway);
   const counts = { requests: 0, bytes: 0 };
   // Distinct clients are counted by a keyed hash of their address: the set never holds one.
   const salt = crypto.getRandomValues(new Uint8Array(16));
   const seen = new Set<string>();
+  const maxClients = options.maxClients ?? MAX_COUNTED_CLIENTS;
   let stoppedBecause: string | null = null;
 
   const countClient = async (addr: Deno.Addr) => {
     const host = "hostname" in addr ? addr.hostname : "";
     const bytes = new Uint8Array([...salt, ...new TextEncoder().encode(host)]);
     const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-    seen.add(Array.from(digest.subarray(0, 12), (b) => b.toString(16)).join(":"));
+    if (seen.size < maxClients) {
+      seen.add(Array.from(digest.subarray(0, 12), (b) => b.toString(16)).join(":"));
+    }
   };
 
-  const recheck = async () => {
+  const check = async () => {
     if (stoppedBecause !== null) return;
-    let now: PinnedKeys;
+    let read: PinnedKeys;
     try {
-      now = await fetchKeys(gateway, { client, deadlineMs });
+      read = await fetchKeys(gateway, { client, deadlineMs });
     } catch {
       return; // Not readable now is no change: forwarding goes on, and fails on its own.
     }
-    if (now.sha256 !== pinned.sha256) {
+    if (read.sha256 !== pinned.sha256) {
       stoppedBecause =
-        `the gateway's key configuration changed (pinned ${pinned.sha256}, now ${now.sha256})`;
+        `the gateway's key configuration changed (pinned ${pinned.sha256}, now ${read.sha256})`;
     }
+  };
+  let checking: Promise<void> | null = null;
+  let lastCheckAt = -Infinity;
+  const recheck = () => {
+    lastCheckAt = now();
+    return checking ??= check().finally(() => checking = null);
   };
 
   const forward = async (request: Request, info: { remoteAddr: Deno.Addr }) => {
@@ -117,8 +163,12 @@ export function createRelay(options: RelayOptions): Relay {
     if (type !== REQUEST_MEDIA_TYPE) {
       return refusal(415, "unsupported_media_type", `Send ${REQUEST_MEDIA_TYPE}`);
     }
-    const body = await boundedBody(request.body, MAX_REQUEST_BYTES).catch(() => undefined);
-    if (body === undefined) return refusal(400, "invalid_request", "The body could not be read");
+    const body = await boundedBody(request.body, MAX_REQUEST_BYTES, AbortSignal.timeout(deadlineMs))
+      .catch((error) => error instanceof DOMException && error.name === "TimeoutError" ? 408 : 400);
+    if (body === 408) {
+      return refusal(408, "request_timeout", `The body did not arrive within ${deadlineMs} ms`);
+    }
+    if (body === 400) return refusal(400, "invalid_request", "The body could not be read");
     if (body === null) {
       return refusal(413, "body_too_large", `Bodies are at most ${MAX_REQUEST_BYTES} bytes`);
     }
@@ -137,6 +187,9 @@ export function createRelay(options: RelayOptions): Relay {
         body,
         client,
         signal: AbortSignal.timeout(deadlineMs),
+        // A redirect would send clients' bodies, and bring back answers, from wherever the gateway
+        // names: none is followed (502 `gateway_unreachable`).
+        redirect: "error",
       };
       res = await fetch(target, init);
     } catch (error) {
@@ -152,7 +205,11 @@ export function createRelay(options: RelayOptions): Relay {
     }
     if (out === null) return refusal(502, "gateway_answer_too_large", "The answer is too large");
     counts.bytes += out.length;
-    if (res.status >= 400 && res.status < 500) void recheck();
+    // A refusal may mean the gateway's key changed: read its configuration again, at most once
+    // per RECHECK_SPACING_MS.
+    if (res.status >= 400 && res.status < 500 && now() - lastCheckAt >= RECHECK_SPACING_MS) {
+      void recheck();
+    }
     const outType = res.headers.get("content-type") ?? RESPONSE_MEDIA_TYPE;
     return answer(res.status, out.slice().buffer, outType);
   };

@@ -34,17 +34,18 @@ export async function fetchKeys(
     const init: RequestInit & { client: Deno.HttpClient } = {
       client,
       signal: AbortSignal.timeout(deadlineMs),
+      redirect: "error", // The configuration is the gateway's own, read from nowhere else.
       headers: { accept: KEYS_MEDIA_TYPE },
     };
     res = await fetch(new URL(KEYS_PATH, gateway), init);
   } catch (error) {
     throw new PinError(`the gateway did not answer: ${(error as Error).message}`);
   }
-  const bytes = new Uint8Array(await res.arrayBuffer().catch(() => new ArrayBuffer(0)));
+  const bytes = await readAtMost(res.body, MAX_KEYS_BYTES);
   if (res.status !== 200) throw new PinError(`the gateway answered ${res.status}`);
   const type = (res.headers.get("content-type") ?? "").split(";", 1)[0].trim().toLowerCase();
   if (type !== KEYS_MEDIA_TYPE) throw new PinError(`the gateway answered ${type || "no type"}`);
-  if (bytes.length > MAX_KEYS_BYTES) throw new PinError("the key configuration list is too long");
+  if (bytes === null) throw new PinError("the key configuration list is too long");
   try {
     const configs = parseKeyConfigs(bytes);
     return {
@@ -54,5 +55,32 @@ export async function fetchKeys(
     };
   } catch (error) {
     throw new PinError(`the key configuration list does not parse: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * The bytes of `body`, read only up to `max`: null past it (the rest is not read), none when the
+ * body fails or is missing.
+ */
+async function readAtMost(
+  body: ReadableStream<Uint8Array> | null,
+  max: number,
+): Promise<Uint8Array | null> {
+  const out = new Uint8Array(max);
+  let size = 0;
+  if (body === null) return out.subarray(0, 0);
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return out.slice(0, size);
+      if (size + value.length > max) return null;
+      out.set(value, size);
+      size += value.length;
+    }
+  } catch {
+    return out.subarray(0, 0);
+  } finally {
+    reader.cancel().catch(() => {});
   }
 }

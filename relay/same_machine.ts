@@ -12,6 +12,18 @@ export function isLoopback(host: string): boolean {
 }
 
 /**
+ * The IPv4 address an IPv4-mapped IPv6 address (`::ffff:7f00:1`, `::ffff:127.0.0.1`) stands for,
+ * or `address` as it is.
+ */
+function unmapped(address: string): string {
+  const m = /^(?:0:0:0:0:0:|::)ffff:(?:([0-9a-f]{1,4}):([0-9a-f]{1,4})|([\d.]+))$/.exec(address);
+  if (m === null) return address;
+  if (m[3] !== undefined) return m[3];
+  const [hi, lo] = [parseInt(m[1], 16), parseInt(m[2], 16)];
+  return [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff].join(".");
+}
+
+/**
  * True when `hostname` is loopback, one of `own` (this machine's interface addresses), or a name
  * that `resolve` maps to one of them. A name that does not resolve counts as another machine.
  */
@@ -20,13 +32,13 @@ export async function isSameMachine(
   own: readonly string[],
   resolve: (name: string) => Promise<string[]>,
 ): Promise<boolean> {
-  const bare = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  const bare = unmapped(hostname.replace(/^\[|\]$/g, "").toLowerCase());
   if (isLoopback(bare)) return true;
   const mine = new Set(own.map((a) => a.toLowerCase()));
   if (mine.has(bare)) return true;
   if (/^[\d.]+$/.test(bare) || bare.includes(":")) return false;
   const addresses = await resolve(bare).catch(() => [] as string[]);
-  return addresses.some((a) => isLoopback(a) || mine.has(a.toLowerCase()));
+  return addresses.map((a) => unmapped(a.toLowerCase())).some((a) => isLoopback(a) || mine.has(a));
 }
 
 /** Every address `name` resolves to (A and AAAA), none when it does not. */

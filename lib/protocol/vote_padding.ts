@@ -1,10 +1,11 @@
 /**
  * Browser-safe. The one Binary HTTP length of every vote of a round sent through the Oblivious HTTP
  * gateway (protocol §4.11), so that neither its choice nor its ring shows in its length: the phone
- * pads to it, the gateway refuses a vote of another length.
+ * pads to it, the gateway refuses a vote of another length. And the one length of every answer to
+ * a read of a vote's proof, which holds the vote: the gateway pads those to it.
  * @module
  */
-import { encodeRequest, pad } from "./bhttp.ts";
+import { encodeRequest, encodeResponse, pad } from "./bhttp.ts";
 
 /**
  * The largest ring, `MAX_RING` of ./ring_signature.ts, and the longest payload in code points,
@@ -24,6 +25,52 @@ export function voteRound(path: string): number {
   return id === undefined ? 1 : Number(id);
 }
 
+/** True for a read of a vote's proof: `GET …/block/id/{blockId}/vote/{voteId}` under `/api/`. */
+export function isVoteProofPath(path: string): boolean {
+  return /^\/api\/(?:.*\/)?block\/id\/[0-9]+\/vote\/[^/]+$/.test(path);
+}
+
+/** A ring signature's wire form over the largest ring, and that ring's keys, as hex. */
+function largestSignature(): { signature: string; members: string[] } {
+  const hex = "0".repeat(64);
+  const members = Array.from({ length: VOTE_BOUNDS.ring }, () => hex);
+  return { signature: JSON.stringify({ c0: hex, r: members, I: hex, ring: members }), members };
+}
+
+/** The longest payload's JSON: `VOTE_BOUNDS.payloadCodePoints` code points of 6 bytes each. */
+const LONGEST_PAYLOAD = "\u0000".repeat(VOTE_BOUNDS.payloadCodePoints);
+
+/**
+ * The Binary HTTP length of every answer to a read of a vote's proof (`isVoteProofPath`), in any
+ * round: that of the proof of a vote over the largest ring with the longest payload, at the deepest
+ * audit path a safe-integer leaf count allows, of a block whose numbers are the largest, rounded up
+ * to a multiple of 1,024. A smaller proof, or a refusal, is padded to it.
+ */
+export function voteProofLength(): number {
+  const { signature, members } = largestSignature();
+  const most = Number.MAX_SAFE_INTEGER;
+  const hash = "0".repeat(64);
+  const proof = JSON.stringify({
+    vote: { payload: LONGEST_PAYLOAD, signature, publicKeys: members },
+    index: most,
+    path: Array.from({ length: 53 }, () => hash),
+    block: {
+      height: most,
+      timestamp: most,
+      merkle_root: hash,
+      prev_hash: hash,
+      hash,
+      size: most,
+      head_signature: hash + hash,
+    },
+  });
+  return pad(encodeResponse({
+    status: 200,
+    headers: [["content-type", "application/json; charset=UTF-8"]],
+    content: new TextEncoder().encode(proof),
+  })).length;
+}
+
 /**
  * The Binary HTTP length of every vote sent to `path` at `scheme://authority`: that of a vote over
  * a ring of `VOTE_BOUNDS.ring` members whose payload is the round's longest choice in JSON bytes, or
@@ -36,11 +83,10 @@ export function voteLength(
   choices: readonly string[],
 ): number {
   const hex = "0".repeat(64);
-  const members = Array.from({ length: VOTE_BOUNDS.ring }, () => hex);
-  const signature = JSON.stringify({ c0: hex, r: members, I: hex, ring: members });
+  const { signature, members } = largestSignature();
   const json = (text: string) => new TextEncoder().encode(JSON.stringify(text)).length;
   const payload = choices.length === 0
-    ? "\u0000".repeat(VOTE_BOUNDS.payloadCodePoints)
+    ? LONGEST_PAYLOAD
     : choices.reduce((a, b) => (json(b) > json(a) ? b : a));
   const body = JSON.stringify({ publicKeys: members, signature, tag: hex, payload });
   return pad(encodeRequest({

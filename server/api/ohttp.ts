@@ -26,7 +26,13 @@ import {
   RESPONSE_MEDIA_TYPE,
 } from "../../lib/protocol/ohttp.ts";
 import { RoundList } from "../../lib/protocol/schemas.ts";
-import { isVotePath, voteLength, voteRound } from "../../lib/protocol/vote_padding.ts";
+import {
+  isVotePath,
+  isVoteProofPath,
+  voteLength,
+  voteProofLength,
+  voteRound,
+} from "../../lib/protocol/vote_padding.ts";
 import { invalidRequest, refusal } from "../errors.ts";
 import type { GatewayKeys } from "../store/ohttp_key.ts";
 
@@ -36,6 +42,13 @@ export const GATEWAY_PATH = "/api/ohttp";
 export const GATEWAY_KEY_PATH = "/api/ohttp/key";
 /** The one header an inner request may carry, and only on a write. */
 const JSON_TYPE: Field = ["content-type", "application/json"];
+/** The Binary HTTP length of every answer to a read of a vote's proof (protocol §4.11). */
+const PROOF_ANSWER_BYTES = voteProofLength();
+/**
+ * The least time between a vote's arrival and its answer, ms: longer than the verification of the
+ * largest ring, so that the time the answer takes does not show the vote's ring to the relay.
+ */
+export const VOTE_ANSWER_FLOOR_MS = 1_000;
 /** The answer headers carried inside an encapsulated response. */
 const ANSWER_HEADERS = ["content-type", "retry-after"];
 
@@ -48,7 +61,13 @@ export type GatewayOptions = {
   presenter?: MiddlewareHandler;
   /** `PUBLIC_URL`: its host is the gateway's authority too (behind a proxy). */
   publicUrl?: string | null;
+  /** Milliseconds on a monotonic clock; `performance.now` by default. */
+  now?: () => number;
+  /** Waits `ms` milliseconds; a timer by default. */
+  sleep?: (ms: number) => Promise<void>;
 };
+
+const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** The gateway's routes, for `app.route("/", …)`. */
 export function createGatewayApp(options: GatewayOptions): Hono {
@@ -71,6 +90,8 @@ export function createGatewayApp(options: GatewayOptions): Hono {
 }
 
 async function gateway(c: Context, options: GatewayOptions): Promise<Response> {
+  const { now = () => performance.now(), sleep = wait } = options;
+  const arrived = now();
   const type = c.req.header("content-type") ?? "";
   if (type.split(";", 1)[0].trim().toLowerCase() !== REQUEST_MEDIA_TYPE) {
     throw refusal("unsupported_media_type", `Send ${REQUEST_MEDIA_TYPE} to ${GATEWAY_PATH}`);
@@ -97,8 +118,22 @@ async function gateway(c: Context, options: GatewayOptions): Promise<Response> {
     if (value !== null) headers.push([name, value]);
   }
   const content = new Uint8Array(await answer.arrayBuffer());
-  const message = pad(encodeResponse({ status: answer.status, headers, content }));
+  // The proof of a vote holds the vote: its answer has one length, whatever the ring and choice.
+  const least = inner.method === "GET" && isVoteProofPath(new URL(inner.url).pathname)
+    ? PROOF_ANSWER_BYTES
+    : 0;
+  const message = pad(
+    encodeResponse({ status: answer.status, headers, content }),
+    PAD_BLOCK,
+    least,
+  );
   const sealed = await encapsulateResponse(opened.context, message);
+  if (inner.method === "POST" && isVotePath(new URL(inner.url).pathname)) {
+    // A vote's verification takes time in proportion to its ring: every vote is answered no
+    // sooner than the floor after it arrived, whatever its ring and its answer.
+    const left = arrived + VOTE_ANSWER_FLOOR_MS - now();
+    if (left > 0) await sleep(left);
+  }
   return c.body(sealed.slice().buffer, 200, {
     "Content-Type": RESPONSE_MEDIA_TYPE,
     "Cache-Control": "no-store",
@@ -193,9 +228,14 @@ export function innerRequest(bytes: Uint8Array, own: ReadonlySet<string>): Reque
   });
 }
 
-/** True for a normalised path (and query) under `/api/`, other than the gateway's own. */
+/**
+ * True for a normalised path (and query) under `/api/`, other than the gateway's own. The path
+ * holds no percent escape (the query may): the router decodes them, so `/api/ohtt%70` would reach
+ * the gateway and `/api/vot%65` a vote that the length check does not see as one.
+ */
 export function isServedPath(path: string): boolean {
   if (!path.startsWith("/api/") || /[#\\]|\/\//.test(path)) return false;
+  if (path.split("?", 1)[0].includes("%")) return false;
   let url: URL;
   try {
     url = new URL(path, "http://gateway.invalid");

@@ -17,6 +17,11 @@ Deno.test("sameMachine: loopback, own addresses and names resolving to them", as
   ) {
     assert.equal(await isSameMachine(host, own, resolve), true, host);
   }
+  // An IPv4 address mapped into IPv6, as the URL parser writes it, is that IPv4 address.
+  for (const host of ["[::ffff:7f00:1]", "[::ffff:c0a8:114]", "[0:0:0:0:0:ffff:7f00:1]"]) {
+    assert.equal(await isSameMachine(host, own, resolve), true, host);
+  }
+  assert.equal(await isSameMachine("[::ffff:c0a8:11e]", own, resolve), false);
   assert.equal(await isSameMachine("vote.lan", own, resolve), true);
   assert.equal(await isSameMachine("loop.example", own, resolve), true);
   for (const host of ["192.168.1.30", "server.lan", "unknown.example", "[2001:db8::1]"]) {

@@ -22,6 +22,8 @@ import { createRounds } from "../../../server/store/rounds.ts";
 import { PRESENTER_TOKEN } from "../../helpers/app_fixture.ts";
 import { makeVoters, ringFor, signedVote } from "../../helpers/ledger_fixtures.ts";
 import { withKv } from "../../helpers/kv.ts";
+import { sealNextBlock } from "../../../server/sealer.ts";
+import { voteProofLength } from "../../../lib/protocol/vote_padding.ts";
 import { testVerifier } from "../../helpers/test_verifier.ts";
 
 const ORIGIN = "http://localhost";
@@ -52,8 +54,11 @@ async function gatewayApp(kv: Deno.Kv) {
     const outer = await post(sealed.encapsulated);
     assert.equal(outer.status, 200);
     assert.equal(outer.headers.get("content-type"), "message/ohttp-res");
-    const inner = await sealed.open(new Uint8Array(await outer.arrayBuffer()));
-    return { ...inner, json: JSON.parse(new TextDecoder().decode(inner.body)) };
+    const bytes = new Uint8Array(await outer.arrayBuffer());
+    const inner = await sealed.open(bytes);
+    // The Binary HTTP answer's length: the sealed bytes less the nonce and the AEAD tag.
+    const length = bytes.length - 32;
+    return { ...inner, length, json: JSON.parse(new TextDecoder().decode(inner.body)) };
   };
   return { app, store, ohttp, target, post, through };
 }
@@ -137,6 +142,16 @@ Deno.test(
     const refused = await post(short.encapsulated);
     assert.equal(refused.status, 400);
     assert.match((await refused.json()).error.message, new RegExp(`${bytes} bytes`));
+    // Nor may a vote escape its round's length by another spelling of its path.
+    for (const path of ["/api/vot%65", "/api/rounds/01/vote", "/api/vote?a=b"]) {
+      const other = await sealCall(await target(), {
+        method: "POST",
+        path,
+        body: JSON.stringify(vote),
+      });
+      const res = await post(other.encapsulated);
+      assert.equal(res.status, 400, path);
+    }
     const accepted = await through({
       method: "POST",
       path: "/api/vote",
@@ -148,6 +163,50 @@ Deno.test(
       bytes,
     );
     assert.equal(again.status, 409);
+  }),
+);
+
+Deno.test(
+  "the answer to a read of a vote's proof has one length, whatever its ring and choice",
+  withKv(async (kv) => {
+    const { store, target, through } = await gatewayApp(kv);
+    const voters = makeVoters(12);
+    for (const voter of voters) {
+      const body = JSON.stringify({ key: voter.key });
+      assert.equal((await through({ method: "POST", path: "/api/pki/key", body })).status, 201);
+    }
+    const bytes = voteLength(await target(), "/api/vote", []);
+    const cast = [
+      signedVote(voters[0], ringFor(voters[0], voters, 2), "No"),
+      signedVote(voters[1], ringFor(voters[1], voters, 12), "Abstain"),
+      signedVote(voters[2], ringFor(voters[2], voters, 7), "x".repeat(900)),
+    ];
+    const ids = [];
+    for (const vote of cast) {
+      const body = JSON.stringify(vote);
+      const res = await through({ method: "POST", path: "/api/vote", body }, bytes);
+      assert.equal(res.status, 202);
+      ids.push(res.json);
+    }
+    const lengths = new Set<number>();
+    // Read before its block is sealed, the refusal has the same length.
+    const early = await through({
+      method: "GET",
+      path: `/api/block/id/${ids[0].blockId}/vote/${ids[0].voteId}`,
+    });
+    assert.equal(early.status, 404);
+    lengths.add(early.length);
+    await sealNextBlock(store, Date.now());
+    for (const { voteId, blockId } of ids) {
+      const proof = await through({
+        method: "GET",
+        path: `/api/block/id/${blockId}/vote/${voteId}`,
+      });
+      assert.equal(proof.status, 200);
+      lengths.add(proof.length);
+    }
+    assert.equal(voteProofLength(), 23_552, "the length protocol §4.11 states");
+    assert.deepEqual([...lengths], [voteProofLength()], `proof answers of ${[...lengths]} bytes`);
   }),
 );
 
@@ -195,6 +254,10 @@ Deno.test(
         "/api/../board",
         "/api//rounds",
         "api/rounds",
+        // The router decodes percent escapes: these would name the gateway or a vote unseen.
+        "/api/ohtt%70",
+        "/api/ohtt%70/key",
+        "/api/r%6Funds",
       ]
     ) {
       assert.deepEqual(await code(await send(request({ path }))), [400, "invalid_request"], path);
