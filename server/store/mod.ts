@@ -110,6 +110,8 @@ export interface Store {
   gate(): LedgerGate | null;
   /** Reads the guard and the gate's entry afresh; answers the entry's value (null: none). */
   readGate(): Promise<unknown>;
+  /** Reads `also` with the guard and the gate's entry in one `getMany`; answers `also`'s entries. */
+  readGateWith(also: Deno.KvKey[]): Promise<Deno.KvEntryMaybe<unknown>[]>;
   /**
    * Gates this ledger's later registrations and votes with `gate`: the rounds of a database gate
    * the election's ledger with its closing (server/store/rounds.ts).
@@ -318,6 +320,7 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
       await readWithGuard(ledger, { before: [], guarding: guarding(), guard });
       return guard.last?.gate?.value ?? null;
     },
+    readGateWith: (also) => readWithGuard(ledger, { before: also, guarding: guarding(), guard }),
     setGate(next) {
       gate = next;
       guard.last = null;

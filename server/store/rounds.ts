@@ -126,8 +126,7 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
   };
   // Round 1 takes keys and votes until a later round closes it, checked in every commit.
   options.election.setGate(electionGate());
-  // Read once at start, so a vote's read need not hold the gate's entry (./mod.ts voteInputs).
-  await options.election.readGate();
+
   const records = new Map<number, RoundRecord>([[1, first]]);
   const stores = new Map<number, Promise<Store>>([[1, Promise.resolve(options.election)]]);
   /** Phase records seen voting: they change only by closing, which every commit checks. */
@@ -300,9 +299,11 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
       }
     },
   };
-  // The vote path asks whether its round is current before reading a body: a process knows it
-  // from its start, so a fresh instance's first vote costs no read for it.
-  await readCurrent();
+  // The vote path asks whether its round is current before reading a body, and a vote's read of
+  // a ring of 8 leaves out the election's gate when it is known (./mod.ts voteInputs): both are
+  // read at start, in one getMany, so a fresh instance's first vote costs no read for them.
+  const [current] = await options.election.readGateWith([roundKeys.current()]);
+  cached = { id: (current.value as CurrentRecord | null)?.id ?? 1, at: now() };
   return rounds;
 }
 
