@@ -147,6 +147,32 @@ export function createRelayedTransport(options: RelayedTransportOptions): Relaye
   return { transport, keyCheck };
 }
 
+/**
+ * Reads the relay's key configuration and holds it to `pin`, within `timeoutMs`, with no HPKE
+ * code: what a page runs at load and before its key registration.
+ */
+export async function checkPinnedKeys(
+  { pin, fetch, timeoutMs = RELAYED_CALL_TIMEOUT_MS }: {
+    pin: RelayPin;
+    fetch: Transport;
+    timeoutMs?: number;
+  },
+): Promise<KeyCheck> {
+  try {
+    const keys = await withDeadline(
+      timeoutMs,
+      null,
+      (signal) => readKeys({ relay: pin.relay, fetch }, signal),
+    );
+    const served = keyConfigHash(keys);
+    return served === pin.ohttp
+      ? { kind: "ok" }
+      : { kind: "mismatch", expected: pin.ohttp, served };
+  } catch (error) {
+    return { kind: "unavailable", reason: messageOf(error) };
+  }
+}
+
 /** The inner request of one API call: its path and query at `origin`, and a JSON body if any. */
 function innerRequest(url: string, init: RequestInit, origin: URL): InnerRequest {
   const target = new URL(url, origin);

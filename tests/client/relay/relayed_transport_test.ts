@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { ApiCallError, createApiClient, type Transport } from "../../../lib/client/api_client.ts";
 import { keyConfigHash } from "../../../lib/client/relay/fragment.ts";
 import {
+  checkPinnedKeys,
   createRelayedTransport,
   type EncapsulatorFactory,
   type InnerRequest,
@@ -291,4 +292,31 @@ Deno.test("a call to another origin is refused before anything is sent", async (
       }),
     RangeError,
   );
+});
+
+Deno.test("the key check alone reads the configuration and holds it to the pin", async () => {
+  const served = serveRelay();
+  try {
+    const pin = (ohttp: string) => ({ relay: served.relay, ohttp });
+    assert.deepEqual(await checkPinnedKeys({ pin: pin(keyConfigHash(CONFIG)), fetch }), {
+      kind: "ok",
+    });
+    const other = keyConfigHash(new Uint8Array([7]));
+    assert.deepEqual(await checkPinnedKeys({ pin: pin(other), fetch }), {
+      kind: "mismatch",
+      expected: other,
+      served: keyConfigHash(CONFIG),
+    });
+    assert.deepEqual(served.seen, [
+      "GET /.well-known/ohttp-gateway ",
+      "GET /.well-known/ohttp-gateway ",
+    ]);
+  } finally {
+    await served.close();
+  }
+  const down = await checkPinnedKeys({
+    pin: { relay: served.relay, ohttp: keyConfigHash(CONFIG) },
+    fetch,
+  });
+  assert.equal(down.kind, "unavailable");
 });
