@@ -10,6 +10,7 @@ import { sealNextBlock } from "./server/sealer.ts";
 import { createStore, type Store } from "./server/store/mod.ts";
 import { createRounds, type Rounds } from "./server/store/rounds.ts";
 import { createRoundSealer, type RoundSealer } from "./server/round_sealer.ts";
+import { createGatewayKeys, type GatewayKeys } from "./server/store/ohttp_key.ts";
 import { createVerifier } from "./server/verifier/mod.ts";
 import { createWitnessPusher, WITNESS_REFRESH_MS } from "./server/witness_push.ts";
 
@@ -20,7 +21,7 @@ const electionIntervalMs = config.blockIntervalMs ?? 60_000;
 
 /** The election's store, the lab's practice ledger and the rounds, over one database. */
 async function openLedgers(): Promise<
-  { store: Store; lab: LabLedger; rounds: Rounds; roundSealer: RoundSealer }
+  { store: Store; lab: LabLedger; rounds: Rounds; roundSealer: RoundSealer; ohttp: GatewayKeys }
 > {
   if (isKvFile(config.kvPath)) await Deno.mkdir(dirname(config.kvPath), { recursive: true });
   const kv = config.kvPath === null ? await Deno.openKv() : await Deno.openKv(config.kvPath);
@@ -34,7 +35,8 @@ async function openLedgers(): Promise<
     electionIntervalMs,
     adminToken: config.adminToken,
   });
-  return { store, lab, rounds, roundSealer: createRoundSealer(rounds) };
+  const ohttp = await createGatewayKeys(kv);
+  return { store, lab, rounds, roundSealer: createRoundSealer(rounds), ohttp };
 }
 
 /** Seals both ledgers; a failure of the practice ledger is logged and never stops the election. */

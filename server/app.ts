@@ -16,6 +16,7 @@ import { type Config, DEFAULT_RING_SIZE } from "./config.ts";
 import { kvUnavailable, notFound, refusal, toApiError } from "./errors.ts";
 import { createHeadSigner, lensSeed } from "./head_signer.ts";
 import { createLensApp } from "./api/lying_lens.ts";
+import { createGatewayApp } from "./api/ohttp.ts";
 import type { LabLedger } from "./store/lab.ts";
 import { electionWrites, mountRounds } from "./api/rounds.ts";
 import type { Rounds } from "./store/rounds.ts";
@@ -24,6 +25,7 @@ import { hostGuard, jsonWrites, securityHeaders } from "./security.ts";
 import { createBlockLog } from "./store/block_log.ts";
 import { kvSilentForMs } from "./store/layout.ts";
 import type { Store } from "./store/mod.ts";
+import type { GatewayKeys } from "./store/ohttp_key.ts";
 import { createInProcessVerifier } from "./verifier/in_process.ts";
 import type { Verifier } from "./verifier/types.ts";
 import type { PolicyWitness } from "./witness_policy.ts";
@@ -67,6 +69,8 @@ export type AppOptions = {
   interfaces?: () => Deno.NetworkInterfaceInfo[];
   buildDir?: URL;
   verifier?: Verifier;
+  /** The Oblivious HTTP gateway's key (protocol §4.11); without it there is no gateway. */
+  ohttp?: GatewayKeys;
   /** {@link KV_DEADLINE_MS} unless a test shortens it. */
   kvDeadlineMs?: number;
 };
@@ -103,6 +107,17 @@ export function createApp(options: AppOptions): Hono {
 
   app.use("/api/*", kvDeadline(options.kvDeadlineMs ?? KV_DEADLINE_MS));
 
+  if (options.ohttp) {
+    app.route(
+      "/",
+      createGatewayApp({
+        keys: options.ohttp,
+        serve: (request) => app.fetch(request),
+        adminToken: options.rounds?.adminToken,
+        publicUrl: options.config?.publicUrl,
+      }),
+    );
+  }
   if (options.lab) mountLab(app, { lab: options.lab, verifier });
   if (options.rounds) {
     const rounds = options.rounds;

@@ -58,6 +58,8 @@ export const ERROR_STATUS = {
   invalid_signature: 400,
   invalid_host: 400,
   not_a_choice: 400,
+  ohttp_key: 400,
+  bad_encapsulation: 400,
   unauthorized: 401,
   unregistered_key: 403,
   not_found: 404,
