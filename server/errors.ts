@@ -8,7 +8,7 @@ import { HTTPException } from "hono/http-exception";
  * Status codes of error answers: 4xx the caller's fault (429: too soon, try later), 503 busy or KV
  * down, 500 a bug.
  */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 408 | 409 | 413 | 415 | 422 | 429 | 500 | 503;
 
 /** The JSON body of every error answer. */
 export type ErrorAnswer = { error: { code: string; message: string } & Record<string, unknown> };
@@ -60,6 +60,7 @@ export const ERROR_STATUS = {
   not_a_choice: 400,
   ohttp_key: 400,
   bad_encapsulation: 400,
+  not_a_group: 400,
   unauthorized: 401,
   unregistered_key: 403,
   not_found: 404,
@@ -71,11 +72,15 @@ export const ERROR_STATUS = {
   unknown_lie: 404,
   unknown_round: 404,
   unknown_tree: 404,
+  body_timeout: 408,
   duplicate_key: 409,
   duplicate_tag: 409,
   lab_full: 409,
   lab_reset: 409,
   round_closed: 409,
+  voting_not_open: 409,
+  too_few_voters: 409,
+  directory_full: 409,
   payload_too_large: 413,
   body_too_large: 413,
   unsupported_media_type: 415,

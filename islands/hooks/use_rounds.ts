@@ -20,6 +20,11 @@ export const ELECTION_ROUND: RoundInfo = {
   choices: [],
   createdAt: 0,
   blockIntervalMs: 60_000,
+  phase: "voting",
+  minVoters: 8,
+  lateJoiners: false,
+  openedAt: 0,
+  joinDeadline: null,
 };
 
 /**

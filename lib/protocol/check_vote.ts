@@ -29,6 +29,8 @@ export type VoteFinding =
   | { kind: "tag-mismatch"; tag: string }
   /** A ring member that is not in the key directory (403 `unregistered_key`). */
   | { kind: "unregistered-member"; key: string }
+  /** A round vote's ring that is not exactly one of the round's groups (§2.8; 400 `not_a_group`). */
+  | { kind: "not-a-group" }
   /** The tag voted before; at `height` when known (409 `duplicate_tag`). */
   | { kind: "duplicate-tag"; tag: string; height: number | null }
   /** A verifier check of §2.7 fails (400 `invalid_signature`); `reason` says which. */
@@ -49,6 +51,11 @@ export type VoteFacts<M> = {
   tag?: string;
   /** Each key's directory record, in order, null for a key not registered. */
   members?: (keys: readonly string[]) => Awaitable<readonly (M | null)[]>;
+  /**
+   * Whether the ring's directory records, in ring order, are exactly one group of the round
+   * (protocol §2.8); asked only when `members` found every key. Absent: any ring (round 1).
+   */
+  group?: (members: readonly M[]) => Awaitable<boolean>;
   /** Where `tag` voted before: `{height}` (null when not known) if it did, null if not. */
   tagUse?: (tag: string) => Awaitable<{ height: number | null } | null>;
   /** Every check of §2.7 over the ring's records, when `members` gave them; null otherwise. */
@@ -72,7 +79,7 @@ export type VoteCheck = {
 /**
  * Checks `vote` against every rule of protocol §4.3 in its order: the payload's length, the round's
  * choices, the signature's wire form, the ring and the tag named beside it, the ring's membership
- * in the directory, the tag's earlier use, then every verifier check of §2.7. A malformed signature
+ * in the directory, a round's group rule, the tag's earlier use, then every verifier check of §2.7. A malformed signature
  * ends the check (nothing after it can be read). Rejects only when a fact does (a saturated
  * verifier, an unreadable store).
  */
@@ -113,6 +120,10 @@ export async function checkVote<M>(vote: VoteRecord, facts: VoteFacts<M> = {}): 
     members = await facts.members(publicKeys);
     for (const [i, key] of publicKeys.entries()) {
       if (members[i] === null && broke({ kind: "unregistered-member", key })) return answer();
+    }
+    if (facts.group && members.every((member) => member !== null)) {
+      const isGroup = await facts.group(members as readonly M[]);
+      if (!isGroup && broke({ kind: "not-a-group" })) return answer();
     }
   }
   const used = facts.tagUse ? await facts.tagUse(tag) : null;

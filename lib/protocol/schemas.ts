@@ -157,7 +157,18 @@ export type ErrorBody = z.infer<typeof ErrorBody>;
 /** Most choices of a round, fewest (protocol §4.9); `[]` is a free-text round. */
 export const ROUND_CHOICES = { min: 2, max: 12 } as const;
 /** A round's sealing interval bounds and default, ms (protocol §4.9). */
-export const ROUND_INTERVAL_MS = { min: 1_000, max: 3_600_000, fallback: 5_000 } as const;
+export const ROUND_INTERVAL_MS = { min: 1_000, max: 3_600_000, fallback: 15_000 } as const;
+/** Bounds and default of a round's `minVoters`: the fewest keys that may open voting (§4.9). */
+export const ROUND_MIN_VOTERS = { min: 8, max: 64, fallback: 8 } as const;
+/** Bounds of a round's `joinSeconds`: how long after its start voting may open by itself, s. */
+export const ROUND_JOIN_SECONDS = { min: 10, max: 600 } as const;
+/** The phases of a round (protocol §4.9): keys join, then votes, then the next round starts. */
+export const ROUND_PHASES = ["join", "voting", "closed"] as const;
+
+/** An integer from `min` to `max`, both included. */
+function boundedInt({ min, max }: { min: number; max: number }) {
+  return z.int().check(z.gte(min, `must be at least ${min}`), z.lte(max, `must be at most ${max}`));
+}
 
 /** Text trimmed of surrounding white space, then of `min` to `max` code points. */
 function trimmedText(min: number, max: number) {
@@ -191,7 +202,14 @@ export const RoundStart = z.object({
       z.lte(ROUND_INTERVAL_MS.max, `must be at most ${ROUND_INTERVAL_MS.max}`),
     ),
   ),
+  minVoters: z.optional(boundedInt(ROUND_MIN_VOTERS)),
+  joinSeconds: z.optional(boundedInt(ROUND_JOIN_SECONDS)),
+  lateJoiners: z.optional(z.boolean()),
 });
+/** A round's phase: `join`, `voting` or `closed` (protocol §4.9). */
+export const RoundPhase = z.enum(ROUND_PHASES);
+/** A list of key ids, ascending: a group, or the pending keys. */
+const KeyIds = z.array(Id);
 /** One round as listed by `GET /api/rounds`. */
 export const RoundInfo = z.object({
   id: Id,
@@ -199,7 +217,26 @@ export const RoundInfo = z.object({
   choices: z.array(z.string()),
   createdAt: Count,
   blockIntervalMs: Id,
+  phase: RoundPhase,
+  minVoters: Id,
+  lateJoiners: z.boolean(),
+  /** When voting opened, ms since the epoch; null before. */
+  openedAt: z.nullable(Count),
+  /** `createdAt + joinSeconds * 1000`; null when the presenter alone opens voting. */
+  joinDeadline: z.nullable(Count),
 });
+/**
+ * Answer of `GET /api/rounds/{id}/groups` (protocol §2.8): the round's partition into rings and
+ * the keys in no group yet; `keysAtOpen` is null (and both lists empty) before voting opens.
+ */
+export const RoundGroups = z.object({
+  phase: RoundPhase,
+  keysAtOpen: z.nullable(Count),
+  groups: z.array(KeyIds),
+  pending: KeyIds,
+});
+/** Answer of `POST /api/rounds/{id}/voting`: voting is open, with the opening's groups. */
+export const VotingOpened = z.object({ phase: z.literal("voting"), groups: z.array(KeyIds) });
 /** Answer of `GET /api/rounds`: every round by ascending id and the current one. */
 export const RoundList = z.object({ current: Id, rounds: z.array(RoundInfo) });
 /** Answer of `POST /api/rounds` (201). */
@@ -214,6 +251,9 @@ export const OpenBlock = z.object({
 export type RoundStart = z.infer<typeof RoundStart>;
 export type RoundInfo = z.infer<typeof RoundInfo>;
 export type RoundList = z.infer<typeof RoundList>;
+export type RoundPhase = z.infer<typeof RoundPhase>;
+export type RoundGroups = z.infer<typeof RoundGroups>;
+export type VotingOpened = z.infer<typeof VotingOpened>;
 export type OpenBlock = z.infer<typeof OpenBlock>;
 
 /** Longest witness vkey accepted (protocol §4.10), so that what a ledger keeps stays bounded. */

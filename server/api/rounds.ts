@@ -2,15 +2,17 @@
  * The rounds of protocol §4.9: `GET /api/rounds`, the presenter's `POST /api/rounds` and
  * `GET /api/presenter`, and every round's ledger API under `/api/rounds/{id}/` — the same
  * `createLedgerApi` as the election's and the practice ledger's, with the round's choices — plus
- * `GET /api/rounds/{id}/block/open`. Only the current round takes keys and votes.
+ * `GET /api/rounds/{id}/block/open`, the presenter's `POST /api/rounds/{id}/voting` and
+ * `GET /api/rounds/{id}/groups`. Only the current round takes keys, and votes once voting opened.
  * @module
  */
 import { type Context, Hono, type MiddlewareHandler } from "hono";
-import { RoundStart } from "../../lib/protocol/schemas.ts";
+import { type RoundGroups, RoundStart } from "../../lib/protocol/schemas.ts";
 import { liveJson } from "./caching.ts";
 import { parseJson } from "./common.ts";
 import { quote, refusal } from "../errors.ts";
-import { nextSealAt, type Rounds } from "../store/rounds.ts";
+import { nextSealAt, type PhaseRecord, type Rounds } from "../store/rounds.ts";
+import { joinDeadline } from "../store/round_phases.ts";
 import type { Store } from "../store/mod.ts";
 
 /** Builds the ledger API of one round's store under `base`, refusing payloads outside `choices`. */
@@ -76,11 +78,34 @@ export function mountRounds(
     const intervalMs = record.blockIntervalMs;
     return liveJson(c, { height, votes, intervalMs, nextSealAt: nextSealAt(now(), intervalMs) });
   });
+  // The presenter opens voting (protocol §4.9); anyone reads the groups it fixed (§2.8).
+  app.post(`${ROUNDS_API}/:id/voting`, presenter, async (c) => {
+    const record = await laterRoundOf(rounds, c.req.param("id"));
+    await c.req.arrayBuffer(); // the body is empty, or ignored
+    const opened = await rounds.openVoting(record.id);
+    const { groups } = await rounds.groups(record.id);
+    return c.json({ phase: opened.phase, groups: groups.slice(0, openingGroups(groups, opened)) });
+  });
+  const grouped = new Map<number, { at: number; groups: Promise<RoundGroups> }>();
+  app.get(`${ROUNDS_API}/:id/groups`, async (c) => {
+    const record = await laterRoundOf(rounds, c.req.param("id"));
+    // Every waiting phone asks every few seconds: one answer a second per round serves them all.
+    let entry = grouped.get(record.id);
+    if (entry === undefined || now() - entry.at >= rounds.ttlMs) {
+      entry = { at: now(), groups: rounds.groups(record.id) };
+      grouped.set(record.id, entry);
+      entry.groups.catch(() => grouped.delete(record.id));
+    }
+    return liveJson(c, await entry.groups);
+  });
   app.all(`${ROUNDS_API}/:id/*`, async (c) => {
     const record = await roundOf(rounds, c.req.param("id"));
     // Keys and votes go to the current round only; a witness may cosign an old round's log.
     if (c.req.method === "POST" && !c.req.path.endsWith("/log/cosignature")) {
       await refuseUnlessCurrent(rounds, record.id);
+      // Past its join deadline a round opens voting at its first read (./store/round_phases.ts).
+      const deadline = record.id === 1 ? null : joinDeadline(record);
+      if (deadline !== null && now() >= deadline) await rounds.phase(record.id);
     }
     const api = await apiOf(record.id, record.choices);
     return await api.fetch(c.req.raw);
@@ -103,6 +128,21 @@ async function roundOf(rounds: Rounds, param: string) {
   const record = ROUND_ID.test(param) ? await rounds.round(Number(param)) : null;
   if (!record) throw refusal("unknown_round", `No round "${quote(param)}"`);
   return record;
+}
+
+/** The round a path names, 2 and up; 404 `unknown_round` for round 1 (it has no phases). */
+async function laterRoundOf(rounds: Rounds, param: string) {
+  const record = await roundOf(rounds, param);
+  if (record.id === 1) {
+    throw refusal("unknown_round", "Round 1 is the election: it has no phases and no groups");
+  }
+  return record;
+}
+
+/** How many of `groups` the opening `phase` fixed: the opening's, before any late group. */
+function openingGroups(groups: number[][], phase: PhaseRecord): number {
+  const keysAtOpen = phase.keysAtOpen ?? 0;
+  return groups.filter((group) => group[group.length - 1] <= keysAtOpen).length;
 }
 
 /** Throws 409 `round_closed` when round `id` is not the current one. */

@@ -1,7 +1,7 @@
 /**
  * `POST /api/vote` (protocol §4): the rulebook of a vote (lib/protocol/check_vote.ts) over this
- * server's facts, stopping at the first broken rule — the cheap refusals first (unregistered member
- * 403, used tag 409), then every protocol §2 check on the verifier; 202 only once the vote is
+ * server's facts, stopping at the first broken rule — the cheap refusals first (a round outside its
+ * voting phase 409, unregistered member 403, a ring not one group 400, used tag 409), then every protocol §2 check on the verifier; 202 only once the vote is
  * durably committed into the block it names, and 503 `busy` from a saturated verifier before
  * anything is stored.
  * @module
@@ -11,7 +11,7 @@ import { checkVote, type VoteFinding } from "../../lib/protocol/check_vote.ts";
 import { VoteSubmission } from "../../lib/protocol/schemas.ts";
 import { parseJson } from "./common.ts";
 import { type ApiError, duplicateTag, invalidRequest, quote, refusal } from "../errors.ts";
-import type { Store } from "../store/mod.ts";
+import type { CheckedKeyRecord, Store } from "../store/mod.ts";
 import type { Verifier } from "../verifier/types.ts";
 
 /**
@@ -31,15 +31,28 @@ export function createVoteApp(
     // Membership and the tag are read (one round trip) before any curve arithmetic: strangers in
     // the ring and replayed tags cost no verification. The commit checks the tag again, so a race
     // between two copies stays safe.
+    // A gated ledger (a round, protocol §4.9) answers its phase record with the members: a vote
+    // outside its voting phase is refused there, and its ring must be one of its groups.
     let tagUsed: boolean | null = null;
+    let phase: unknown = undefined;
+    const gate = store.gate();
     const { findings } = await checkVote(vote, {
       choices,
       tag,
       members: async (keys) => {
         const inputs = await store.voteInputs([...keys], tag);
         tagUsed = inputs.tagUsed;
+        phase = inputs.gate;
+        const refused = gate?.admitVote(phase);
+        if (refused) throw refused;
         return inputs.members;
       },
+      ...(gate?.isGroup
+        ? {
+          group: (members: readonly CheckedKeyRecord[]) =>
+            gate.isGroup!(phase, members.map((member) => member.id)),
+        }
+        : {}),
       tagUse: async (used) =>
         (used === tag && tagUsed !== null ? tagUsed : await store.isTagUsed(used))
           ? { height: null }
@@ -76,6 +89,12 @@ function refusalOf(finding: VoteFinding): ApiError {
       return refusal(
         "unregistered_key",
         `Ring member "${quote(finding.key)}" is not in the key directory`,
+      );
+    case "not-a-group":
+      return refusal(
+        "not_a_group",
+        "The ring is not one of this round's groups: sign over your whole group, in id order " +
+          "(GET groups)",
       );
     case "duplicate-tag":
       return duplicateTag(finding.tag);

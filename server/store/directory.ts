@@ -26,6 +26,7 @@ import {
   type StoredKey,
   tryCommit,
 } from "./layout.ts";
+import type { LedgerGate } from "./votes.ts";
 
 /**
  * A registered key's record as the store answers it: its id, and its precomputation only when the
@@ -44,7 +45,8 @@ type Registration = {
 
 /**
  * Most keys one registration commit takes: each adds a uniqueness check, and the id counter takes
- * one more, within the 10 checks a commit may make (protocol §5 limits).
+ * one more, within the 10 checks a commit may make (protocol §5 limits); a gated ledger's commit
+ * checks its gate too, and takes one key fewer.
  */
 const REGISTRATION_BATCH = 9;
 
@@ -52,11 +54,16 @@ const REGISTRATION_BATCH = 9;
  * Registrations of one process, committed in batches: concurrent registrations would otherwise
  * all race for the id counter, and all but one retry. Each commit takes up to
  * REGISTRATION_BATCH waiting keys, still checked against other processes like a single one.
- * `secret` is the key records' MAC secret; `capacity`, if given, bounds the directory.
+ * `secret` is the key records' MAC secret; `capacity`, if given, bounds the directory; `gate`
+ * answers the ledger's gate (./votes.ts) when it has one, checked in every commit.
  */
 export function createRegistrar(
   ledger: KvLedger,
-  { secret, capacity }: { secret: Uint8Array; capacity?: CapacityBound },
+  { secret, capacity, gate = () => null }: {
+    secret: Uint8Array;
+    capacity?: CapacityBound;
+    gate?: () => LedgerGate | null;
+  },
 ) {
   const waiting: Registration[] = [];
   let running = false;
@@ -67,14 +74,16 @@ export function createRegistrar(
       while (waiting.length > 0) {
         const batch: Registration[] = [];
         const keys = new Set<string>();
+        const gated = gate();
+        const most = gated ? REGISTRATION_BATCH - 1 : REGISTRATION_BATCH;
         // A key sent twice at once goes into a later batch, where it meets its own first copy.
-        for (let i = 0; i < waiting.length && batch.length < REGISTRATION_BATCH; i++) {
+        for (let i = 0; i < waiting.length && batch.length < most; i++) {
           if (keys.has(waiting[i].key)) continue;
           keys.add(waiting[i].key);
           batch.push(...waiting.splice(i--, 1));
         }
         try {
-          await commitRegistrations(ledger, { batch, capacity });
+          await commitRegistrations(ledger, { batch, capacity, gate: gated });
         } catch (error) {
           for (const registration of batch) registration.reject(error as Error);
         }
@@ -101,20 +110,42 @@ export function createRegistrar(
  * every key is new. A key found registered already is refused with 409 and left out; so is a key
  * beyond the ledger's `capacity`, which the counter's check makes exact. A commit that fails or
  * throws is read back, like every other write (protocol §5.3): what landed is answered, the rest
- * retried.
+ * retried. A gated ledger's commit checks the gate's entry as read with the counter, and every
+ * key is refused when its value does not admit them.
  */
 async function commitRegistrations(
   { kv, keys }: KvLedger,
-  { batch, capacity }: { batch: Registration[]; capacity?: CapacityBound },
+  { batch, capacity, gate }: {
+    batch: Registration[];
+    capacity?: CapacityBound;
+    gate: LedgerGate | null;
+  },
 ): Promise<void> {
   let pending = batch;
   for (let attempt = 0;; attempt++) {
-    const [count, ...existing] = await readRetrying(() =>
-      kv.getMany<[KeyCountRecord, ...KeyIdRecord[]]>([
+    const read = await readRetrying(() =>
+      kv.getMany<unknown[]>([
+        ...(gate ? [gate.key] : []),
         keys.keyCount(),
         ...pending.map((r) => keys.keyId(r.key)),
       ])
     );
+    const gateEntry = gate ? read.shift()! : null;
+    const [count, ...existing] = read as [
+      Deno.KvEntryMaybe<KeyCountRecord>,
+      ...Deno.KvEntryMaybe<KeyIdRecord>[],
+    ];
+    if (gate) {
+      const verdict = await gate.admitKey(gateEntry!.value);
+      if (verdict === "again" && attempt < MAX_ATTEMPTS) continue;
+      if (verdict !== null) {
+        const refused = verdict === "again"
+          ? new Error("The ledger's gate kept changing")
+          : verdict;
+        for (const registration of pending) registration.reject(refused);
+        return;
+      }
+    }
     pending = pending.filter((registration, i) => {
       const found = existing[i].value as KeyIdRecord | null;
       if (found) registration.reject(duplicateKey(registration.key, found.id));
@@ -128,6 +159,7 @@ async function commitRegistrations(
     if (pending.length === 0) return;
     const total = first + pending.length - 1;
     const op = kv.atomic().check(count).set(keys.keyCount(), { total } satisfies KeyCountRecord);
+    if (gateEntry) op.check(gateEntry);
     pending.forEach(({ key, pre, mac }, i) => {
       op.check(absent(keys.keyId(key)))
         .set(keys.key(first + i), { key } satisfies StoredKey)

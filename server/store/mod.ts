@@ -14,7 +14,7 @@ import {
   PRECOMPUTATION_BYTES,
 } from "../../lib/protocol/key_precomputation.ts";
 import { createLruCache } from "../../lib/protocol/member_cache.ts";
-import { duplicateTag } from "../errors.ts";
+import { refusal } from "../errors.ts";
 import { type CosignatureStore, createCosignatureStore } from "./cosignatures.ts";
 import {
   type CheckedKeyRecord,
@@ -40,10 +40,7 @@ import {
   type OpenRecord,
   readRetrying,
   type ServerKeyRecord,
-  type TagUse,
   tryCommit,
-  type VoteCountRecord,
-  type VoteRef,
 } from "./layout.ts";
 import {
   blockRange,
@@ -66,8 +63,16 @@ import {
   type ProofToStore,
   writeProofs,
 } from "./sealing.ts";
+import {
+  guardKeys,
+  type GuardMemo,
+  type LedgerGate,
+  readWithGuard,
+  submitVote,
+  type VoteGuarding,
+} from "./votes.ts";
 
-export type { CheckedKeyRecord, ClosedBlock, ProofToStore, StatusAnswer };
+export type { CheckedKeyRecord, ClosedBlock, LedgerGate, ProofToStore, StatusAnswer };
 
 /** The ledger operations the API and the sealer call. */
 export interface Store {
@@ -98,7 +103,17 @@ export interface Store {
   voteInputs(
     keys: string[],
     tag: string,
-  ): Promise<{ members: (CheckedKeyRecord | null)[]; tagUsed: boolean }>;
+  ): Promise<{ members: (CheckedKeyRecord | null)[]; tagUsed: boolean; gate: unknown }>;
+  /**
+   * The gate every registration and vote commit checks (./votes.ts), or null; `voteInputs`
+   * answers its entry's value as read with the members (`gate`), undefined without one.
+   */
+  gate(): LedgerGate | null;
+  /**
+   * Gates this ledger's later registrations and votes with `gate`: the rounds of a database gate
+   * the election's ledger with its closing (server/store/rounds.ts).
+   */
+  setGate(gate: LedgerGate): void;
   /** Commits a verified vote into the open block; 409 `duplicate_tag` if the tag has voted. */
   submitVote(vote: wire.VoteRecord, tag: string): Promise<wire.VoteAccepted>;
   /**
@@ -168,13 +183,35 @@ export type StoreOptions = {
   prefix?: Deno.KvKey;
   /**
    * The most keys and votes this ledger holds, and the refusal beyond them (the attack lab's
-   * practice ledger, protocol §4.7); unbounded when absent.
+   * practice ledger, protocol §4.7). Votes are unbounded when absent; keys are bounded by
+   * {@link ELECTION_KEY_CAPACITY} when no bound is given.
    */
   capacity?: LedgerCapacity;
+  /** The entry every registration and vote commit checks, and what it admits (./votes.ts). */
+  gate?: LedgerGate;
 };
 
 /** Bounds of a ledger: its key directory and its accepted votes, each with its refusal. */
-export type LedgerCapacity = { keys: CapacityBound; votes: CapacityBound };
+export type LedgerCapacity = { keys?: CapacityBound; votes?: CapacityBound };
+
+/**
+ * The most keys the election's directory holds (protocol §4.2): a large hall's worth, and about
+ * 1 GB of key records at rest; one more is refused with 409 `directory_full`.
+ */
+export const ELECTION_KEY_CAPACITY = 100_000;
+
+/** The bound of a directory of at most `max` keys, refused with 409 `directory_full`. */
+export function directoryBound(max: number): CapacityBound {
+  return {
+    max,
+    refuse: (bound) =>
+      refusal(
+        "directory_full",
+        `This ledger's key directory is full: it holds at most ${bound} keys`,
+        { extra: { max: bound } },
+      ),
+  };
+}
 
 /**
  * Default memory for key records on the request thread: 16 MiB, about 3,700 keys. With the
@@ -198,17 +235,23 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
   const serverSeed = await ensureServerKey(ledger);
   const recordSecret = keyRecordSecret(serverSeed);
   const capacity = options.capacity;
-  const registrar = createRegistrar(ledger, { secret: recordSecret, capacity: capacity?.keys });
+  let gate = options.gate ?? null;
+  const registrar = createRegistrar(ledger, {
+    secret: recordSecret,
+    capacity: capacity?.keys ?? directoryBound(ELECTION_KEY_CAPACITY),
+    gate: () => gate,
+  });
   const records = createLruCache<CheckedKeyRecord>(
     Math.floor((options.recordBudgetBytes ?? DEFAULT_RECORD_BUDGET) / RECORD_BYTES),
   );
   const readKeyIds = createKeyIdReader(ledger);
   const guard: GuardMemo = { last: null };
+  const guarding = (): VoteGuarding => ({ bounded: capacity?.votes !== undefined, gate });
   /** True when a vote with `tag` is stored; the guard comes along, for the commit that follows. */
   const isTagUsed = async (tag: string) => {
     const [used] = await readWithGuard(ledger, {
       before: [ledger.keys.tag(tag)],
-      bounded: capacity?.votes !== undefined,
+      guarding: guarding(),
       guard,
     });
     return used.versionstamp !== null;
@@ -226,29 +269,46 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
     recordStats: () => ({ held: records.size, capacity: records.capacity }),
     isTagUsed,
     async voteInputs(keys, tag) {
-      const bounded = capacity?.votes !== undefined;
       let tagUsed: boolean | null = null;
       // Members not held are read with the tag and the guard when they fit one getMany, else
       // beside the tag's read.
       const read: KeyIdReader = async (unread) => {
-        if (unread.length + 1 + guardKeys(ledger, bounded).length > GET_MANY_LIMIT) {
+        if (unread.length + 1 + guardKeys(ledger, guarding()).length > GET_MANY_LIMIT) {
           const [records, used] = await Promise.all([readKeyIds(unread), isTagUsed(tag)]);
           tagUsed = used;
           return records;
         }
         const entries = await readWithGuard(ledger, {
           before: [...unread.map((key) => ledger.keys.keyId(key)), ledger.keys.tag(tag)],
-          bounded,
+          guarding: guarding(),
           guard,
         });
         tagUsed = entries[unread.length].versionstamp !== null;
         return entries.slice(0, unread.length).map((entry) => entry.value as KeyIdRecord | null);
       };
       const members = await lookupKeys({ records, secret: recordSecret, read }, keys);
-      return { members, tagUsed: tagUsed ?? await isTagUsed(tag) };
+      const used = tagUsed ?? await isTagUsed(tag);
+      // Every path above read the guard, and with it the gate, afresh.
+      return {
+        members,
+        tagUsed: used,
+        gate: gate === null ? undefined : guard.last?.gate?.value ?? null,
+      };
+    },
+    gate: () => gate,
+    setGate(next) {
+      gate = next;
+      guard.last = null;
     },
     submitVote: (vote, tag) =>
-      submitVote(ledger, { vote, tag, voteId: newVoteId(), capacity: capacity?.votes, guard }),
+      submitVote(ledger, {
+        vote,
+        tag,
+        voteId: newVoteId(),
+        capacity: capacity?.votes,
+        gate,
+        guard,
+      }),
     status: createStatusReader(ledger),
     openBlock: () => openBlockVotes(ledger),
     block: async (height) =>
@@ -314,96 +374,6 @@ async function ensureServerKey({ kv, keys }: KvLedger): Promise<Uint8Array> {
     );
     if (res?.ok) return seed;
     if (attempt >= MAX_ATTEMPTS) throw new Error("Could not store the server key");
-    await backoff(attempt);
-  }
-}
-
-/** The guard, and a bounded ledger's vote count (else null), as last read. */
-type GuardEntries = {
-  open: Deno.KvEntryMaybe<OpenRecord>;
-  count: Deno.KvEntryMaybe<VoteCountRecord> | null;
-};
-
-/**
- * The entries a vote commit checks besides its own keys, as this process last read them. A vote
- * commit starts from them instead of reading them again: they change only when a block closes
- * (and, in a bounded ledger, with each vote), and the commit checks them anyway, so one that is
- * out of date costs a failed commit and a read, never a wrong write.
- */
-type GuardMemo = { last: GuardEntries | null };
-
-/** The keys of {@link GuardEntries}, to read after `before` in one `getMany`. */
-function guardKeys({ keys }: KvLedger, bounded: boolean): Deno.KvKey[] {
-  return bounded ? [keys.open(), keys.voteCount()] : [keys.open()];
-}
-
-/**
- * Reads `before` and the guard entries in one `getMany`; answers the entries of `before` and
- * remembers the guard's in `guard`.
- */
-async function readWithGuard(
-  ledger: KvLedger,
-  { before, bounded, guard }: { before: Deno.KvKey[]; bounded: boolean; guard: GuardMemo },
-): Promise<Deno.KvEntryMaybe<unknown>[]> {
-  const entries = await readRetrying(() =>
-    ledger.kv.getMany<unknown[]>([...before, ...guardKeys(ledger, bounded)])
-  );
-  const [open, count] = entries.slice(before.length);
-  guard.last = {
-    open: open as Deno.KvEntryMaybe<OpenRecord>,
-    count: bounded ? count as Deno.KvEntryMaybe<VoteCountRecord> : null,
-  };
-  return entries.slice(0, before.length);
-}
-
-/**
- * Commits a verified vote into the open block (protocol §5 "Submit"): one commit that checks the
- * guard is unchanged, the tag unused and the vote id unused, and sets the vote, its reference
- * and the tag. The guard is the one last read (`guard`; read afresh if none). After a failed or
- * thrown commit it reads back the reference (landed: answer it), the tag (taken: 409) and the
- * guard, and otherwise retries into the open block. A ledger with a vote `capacity` also checks
- * and counts its votes in that commit, so its bound is exact.
- */
-async function submitVote(
-  ledger: KvLedger,
-  { vote, tag, voteId, capacity, guard }: {
-    vote: wire.VoteRecord;
-    tag: string;
-    voteId: string;
-    capacity?: CapacityBound;
-    guard: GuardMemo;
-  },
-): Promise<wire.VoteAccepted> {
-  const { kv, keys } = ledger;
-  const bounded = capacity !== undefined;
-  for (let attempt = 0;; attempt++) {
-    if (guard.last === null) await readWithGuard(ledger, { before: [], bounded, guard });
-    const { open, count } = guard.last!;
-    if (!open.value) throw new Error("The ledger has no open block");
-    const height = open.value.height;
-    const op = kv.atomic()
-      .check(open)
-      .check(absent(keys.tag(tag)))
-      .check(absent(keys.voteRef(voteId)))
-      .set(keys.vote(height, voteId), vote)
-      .set(keys.voteRef(voteId), { height } satisfies VoteRef)
-      .set(keys.tag(tag), { voteId, height } satisfies TagUse);
-    if (capacity && count) {
-      const total = count.value?.total ?? 0;
-      // A count never goes down: one read at the bound, however long ago, is final.
-      if (total >= capacity.max) throw capacity.refuse(capacity.max);
-      op.check(count).set(keys.voteCount(), { total: total + 1 } satisfies VoteCountRecord);
-    }
-    const res = await tryCommit(op);
-    if (res?.ok) return { voteId, blockId: height };
-    const [ref, used] = await readWithGuard(ledger, {
-      before: [keys.voteRef(voteId), keys.tag(tag)],
-      bounded,
-      guard,
-    });
-    if (ref.value) return { voteId, blockId: (ref.value as VoteRef).height };
-    if (used.value) throw duplicateTag(tag);
-    if (attempt >= MAX_ATTEMPTS) throw new Error("Vote commit kept conflicting");
     await backoff(attempt);
   }
 }

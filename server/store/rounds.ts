@@ -1,12 +1,14 @@
 /**
  * The rounds of a room (protocol §4.9): round 1 is the election's ledger; every later round is a
  * ledger of its own, the same store over the KV prefix ["round", id], started by the presenter and
- * made current in one checked commit. Round records never change once written, so a process keeps
- * them; the current round's id is read again at most once a second for the vote path.
+ * made current in one checked commit that closes the round before it. Round records never change
+ * once written, so a process keeps them; the current round's id is read again at most once a
+ * second for the vote path. A round's phases are in ./round_phases.ts.
  * @module
  */
 import type * as wire from "../../lib/protocol/schemas.ts";
-import { ROUND_INTERVAL_MS } from "../../lib/protocol/schemas.ts";
+import { ROUND_INTERVAL_MS, ROUND_MIN_VOTERS } from "../../lib/protocol/schemas.ts";
+import { refusal } from "../errors.ts";
 import { bytesToBase64 } from "../../lib/protocol/bytes.ts";
 import {
   backoff,
@@ -16,12 +18,25 @@ import {
   readRetrying,
   tryCommit,
 } from "./layout.ts";
-import { createStore, type Store } from "./mod.ts";
+import { createStore, directoryBound, type Store } from "./mod.ts";
+import {
+  closedPhase,
+  currentPhase,
+  electionGate,
+  groupsOf,
+  joinDeadline,
+  openVoting,
+  phaseKey,
+  type PhaseRecord,
+  roundGate,
+  roundInfo,
+  roundPrefix,
+  type RoundRecord,
+  ROUNDS_PREFIX,
+} from "./round_phases.ts";
 
-/** First part of every key of the rounds' own records; no ledger key starts with it. */
-export const ROUNDS_PREFIX = "rounds";
-/** First part of the keys of every round's ledger but the first: ["round", id, …]. */
-export const ROUND_LEDGER_PREFIX = "round";
+export { ROUND_LEDGER_PREFIX, roundPrefix, ROUNDS_PREFIX } from "./round_phases.ts";
+export type { PhaseRecord, RoundRecord };
 
 /** Where the rounds keep their records (protocol §5.2). */
 export const roundKeys = {
@@ -29,24 +44,25 @@ export const roundKeys = {
   current: (): Deno.KvKey => [ROUNDS_PREFIX, "cfg", "current"],
   /** {@link AdminRecord}: the presenter's token when `ADMIN_TOKEN` is unset. */
   admin: (): Deno.KvKey => [ROUNDS_PREFIX, "cfg", "admin"],
-  /** {@link RoundInfo}-like record of round `id` (2 and up). */
+  /** {@link RoundRecord} of round `id` (2 and up). */
   round: (id: number): Deno.KvKey => [ROUNDS_PREFIX, "round", id],
+  /** {@link PhaseRecord} of round `id` (./round_phases.ts). */
+  phase: phaseKey,
 };
-
-/** The KV prefix of round `id`'s ledger; round 1 is the election's, with no prefix. */
-export function roundPrefix(id: number): Deno.KvKey {
-  return id === 1 ? [] : [ROUND_LEDGER_PREFIX, id];
-}
 
 /** Memory for one round's key records: 2 MiB, about 460 records, a large room's worth. */
 export const ROUND_RECORD_BUDGET = 2 * 1024 * 1024;
+
+/**
+ * The most keys one round's directory holds: fifteen full groups, far beyond any room; one more
+ * is refused with 409 `directory_full`.
+ */
+export const ROUND_KEY_CAPACITY = 1_000;
 
 /** The value under {@link roundKeys.current}. */
 export type CurrentRecord = { id: number };
 /** The value under {@link roundKeys.admin}. */
 export type AdminRecord = { token: string };
-/** A round as stored: what `POST /api/rounds` was given, its interval and when it started. */
-export type RoundRecord = wire.RoundInfo;
 
 /** Options of {@link createRounds}. */
 export type RoundsOptions = {
@@ -76,8 +92,18 @@ export type Rounds = {
   round(id: number): Promise<RoundRecord | null>;
   /** The store of round `id` (which must exist): the election's for round 1. */
   storeOf(id: number): Promise<Store>;
-  /** Starts a round with `body` and makes it current; answers its id. */
+  /** Starts a round with `body` and makes it current, closing the one before; answers its id. */
   start(body: wire.RoundStart): Promise<number>;
+  /**
+   * Round `id`'s phase record (2 and up), null while joining; read from KV unless this process saw
+   * it voting already (it then changes only by closing, which every commit checks). Past the join
+   * deadline, voting is opened first if enough keys joined.
+   */
+  phase(id: number): Promise<PhaseRecord | null>;
+  /** Opens voting in round `id` (2 and up; the presenter's call), idempotent. */
+  openVoting(id: number): Promise<PhaseRecord>;
+  /** The groups of round `id` (2 and up) and its pending keys (protocol §2.8). */
+  groups(id: number): Promise<wire.RoundGroups>;
 };
 
 /** The rounds over `kv`; makes the presenter's token on the first start when none is set. */
@@ -92,8 +118,31 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
     createdAt: (await options.election.block(0))?.timestamp ?? 0,
     blockIntervalMs: options.electionIntervalMs,
   };
+  // Round 1 takes keys and votes until a later round closes it, checked in every commit.
+  options.election.setGate(electionGate());
   const records = new Map<number, RoundRecord>([[1, first]]);
   const stores = new Map<number, Promise<Store>>([[1, Promise.resolve(options.election)]]);
+  /** Phase records seen voting: they change only by closing, which every commit checks. */
+  const voting = new Map<number, PhaseRecord>();
+  const storeFor = (record: RoundRecord) =>
+    createStore(kv, {
+      prefix: roundPrefix(record.id),
+      now,
+      recordBudgetBytes: ROUND_RECORD_BUDGET,
+      capacity: { keys: directoryBound(ROUND_KEY_CAPACITY) },
+      gate: roundGate(kv, record, now),
+    });
+  /** The record of round `id` (2 and up), or 404 `unknown_round`. */
+  const laterRound = async (id: number) => {
+    const record = id === 1 ? null : await rounds.round(id);
+    if (!record) throw refusal("unknown_round", `No round "${id}"`);
+    return record;
+  };
+  const seen = (id: number, phase: PhaseRecord | null) => {
+    if (phase?.phase === "voting") voting.set(id, phase);
+    else voting.delete(id);
+    return phase;
+  };
   let cached: { id: number; at: number } | null = null;
   let listing: { at: number; value: wire.RoundList } | null = null;
 
@@ -113,15 +162,40 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
       // Current first: it is set in the commit that writes its round, so a listing made after
       // it always holds it, even when another process starts a round in between.
       const current = await readCurrent();
-      const listed: RoundRecord[] = [first];
-      await listEntries<RoundRecord>(kv, {
+      const listed: RoundRecord[] = [];
+      // Each round's phase record sits beside its record: one listing reads both.
+      const phases = new Map<number, PhaseRecord>();
+      await listEntries<RoundRecord | PhaseRecord>(kv, {
         selector: { prefix: [ROUNDS_PREFIX, "round"] },
         options: { batchSize: LIST_BATCH_MAX },
-        restart: () => listed.length = 1,
-        each: (entry) => listed.push(entry.value),
+        restart: () => (listed.length = 0, phases.clear()),
+        each: (entry) => {
+          const id = entry.key[2] as number;
+          if (entry.key.length === 4) phases.set(id, entry.value as PhaseRecord);
+          else listed.push(entry.value as RoundRecord);
+        },
       });
       for (const record of listed) records.set(record.id, record);
-      const value = { current, rounds: listed };
+      const last = listed.at(-1);
+      // The current round past its join deadline opens here, read by every process every second.
+      const deadline = last ? joinDeadline(last) : null;
+      if (last?.id === current && !phases.has(last.id) && deadline !== null && now() >= deadline) {
+        const phase = await currentPhase(kv, last, now);
+        if (phase) phases.set(last.id, phase);
+      }
+      const value: wire.RoundList = {
+        current,
+        rounds: [
+          {
+            ...roundInfo(first, null),
+            phase: current === 1 ? "voting" : "closed",
+            openedAt: first.createdAt,
+          },
+          ...listed.map((record) =>
+            roundInfo(record, seen(record.id, phases.get(record.id) ?? null))
+          ),
+        ],
+      };
       listing = { at: now(), value };
       return value;
     },
@@ -139,19 +213,36 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
     storeOf(id) {
       let store = stores.get(id);
       if (!store) {
-        store = createStore(kv, {
-          prefix: roundPrefix(id),
-          now,
-          recordBudgetBytes: ROUND_RECORD_BUDGET,
+        store = rounds.round(id).then((record) => {
+          if (!record) throw new Error(`No round ${id}`);
+          return storeFor(record);
         });
         stores.set(id, store);
         store.catch(() => stores.delete(id));
       }
       return store;
     },
+    async phase(id) {
+      const known = voting.get(id);
+      if (known && await rounds.current() === id) return known;
+      return seen(id, await currentPhase(kv, await laterRound(id), now));
+    },
+    async openVoting(id) {
+      const opened = await openVoting(kv, await laterRound(id), { now, manual: true });
+      return seen(id, opened)!;
+    },
+    async groups(id) {
+      const record = await laterRound(id);
+      const phase = await rounds.phase(id);
+      if (phase?.keysAtOpen == null) return groupsOf(record, phase, 0);
+      const store = await rounds.storeOf(id);
+      return groupsOf(record, phase, (await store.keyPage(0, 0)).total);
+    },
     async start(body) {
       for (let attempt = 0;; attempt++) {
         const current = await readRetrying(() => kv.get<CurrentRecord>(roundKeys.current()));
+        const closing = current.value?.id ?? 1;
+        const closingPhase = await readRetrying(() => kv.get<PhaseRecord>(phaseKey(closing)));
         const last = await lastRoundId(kv);
         const id = last + 1;
         const record: RoundRecord = {
@@ -160,14 +251,22 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
           choices: body.choices,
           createdAt: now(),
           blockIntervalMs: body.blockIntervalMs ?? ROUND_INTERVAL_MS.fallback,
+          minVoters: body.minVoters ?? ROUND_MIN_VOTERS.fallback,
+          lateJoiners: body.lateJoiners ?? false,
+          ...(body.joinSeconds === undefined ? {} : { joinSeconds: body.joinSeconds }),
         };
         // Genesis and key are in place before any process is pointed at the round.
-        await rounds.storeOf(id);
+        const store = storeFor(record);
+        await store;
+        // The round before is closed in the commit that makes this one current: a key or vote
+        // committing into it later fails its check of that record (409 round_closed).
         const res = await tryCommit(
           kv.atomic()
             .check(current)
+            .check(closingPhase)
             .check({ key: roundKeys.round(id), versionstamp: null })
             .set(roundKeys.round(id), record)
+            .set(phaseKey(closing), closedPhase(closingPhase.value, id))
             .set(roundKeys.current(), { id } satisfies CurrentRecord),
         );
         // A commit that failed or threw may have landed all the same (over KV Connect, a write
@@ -175,6 +274,8 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
         // a second round for one request.
         if (res?.ok || await holdsRecord(kv, record)) {
           records.set(id, record);
+          if (!stores.has(id)) stores.set(id, store);
+          voting.delete(closing);
           listing = null;
           cached = { id, at: now() };
           return id;
@@ -199,7 +300,8 @@ async function lastRoundId(kv: Deno.Kv): Promise<number> {
   await listEntries(kv, {
     selector: { prefix: [ROUNDS_PREFIX, "round"] },
     options: { reverse: true, limit: 1 },
-    each: (entry) => last = entry.key[entry.key.length - 1] as number,
+    // The last entry is the last round's record or its phase record: the id is the third part.
+    each: (entry) => last = entry.key[2] as number,
   });
   return last;
 }

@@ -43,6 +43,8 @@ function ruleText(finding: VoteFinding): string {
       return `tag ${finding.tag} differs from the signature's`;
     case "unregistered-member":
       return `ring member ${finding.key} is not registered`;
+    case "not-a-group":
+      return "ring is not one of the round's groups";
     case "duplicate-tag":
       return finding.height === null
         ? `tag ${finding.tag} already voted`

@@ -107,15 +107,20 @@ async function register(app: App, base: string, voters: TestVoter[]) {
   }
 }
 
-/** `voters[i]` votes `payloads[i]` in the ledger under `base`, in a ring of four. */
+/**
+ * `voters[i]` votes `payloads[i]` in the ledger under `base`: in round 1 in a ring of four; in a
+ * later round, once voting is open, in a ring of its one group, `voters` (registered in order).
+ */
 async function vote(app: App, base: string, voters: TestVoter[], payloads: string[]) {
   const accepted = [];
+  const round = /^\/api\/rounds\/([2-9]|[1-9][0-9]+)$/.test(base);
+  if (round) assertOk(await asPresenter(app, "POST", `${base}/voting`), 200);
   for (const [i, payload] of payloads.entries()) {
     const res = await call(
       app,
       "POST",
       `${base}/vote`,
-      signedVote(voters[i], ringFor(voters[i], voters, 4), payload),
+      signedVote(voters[i], round ? voters : ringFor(voters[i], voters, 4), payload),
     );
     assertOk(res, 202);
     accepted.push(res.body as { voteId: string; blockId: number });
@@ -143,6 +148,11 @@ Deno.test("GET /api/rounds on a fresh server lists round 1 alone, current", asyn
         choices: [],
         createdAt: GENESIS_AT,
         blockIntervalMs: ELECTION_INTERVAL_MS,
+        phase: "voting",
+        minVoters: 8,
+        lateJoiners: false,
+        openedAt: GENESIS_AT,
+        joinDeadline: null,
       }],
     });
     assert.ok(RoundList.safeParse(res.body).success);
@@ -187,7 +197,7 @@ Deno.test("POST /api/rounds is the presenter's: 401 without the token, 201 {id} 
       assert.deepEqual(res.body, { id: 2 });
     });
 
-    await t.step("the list shows round 2, current, trimmed, sealed every 5,000 ms", async () => {
+    await t.step("the list shows round 2, current, trimmed, sealed every 15,000 ms", async () => {
       const res = await call(app, "GET", "/api/rounds");
       assertOk(res, 200);
       assert.equal(res.body.current, 2);
@@ -197,7 +207,12 @@ Deno.test("POST /api/rounds is the presenter's: 401 without the token, 201 {id} 
         question: "Which colour?",
         choices: COLOURS,
         createdAt: started,
-        blockIntervalMs: 5000,
+        blockIntervalMs: 15_000,
+        phase: "join",
+        minVoters: 8,
+        lateJoiners: false,
+        openedAt: null,
+        joinDeadline: null,
       });
     });
 
@@ -326,7 +341,7 @@ Deno.test("POST /api/rounds takes the bounds themselves", async () => {
     assert.deepEqual(body.rounds[1].choices, twelve);
     assert.deepEqual(
       body.rounds.map((r: { blockIntervalMs: number }) => r.blockIntervalMs),
-      [ELECTION_INTERVAL_MS, 5_000, 1_000, 3_600_000],
+      [ELECTION_INTERVAL_MS, 15_000, 1_000, 3_600_000],
     );
   } finally {
     kv.close();
@@ -376,7 +391,7 @@ Deno.test("a round's ledger API lives under /api/rounds/{id}/ and takes only its
         app,
         "POST",
         "/api/rounds/2/vote",
-        signedVote(voters[1], ringFor(voters[1], voters, 4), "Blue"),
+        signedVote(voters[1], voters, "Blue"),
       );
       assertOk(res, 202);
     });
@@ -484,7 +499,7 @@ Deno.test("a malformed or unknown round id is 404 unknown_round", async () => {
 
 Deno.test("GET /api/rounds/{id}/block/open counts the waiting votes and names the next seal tick", async () => {
   const { kv, rounds, app } = await setup();
-  const voters = makeVoters(6);
+  const voters = makeVoters(8);
   try {
     await startRound(app, { question: "Which colour?", choices: COLOURS });
     await register(app, "/api/rounds/2", voters);
@@ -506,11 +521,11 @@ Deno.test("GET /api/rounds/{id}/block/open counts the waiting votes and names th
       return { height, votes, intervalMs };
     };
 
-    assert.deepEqual(await openBlock(2), { height: 1, votes: 0, intervalMs: 5000 });
+    assert.deepEqual(await openBlock(2), { height: 1, votes: 0, intervalMs: 15_000 });
     await vote(app, "/api/rounds/2", voters, ["Red", "Blue", "Red"]);
-    assert.deepEqual(await openBlock(2), { height: 1, votes: 3, intervalMs: 5000 });
+    assert.deepEqual(await openBlock(2), { height: 1, votes: 3, intervalMs: 15_000 });
     await sealNextBlock(await rounds.storeOf(2), Date.now());
-    assert.deepEqual(await openBlock(2), { height: 2, votes: 0, intervalMs: 5000 });
+    assert.deepEqual(await openBlock(2), { height: 2, votes: 0, intervalMs: 15_000 });
     assert.deepEqual(await openBlock(1), {
       height: 1,
       votes: 0,
