@@ -12,6 +12,7 @@ import { useRounds } from "./hooks/use_rounds.ts";
 import RoomRound from "./board/RoomRound.tsx";
 import { useWitnessKey, witnessVkey } from "./hooks/witness_key.ts";
 import { witnessAddress } from "../components/WitnessControl.tsx";
+import { votesByGroup } from "../lib/client/rounds/phases.ts";
 
 /**
  * Props the server renders the view with: the polling interval, the round the address names (null:
@@ -84,6 +85,7 @@ export default function RoomView({ pollMs, round, address }: RoomViewProps) {
           choices={info?.choices ?? []}
           pollMs={pollMs}
           witness={witness.witness}
+          phase={info !== null && votesByGroup(info) ? info.phase ?? null : null}
         />
       )}
       <div

@@ -39,7 +39,7 @@ export default function VotingPage({ ringSize, address = "" }: VotingPageProps) 
             key={round.id}
             round={round}
             ringSize={ringSize}
-            presenter={presenter !== null}
+            presenter={presenter}
           />
         )}
       <p class="page-link">

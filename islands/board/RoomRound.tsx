@@ -17,6 +17,8 @@ import RoomTally from "./RoomTally.tsx";
 import Notice from "../../components/Notice.tsx";
 import type { NoteSigner } from "../../lib/protocol/note.ts";
 import { blocks } from "../../components/WitnessControl.tsx";
+import type { RoundPhase } from "../../lib/client/rounds/phases.ts";
+import RoomPhase from "./RoomPhase.tsx";
 
 /**
  * Props: the round, the choices it offers (none: free text), how often it is read, and this
@@ -27,11 +29,13 @@ export type RoomRoundProps = {
   choices: string[];
   pollMs: number;
   witness?: NoteSigner | null;
+  /** The round's phase when it has phases (page §10.11); null for round 1. */
+  phase?: RoundPhase | null;
 };
 
 /** The round's live figures: the tally beside the seal and audit panel. */
 export default function RoomRound(
-  { round, choices, pollMs, witness = null }: RoomRoundProps,
+  { round, choices, pollMs, witness = null, phase = null }: RoomRoundProps,
 ) {
   const ledger = { round };
   const api = useMemo(() => pageApiClient(ledger), []);
@@ -54,6 +58,14 @@ export default function RoomRound(
       </section>
       <section class="room-side" aria-labelledby="room-side-title">
         <h2 id="room-side-title" class="visually-hidden">Sealing and audit</h2>
+        {phase !== null && (
+          <RoomPhase
+            api={api}
+            phase={phase}
+            votes={tally === null || open.value === null ? null : tally.total + open.value.votes}
+            pollMs={pollMs}
+          />
+        )}
         <p class="room-figure" data-room-sealed={tally?.total ?? ""}>
           <strong>{tally?.total ?? "–"}</strong> {tally?.total === 1 ? "vote" : "votes"} sealed
         </p>

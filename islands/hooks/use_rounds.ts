@@ -5,16 +5,16 @@
  */
 import { useEffect, useState } from "react";
 import { ApiCallError, createApiClient } from "../../lib/client/api_client.ts";
-import type { RoundInfo, RoundList } from "../../lib/protocol/schemas.ts";
+import type { PhasedRoundInfo, PhasedRoundList } from "../../lib/client/rounds/phases.ts";
+import { ADMIN_TOKEN_KEY, signInPresenter } from "../../lib/client/rounds/presenter_sign_in.ts";
 
 /** How often a page asks which round is current. */
 export const ROUNDS_POLL_MS = 3000;
 
-/** Where this browser keeps the presenter's token once signed in with `/?admin=TOKEN`. */
-export const ADMIN_TOKEN_KEY = "ringvote/admin-token";
+export { ADMIN_TOKEN_KEY } from "../../lib/client/rounds/presenter_sign_in.ts";
 
 /** Round 1 as a server without rounds answers it: the election, free text. */
-export const ELECTION_ROUND: RoundInfo = {
+export const ELECTION_ROUND: PhasedRoundInfo = {
   id: 1,
   question: "",
   choices: [],
@@ -32,8 +32,8 @@ export const ELECTION_ROUND: RoundInfo = {
  * answer. A server without rounds (404) has round 1 only; a failed read keeps what was known and
  * asks again.
  */
-export function useRounds(): RoundList | null {
-  const [list, setList] = useState<RoundList | null>(null);
+export function useRounds(): PhasedRoundList | null {
+  const [list, setList] = useState<PhasedRoundList | null>(null);
   useEffect(() => {
     const api = createApiClient({ fetch });
     let live = true;
@@ -62,20 +62,22 @@ export function useRounds(): RoundList | null {
   return list;
 }
 
-function sameList(a: RoundList | null, b: RoundList): boolean {
-  return a !== null && a.current === b.current && a.rounds.length === b.rounds.length;
+/** True when nothing the pages show changed: the current round, the rounds and their phases. */
+function sameList(a: PhasedRoundList | null, b: PhasedRoundList): boolean {
+  return a !== null && a.current === b.current && a.rounds.length === b.rounds.length &&
+    a.rounds.every((round, i) => round.phase === b.rounds[i].phase);
 }
 
 /** The round `id` of `list`, or round 1 when it is not listed. */
-export function roundOf(list: RoundList, id: number): RoundInfo {
+export function roundOf(list: PhasedRoundList, id: number): PhasedRoundInfo {
   return list.rounds.find((round) => round.id === id) ?? ELECTION_ROUND;
 }
 
 /**
  * The presenter's sign-in: `?admin=TOKEN` (or `#admin=TOKEN`, which never reaches a server log)
- * in the address is kept in this browser's storage and removed from the address bar; a kept token
- * is checked with the server once. Answers the token when the server accepts it, else null, and
- * the sign-out.
+ * is removed from the address bar at once, and kept in this browser's storage only once
+ * `GET /api/presenter` accepts it; until then the token kept before stays (page §14.3). Answers
+ * the accepted token, else null, and the sign-out.
  */
 export function usePresenter(): { token: string | null; signOut(): void } {
   const [token, setToken] = useState<string | null>(null);
@@ -84,25 +86,24 @@ export function usePresenter(): { token: string | null; signOut(): void } {
     const fragment = new URLSearchParams(url.hash.slice(1));
     const given = url.searchParams.get("admin") ?? fragment.get("admin");
     if (given !== null) {
-      localStorage.setItem(ADMIN_TOKEN_KEY, given);
       url.searchParams.delete("admin");
       fragment.delete("admin");
       const hash = fragment.size > 0 ? `#${fragment}` : "";
       history.replaceState(history.state, "", url.pathname + url.search + hash);
     }
-    const kept = localStorage.getItem(ADMIN_TOKEN_KEY);
-    if (kept === null) return;
     let live = true;
-    createApiClient({ fetch }).checkPresenter(kept).then(
-      () => live && setToken(kept),
-      (error) => {
-        // Only the server's "no" signs out; a failed request leaves the token for the next visit.
-        if (error instanceof ApiCallError && error.status === 401) {
-          localStorage.removeItem(ADMIN_TOKEN_KEY);
-        }
-        console.error(`Presenter sign-in: ${(error as Error).message}`);
-      },
-    );
+    const api = createApiClient({ fetch });
+    signInPresenter({
+      given,
+      storage: localStorage,
+      check: (candidate) =>
+        api.checkPresenter(candidate).then(
+          () => "accepted" as const,
+          (error) =>
+            error instanceof ApiCallError && error.status === 401 ? "refused" as const : "unknown",
+        ),
+      log: (message) => console.error(message),
+    }).then((accepted) => live && setToken(accepted));
     return () => {
       live = false;
     };

@@ -15,7 +15,7 @@ import {
 } from "../../lib/client/voter/demo_round.ts";
 import { registeredKeyCount } from "../../lib/client/voter/panel_actions.ts";
 import { pageApiClient } from "../hooks/watch_heads.ts";
-import type { LedgerName } from "../../lib/client/api_client.ts";
+import { ApiCallError, type LedgerName } from "../../lib/client/api_client.ts";
 import type { PageStorage } from "../../lib/client/rounds/round_storage.ts";
 import { messageOf } from "../../lib/client/text.ts";
 
@@ -33,6 +33,8 @@ export type DemoRoundProps = {
   addVoter(): Promise<string>;
   /** The panel of a voter, once it is shown. */
   panelOf(namespace: string): Promise<DemoPanel>;
+  /** In a round with phases, the presenter's token: the demo opens voting itself. */
+  presenterToken?: string | null;
 };
 
 /** Choices as a sentence says them: "Yes, No or Abstain". */
@@ -45,7 +47,16 @@ type Status = { text: string; tone: DemoTone };
 
 /** The demo round's button, its one-sentence explanation and its status line. */
 export default function DemoRound(
-  { ringSize, ready, ledger, storage, choices: roundChoices, addVoter, panelOf }: DemoRoundProps,
+  {
+    ringSize,
+    ready,
+    ledger,
+    storage,
+    choices: roundChoices,
+    addVoter,
+    panelOf,
+    presenterToken = null,
+  }: DemoRoundProps,
 ) {
   const drawn = roundChoices.length > 0 ? roundChoices : DEMO_CHOICES;
   const [status, setStatus] = useState<Status | null>(null);
@@ -71,7 +82,20 @@ export default function DemoRound(
         sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
         report: (progress) =>
           setStatus({ text: demoStatusText(progress), tone: demoTone(progress) }),
-      }, { ringSize, choices: drawn });
+      }, {
+        ringSize,
+        choices: drawn,
+        ...(presenterToken === null ? {} : {
+          openVoting: () =>
+            io.api.openVoting(presenterToken).then(
+              () => ({ ok: true as const }),
+              (error) => ({
+                ok: false as const,
+                reason: error instanceof ApiCallError ? error.reason : messageOf(error),
+              }),
+            ),
+        }),
+      });
     } catch (error) {
       const reason = messageOf(error);
       setStatus({ text: `Stopped: ${reason}`, tone: "failed" });

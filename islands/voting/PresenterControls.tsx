@@ -9,20 +9,20 @@ import { useState } from "react";
 import AddressQr from "../../components/AddressQr.tsx";
 import { witnessAddress } from "../../components/WitnessControl.tsx";
 import { storedWitnessKey, WITNESSING_KEY, witnessVkey } from "../hooks/witness_key.ts";
-import { usePolled } from "../hooks/polling.ts";
 import { ApiCallError, createApiClient } from "../../lib/client/api_client.ts";
 import { messageOf } from "../../lib/client/text.ts";
-import { type RoundInfo, RoundStart } from "../../lib/protocol/schemas.ts";
+import { RoundStart } from "../../lib/protocol/schemas.ts";
 import { describeIssues } from "../../lib/protocol/schemas.ts";
-
-/** How often the presenter's screen counts voters and votes. */
-const COUNT_POLL_MS = 2000;
+import { type PhasedRoundInfo, votesByGroup } from "../../lib/client/rounds/phases.ts";
+import OpenVoting from "./OpenVoting.tsx";
+import { useRoomCounts } from "./room_counts.ts";
+import { phaseFormFields, PhaseInputs, type PhaseInputValues } from "./PhaseInputs.tsx";
 
 /** Props of {@link PresenterControls}. */
 export type PresenterControlsProps = {
   token: string;
   address: string;
-  round: RoundInfo;
+  round: PhasedRoundInfo;
   /** Forgets the token in this browser. */
   onSignOut(): void;
 };
@@ -51,6 +51,7 @@ export default function PresenterControls(
           onClose={() => setPresenting(false)}
         />
       )}
+      {votesByGroup(round) && <OpenVoting token={token} round={round} />}
       <RoundForm token={token} current={round} />
       <button type="button" class="presenter-sign-out" data-action="sign-out" onClick={onSignOut}>
         Sign out of presenting in this browser
@@ -61,7 +62,7 @@ export default function PresenterControls(
 
 /** The whole-screen QR code with the address and the live counts. */
 function PresentView(
-  { address, round, onClose }: { address: string; round: RoundInfo; onClose(): void },
+  { address, round, onClose }: { address: string; round: PhasedRoundInfo; onClose(): void },
 ) {
   const counts = useRoomCounts(round.id);
   // When this browser also witnesses (the board's or projector view's switch), the code carries
@@ -77,6 +78,23 @@ function PresentView(
       </div>
       <div class="present-side">
         {round.question !== "" && <p class="present-question">{round.question}</p>}
+        {round.id === 1 && (
+          <p class="present-offer" data-present-offer="">
+            Round 1 signs each vote over 8 keys drawn at random, so a room that joins one by one can
+            be narrowed down. Start a round first: each vote then hides among everyone who joined.
+            {" "}
+            <button
+              type="button"
+              data-action="start-round-first"
+              onClick={() => {
+                onClose();
+                document.querySelector<HTMLInputElement>('[data-section="rounds"] input')?.focus();
+              }}
+            >
+              Start a round first
+            </button>
+          </p>
+        )}
         <p class="present-counts" data-present-counts="">
           <span data-joined-count={counts?.joined ?? ""}>
             {counts === null ? "…" : counts.joined}
@@ -94,24 +112,16 @@ function PresentView(
   );
 }
 
-/**
- * Keys registered in round `id` and its votes, sealed and waiting; read every two seconds (the
- * view is mounted afresh for another round). A failed read keeps the last counts.
- */
-function useRoomCounts(id: number): { joined: number; votes: number } | null {
-  const read = async () => {
-    const api = createApiClient({ fetch, ledger: { round: id } });
-    const [keys, tally, open] = await Promise.all([api.keys(0, 1), api.tally(), api.openBlock()]);
-    return { joined: keys.total, votes: tally.total + open.votes };
-  };
-  return usePolled(read, COUNT_POLL_MS).value;
-}
-
 /** The form starting a round: a question, one choice per line (none for free text), a pace. */
-function RoundForm({ token, current }: { token: string; current: RoundInfo }) {
+function RoundForm({ token, current }: { token: string; current: PhasedRoundInfo }) {
   const [question, setQuestion] = useState("");
   const [choices, setChoices] = useState("");
   const [seconds, setSeconds] = useState("5");
+  const [phases, setPhases] = useState<PhaseInputValues>({
+    minVoters: "8",
+    joinSeconds: "",
+    lateJoiners: false,
+  });
   const [status, setStatus] = useState<{ text: string; failed: boolean } | null>(null);
   const [sending, setSending] = useState(false);
 
@@ -127,9 +137,15 @@ function RoundForm({ token, current }: { token: string; current: RoundInfo }) {
       setStatus({ text: `Not started: ${describeIssues(checked.error)}`, failed: true });
       return;
     }
+    const phased = phaseFormFields(phases);
+    if (!phased.ok) {
+      setStatus({ text: `Not started: ${phased.problem}`, failed: true });
+      return;
+    }
+    const start: RoundStart = { ...checked.data, ...phased.fields };
     setSending(true);
     try {
-      const { id } = await createApiClient({ fetch }).startRound(checked.data, token);
+      const { id } = await createApiClient({ fetch }).startRound(start, token);
       setStatus({ text: `Round ${id} started: every open page moves to it.`, failed: false });
       setQuestion("");
       setChoices("");
@@ -176,6 +192,7 @@ function RoundForm({ token, current }: { token: string; current: RoundInfo }) {
           onInput={(event) => setSeconds((event.target as HTMLInputElement).value)}
         />
       </label>
+      <PhaseInputs values={phases} onChange={setPhases} />
       <button type="submit" data-action="start-round" disabled={sending}>Start the round</button>
       {status !== null && (
         <p

@@ -18,7 +18,8 @@ import {
   uniqueNamespace,
   VOTERS_KEY,
 } from "../../lib/client/voter/voters.ts";
-import type { RoundInfo } from "../../lib/protocol/schemas.ts";
+import { type PhasedRoundInfo, votesByGroup } from "../../lib/client/rounds/phases.ts";
+import ShortLateNote from "./ShortLateNote.tsx";
 import { useAnonymityLens, useChainHeight } from "../hooks/use_anonymity_lens.ts";
 import { pageApiClient, useHeadWatch, usePolicyNotice } from "../hooks/watch_heads.ts";
 import WitnessStatus from "../../components/WitnessStatus.tsx";
@@ -35,7 +36,12 @@ const LENS_POLL_MS = 3000;
 const HEAD_CHECK_MS = 5000;
 
 /** Props of {@link RoundVoters}. */
-export type RoundVotersProps = { round: RoundInfo; ringSize: number; presenter: boolean };
+export type RoundVotersProps = {
+  round: PhasedRoundInfo;
+  ringSize: number;
+  /** The presenter's token in the presenter's browser, else null. */
+  presenter: string | null;
+};
 
 /** The round's question, its join control, and its voters' panels. */
 export default function RoundVoters({ round, ringSize, presenter }: RoundVotersProps) {
@@ -52,8 +58,10 @@ export default function RoundVoters({ round, ringSize, presenter }: RoundVotersP
   const api = useMemo(() => pageApiClient(ledger), []);
   const panels = useMemo(createPanelRegistry, []);
   const source = useMemo(() => lensSource(api), []);
+  // A round with phases needs no block read for its anonymity line: its rings are its groups.
+  const phased = votesByGroup(round);
   const height = useChainHeight(async () => (await api.blockStatus()).height, {
-    active: verified.value.size > 0,
+    active: !phased && verified.value.size > 0,
     pollMs: LENS_POLL_MS,
   });
   const lens = useAnonymityLens(source, { height });
@@ -112,6 +120,7 @@ export default function RoundVoters({ round, ringSize, presenter }: RoundVotersP
         </h2>
       )}
       <RoundCountdown ledger={ledger} />
+      {phased && <ShortLateNote round={round.id} />}
       <JoinControl
         ready={ready && !adding}
         joined={joined}
@@ -119,11 +128,23 @@ export default function RoundVoters({ round, ringSize, presenter }: RoundVotersP
         panelOf={panels.get}
       />
       <div class="voting-controls">
-        <button type="button" class="add-voter" onClick={addVoter} disabled={!ready || adding}>
-          Generate A new Voter
-        </button>
-        {presenter && (
+        {
+          // In a round with phases a phone joins once: a second key from one phone only shrinks
+          // everyone's anonymity (page §14.2).
+          !phased && (
+            <button
+              type="button"
+              class="add-voter"
+              onClick={addVoter}
+              disabled={!ready || adding}
+            >
+              Generate A new Voter
+            </button>
+          )
+        }
+        {presenter !== null && (
           <DemoRound
+            presenterToken={phased ? presenter : null}
             ringSize={ringSize}
             ready={ready}
             ledger={ledger}

@@ -20,6 +20,8 @@ export type VoteSectionProps = {
   waiting: string | null;
   /** The choice waiting to be sent, if any. */
   queued: string | null;
+  /** False when a kept choice will not be sent by itself (a late key of a round without them). */
+  keptChoice?: boolean;
   /** True while an action runs: submitting waits. */
   working: boolean;
 };
@@ -36,6 +38,7 @@ export default function VoteSection(
     onChoice,
     waiting,
     queued,
+    keptChoice = true,
     working,
   }: VoteSectionProps,
 ) {
@@ -46,7 +49,7 @@ export default function VoteSection(
       {waiting !== null && (
         <p class="waiting-line" data-waiting-for="" role="status" aria-live="polite">
           {waiting}
-          {queued !== null && ` Your choice "${queued}" is sent by itself then.`}
+          {queued !== null && keptChoice && ` Your choice "${queued}" is sent by itself then.`}
         </p>
       )}
       {choices.length > 0

@@ -13,6 +13,8 @@ import {
   type KeyLine,
   VOTE_UNLOADED,
   type VoteLine,
+  type VoteRefusal,
+  voteRefusal,
   waitingForVotersText,
 } from "../../lib/client/voter/status.ts";
 import KeySection from "./KeySection.tsx";
@@ -22,7 +24,15 @@ import { useOwnTagCheck, usePendingPoll, useWaitForVoters } from "./vote_watch.t
 import { type LogView, pageApiClient } from "../hooks/watch_heads.ts";
 import { blockName, type ShownBlock } from "../../lib/client/log/log_view.ts";
 import type { PageStorage } from "../../lib/client/rounds/round_storage.ts";
-import type { RoundInfo } from "../../lib/protocol/schemas.ts";
+import { type PhasedRoundInfo, phaseFields, votesByGroup } from "../../lib/client/rounds/phases.ts";
+import {
+  keepChosen,
+  markLate,
+  readChosen,
+  readGroupState,
+} from "../../lib/client/rounds/round_group.ts";
+import { useGroupWatch } from "./group_watch.ts";
+import { groupWaitingText } from "./group_lines.ts";
 
 /**
  * The I/O the panel's actions use: the round's storage in this tab, the round's same-origin API,
@@ -46,8 +56,8 @@ function browserIO(
 type VoterPanelProps = {
   namespace: string;
   ringSize: number;
-  /** The round the voter votes in: its choices, if any. */
-  round: RoundInfo;
+  /** The round the voter votes in: its choices, if any, and its phase. */
+  round: PhasedRoundInfo;
   /** The round's browser storage (page §14). */
   storage: PageStorage;
   /** The page's one anonymity analysis, read by a verified vote's ring line. */
@@ -79,8 +89,23 @@ export default function VoterPanel(
   const [working, setWorking] = useState<string | null>(null);
   const [problem, setProblem] = useState<{ text: string; detail?: string } | null>(null);
   const [content, setContent] = useState("");
-  // A choice made before enough voters joined: sent by itself once a ring can be filled.
-  const [queued, setQueued] = useState<string | null>(null);
+  // A round with phases signs over the voter's group (protocol §2.8), not a sampled ring.
+  const phased = votesByGroup(round);
+  const { minVoters, lateJoiners, joinDeadline } = phaseFields(round);
+  // A choice made before the vote could be sent: sent by itself once it can be. In a round with
+  // phases it is kept in the round's storage, so a reload keeps it too (page §14.2).
+  const [queued, setQueuedState] = useState<string | null>(() =>
+    phased ? readChosen(storage, namespace) : null
+  );
+  function setQueued(choice: string | null) {
+    if (phased) keepChosen(storage, namespace, choice);
+    setQueuedState(choice);
+  }
+  const group = useGroupWatch(io.api, {
+    ownId: phased && keyId !== null ? Number(keyId) : null,
+    rule: phased ? { minVoters, lateJoiners } : null,
+  });
+  const inGroup = group?.kind === "group" ? group : null;
 
   async function refreshVote() {
     const hasVote = actions.readStoredVote(io.storage, namespace).voteId !== null;
@@ -114,12 +139,20 @@ export default function VoterPanel(
   // choice made meanwhile is sent as soon as they have.
   const waiting = useWaitForVoters(io, {
     ringSize,
-    active: keyId !== null && voteLine.status === "unvoted",
+    active: !phased && keyId !== null && voteLine.status === "unvoted",
     onEnough: () => {
       if (queued !== null) handlers.current.vote(queued);
     },
   });
   useEffect(() => onVerified(namespace, voteLine.status === "voted"), [voteLine]);
+  // Once voting opens and this key has its group, a kept choice is signed and sent.
+  useEffect(() => {
+    if (!phased || group === null) return;
+    markLate(storage, namespace, group.kind === "pending" && group.lateJoiners);
+    if (inGroup !== null && voteLine.status === "unvoted" && queued !== null && working === null) {
+      handlers.current.vote(queued);
+    }
+  }, [group, voteLine.status]);
   const tagLine = useOwnTagCheck(io, namespace, voteLine);
 
   function onGenerate() {
@@ -149,9 +182,18 @@ export default function VoterPanel(
     setWorking("Signing vote…");
     let outcome: actions.VoteOutcome;
     try {
-      outcome = await actions.submitVote(io, namespace, { content: text, ringSize });
+      outcome = await actions.submitVote(io, namespace, {
+        content: text,
+        ringSize,
+        ...(phased ? { groupRing: (ownId: number) => groupRing(text, ownId) } : {}),
+      });
       if (!outcome.ok) {
-        if (outcome.code === "too_few_keys" && round.choices.length > 0) {
+        const notOpen = outcome.code === "no_ring" ||
+          (outcome.code === "refused" && outcome.serverCode === "voting_not_open");
+        if (phased && notOpen && round.choices.length > 0) {
+          // A choice is kept and sent by itself once voting opens for this key (page §14.2).
+          setQueued(text);
+        } else if (outcome.code === "too_few_keys" && round.choices.length > 0) {
           // A choice is kept and sent by itself once enough voters have joined (page §14.2).
           setQueued(text);
           waiting.recheck();
@@ -175,6 +217,25 @@ export default function VoterPanel(
     return outcome;
   }
 
+  /**
+   * The voter's group ring, read afresh when the watch has not seen it yet; before there is one,
+   * the choice is kept and the refusal says what the vote waits for.
+   */
+  async function groupRing(text: string, ownId: number): Promise<string[] | VoteRefusal> {
+    const state = inGroup ?? await readGroupState(io.api, {
+      ownId,
+      rule: { minVoters, lateJoiners },
+    });
+    if (state.kind === "group") return state.keys;
+    if (round.choices.length > 0) setQueued(text);
+    const known = state.kind === "unknown" ? group : state;
+    return voteRefusal({
+      code: "no_ring",
+      error: groupWaitingText({ group: known, minVoters, joinDeadline }) ??
+        "Voting is not open yet",
+    });
+  }
+
   async function onSubmit(event: Event) {
     event.preventDefault();
     await vote(content);
@@ -183,7 +244,11 @@ export default function VoterPanel(
   /** A choice button: that choice is the vote, sent now, or queued while voters are missing. */
   async function onChoice(choice: string) {
     setContent(choice);
-    if (waiting.missing !== null && waiting.missing > 0) {
+    if (phased && inGroup === null) {
+      setQueued(choice);
+      return;
+    }
+    if (!phased && waiting.missing !== null && waiting.missing > 0) {
       setQueued(choice);
       return;
     }
@@ -229,9 +294,14 @@ export default function VoterPanel(
           onSubmit={onSubmit}
           choices={round.choices}
           onChoice={onChoice}
-          waiting={voteLine.status === "unvoted" && waiting.missing !== null && waiting.missing > 0
+          waiting={voteLine.status !== "unvoted"
+            ? null
+            : phased
+            ? groupWaitingText({ group, minVoters, joinDeadline })
+            : waiting.missing !== null && waiting.missing > 0
             ? waitingForVotersText(waiting.missing, ringSize)
             : null}
+          keptChoice={!(group?.kind === "pending" && !group.lateJoiners)}
           queued={queued}
           working={working !== null}
         />
@@ -240,7 +310,12 @@ export default function VoterPanel(
         <VoteWitnessed view={logView} block={voteLine.block ?? null} />
       )}
       {voteLine.status === "voted" && (
-        <PanelRing namespace={namespace} storage={io.storage} lens={lens} />
+        <PanelRing
+          namespace={namespace}
+          storage={io.storage}
+          lens={lens}
+          group={phased ? { late: inGroup?.late ?? false } : null}
+        />
       )}
       {working !== null && <Notice tone="working" text={working} />}
       {problem !== null && <Notice tone="problem" text={problem.text} />}

@@ -1,10 +1,13 @@
 /**
  * Browser-safe. The tally of the board's projector view (page §10.11): a round with choices shows
  * every choice in the order it was asked, at 0 too, so bars never jump; a free-text round shows the
- * served order, the most common answers first, and sums up the rest.
+ * served order, the most common answers first, and sums up the rest; and the fingerprints of a
+ * round's groups.
  * @module
  */
 import type { Tally } from "../../protocol/schemas.ts";
+import { hexToBytes } from "../../protocol/bytes.ts";
+import { groupFingerprint } from "../../protocol/groups.ts";
 
 /** One bar: the payload, its count, and its length as a share of the longest bar (0 to 1). */
 export type RoomRow = { payload: string; count: number; share: number };
@@ -40,4 +43,23 @@ export function roomTally(
       ? null
       : { answers: rest.length, votes: rest.reduce((sum, r) => sum + r.count, 0) },
   };
+}
+
+/** A group as the projector shows it: its key ids and the short fingerprint of its keys. */
+export type RoomGroup = { ids: number[]; fingerprint: string };
+
+/**
+ * The fingerprint of every group (protocol §2.8) from the round's directory, `keys` by id; a group
+ * with a key missing from `keys` is left out until the directory is read again.
+ */
+export function roomGroups(
+  groups: readonly number[][],
+  keys: ReadonlyMap<number, string>,
+): RoomGroup[] {
+  return groups.flatMap((ids) => {
+    const members = ids.map((id) => keys.get(id));
+    if (members.some((key) => key === undefined)) return [];
+    const bytes = members.map((key) => hexToBytes(key!, 32, "group key"));
+    return [{ ids: [...ids], fingerprint: groupFingerprint(bytes) }];
+  });
 }

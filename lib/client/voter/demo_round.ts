@@ -27,7 +27,7 @@ export type DemoPanel = {
 };
 
 /** The steps of one demo voter, in the order they run. */
-export type DemoStep = "adding" | "generating" | "registering" | "voting";
+export type DemoStep = "adding" | "generating" | "registering" | "opening" | "voting";
 
 /** Which voter a step is for: its place in the round, and its name once it has one. */
 export type DemoVoter = { voter: number; of: number; namespace: string | null };
@@ -38,6 +38,7 @@ export type DemoProgress =
   | { kind: "done"; of: number }
   | { kind: "too-few-keys"; registered: number; adds: number; needed: number }
   | { kind: "no-key-count" }
+  | { kind: "not-alone"; registered: number }
   | { kind: "failed"; step: DemoStep; at: DemoVoter; reason: string };
 
 /** What the round needs from the page. */
@@ -61,6 +62,11 @@ export type DemoRoundOptions = {
   pauseMs?: number;
   choices?: readonly string[];
   randomIndex?: RandomIndex;
+  /**
+   * In a round with phases: opens voting once the round's voters have joined (the presenter's
+   * call). The round then runs only in a round no other key joined yet.
+   */
+  openVoting?: () => Promise<StepOutcome>;
 };
 
 /**
@@ -80,6 +86,7 @@ export async function runDemoRound(
     pauseMs = DEMO_PAUSE_MS,
     choices = DEMO_CHOICES,
     randomIndex = cryptoRandomIndex,
+    openVoting,
   } = options;
   const finish = (progress: DemoProgress) => {
     io.report(progress);
@@ -88,7 +95,10 @@ export async function runDemoRound(
 
   const registered = await io.registeredKeys();
   if (registered === null) return finish({ kind: "no-key-count" });
-  if (registered + voters < ringSize) {
+  // In a round with phases the demo's votes hide only among its own voters: another key in the
+  // round would be made to vote for nobody, or wait with them.
+  if (openVoting !== undefined && registered > 0) return finish({ kind: "not-alone", registered });
+  if (openVoting === undefined && registered + voters < ringSize) {
     return finish({ kind: "too-few-keys", registered, adds: voters, needed: ringSize });
   }
 
@@ -129,6 +139,10 @@ export async function runDemoRound(
     if (failed) return finish(failed);
     panels.push({ at, panel });
   }
+  if (openVoting !== undefined) {
+    const failed = await run("opening", { voter: voters, of: voters, namespace: null }, openVoting);
+    if (failed) return finish(failed);
+  }
   for (const { at, panel } of panels) {
     const choice = choices[randomIndex(choices.length)];
     const failed = await run("voting", at, () => panel.submitVote(choice), choice);
@@ -150,6 +164,7 @@ const STEP_TEXT: Record<DemoStep, string> = {
   adding: "adding a new voter with a generated name",
   generating: "generating its keys",
   registering: "registering its key",
+  opening: "opening voting",
   voting: "signing and submitting its vote",
 };
 
@@ -157,6 +172,7 @@ const STEP_TEXT: Record<DemoStep, string> = {
 export function demoStatusText(progress: DemoProgress): string {
   switch (progress.kind) {
     case "step": {
+      if (progress.step === "opening") return "All voters joined: opening voting…";
       const what = progress.choice === undefined
         ? STEP_TEXT[progress.step]
         : `${STEP_TEXT[progress.step]} "${progress.choice}"`;
@@ -173,7 +189,14 @@ export function demoStatusText(progress: DemoProgress): string {
     }
     case "no-key-count":
       return "Not started: the key directory could not be read";
+    case "not-alone":
+      return `Not started: the demo round runs only in a round of its own, before anyone joins, ` +
+        `and ${progress.registered} ${progress.registered === 1 ? "key has" : "keys have"} ` +
+        "joined this round. Start a new round for the demo.";
     case "failed":
+      if (progress.step === "opening") {
+        return `Stopped: voting could not be opened: ${progress.reason}`;
+      }
       return `Stopped at ${voterLabel(progress.at, "voter")}, ${STEP_TEXT[progress.step]}: ` +
         progress.reason;
   }

@@ -8,9 +8,9 @@ import { generateSeed, storedKeysFromSeed } from "../../protocol/keys.ts";
 import { signRing } from "../../protocol/ring_signature.ts";
 import { encodeSignature } from "../../protocol/signature_wire.ts";
 import { describeIssues, type VoteAccepted, VoteSubmission } from "../../protocol/schemas.ts";
-import { ApiCallError, type ApiClient } from "../api_client.ts";
+import { ApiCallError } from "../api_client.ts";
 import { messageOf } from "../text.ts";
-import { ringOfSignature, tagOfSignature } from "../../protocol/signature_fields.ts";
+import { tagOfSignature } from "../../protocol/signature_fields.ts";
 import {
   type ColouredLine,
   decideKeyStatus,
@@ -20,66 +20,35 @@ import {
   keyStatusNeedsServer,
   mismatchText,
   storedBlockId,
-  type StoredKeys,
-  type StoredVote,
   type TagCheck,
   tagCheckLine,
   type VoteLine,
-  type VoteProblem,
   type VoteRefusal,
   voteRefusal,
   voteStage,
 } from "./status.ts";
 import {
   cryptoRandomIndex,
-  KEY_ENTRIES,
   type RandomIndex,
   REGISTRATION_NAME,
   sampleRing,
   storageKey,
   TooFewKeysError,
   VOTE_ENTRIES,
-  type VoterEntry,
 } from "./voters.ts";
 
-/** The part of the Web Storage API the page uses. */
-export type VoterStorage = Pick<Storage, "getItem" | "setItem" | "removeItem">;
+import { type ClientIO, orLogged, readStoredKeys, readStoredVote } from "./voter_io.ts";
+import {
+  dropVotePair,
+  postProblem,
+  recoverVote,
+  writeVoteIds,
+  writeVotePair,
+} from "./vote_recovery.ts";
 
-/** What the actions need from the outside world: storage, the API client and a console. */
-export type ClientIO = {
-  storage: VoterStorage;
-  api: ApiClient;
-  log(message: string): void;
-};
-
-/** The voter's stored key entries. */
-export function readStoredKeys(storage: VoterStorage, namespace: string): StoredKeys {
-  return readEntries(storage, namespace, KEY_ENTRIES);
-}
-
-/** The voter's stored vote entries. */
-export function readStoredVote(storage: VoterStorage, namespace: string): StoredVote {
-  return readEntries(storage, namespace, VOTE_ENTRIES);
-}
-
-function readEntries<E extends VoterEntry>(
-  storage: VoterStorage,
-  namespace: string,
-  entries: readonly E[],
-): Record<E, string | null> {
-  const read = entries.map((entry) => [entry, storage.getItem(storageKey(namespace, entry))]);
-  return Object.fromEntries(read) as Record<E, string | null>;
-}
-
-/** The answer of `call`, or null when it failed: the failure is logged (page §8). */
-async function orLogged<T>(io: ClientIO, call: Promise<T>): Promise<T | null> {
-  try {
-    return await call;
-  } catch (error) {
-    io.log(messageOf(error));
-    return null;
-  }
-}
+export { orLogged, readStoredKeys, readStoredVote } from "./voter_io.ts";
+export type { ClientIO, VoterStorage } from "./voter_io.ts";
+export { recoverVote, type VoteRecovery } from "./vote_recovery.ts";
 
 /** Key status on load (page §4), reading the server's key for the stored id when it matters. */
 export async function loadKeyStatus(io: ClientIO, namespace: string): Promise<KeyLine> {
@@ -214,7 +183,14 @@ export type VoteOutcome =
 export async function submitVote(
   io: ClientIO,
   namespace: string,
-  opts: { content: string; ringSize: number; randomIndex?: RandomIndex; now?: () => number },
+  opts: {
+    content: string;
+    ringSize: number;
+    randomIndex?: RandomIndex;
+    now?: () => number;
+    /** In a round with groups: the keys of the voter's group in id order, or why there are none. */
+    groupRing?: (ownId: number) => Promise<string[] | VoteRefusal>;
+  },
 ): Promise<VoteOutcome> {
   const { content, ringSize, randomIndex = cryptoRandomIndex, now = () => performance.now() } =
     opts;
@@ -228,26 +204,11 @@ export async function submitVote(
   if ((await recoverVote(io, namespace)).kind === "unsettled") {
     return voteRefusal({ code: "unsettled" });
   }
-  const page = await orLogged(io, io.api.keys(0, 1));
-  if (page === null) return voteRefusal({ code: "no_directory" });
-
-  let ids: number[];
-  try {
-    ids = sampleRing({ total: page.total, ringSize, ownId }, randomIndex);
-  } catch (error) {
-    if (error instanceof TooFewKeysError) {
-      return voteRefusal({
-        code: "too_few_keys",
-        registered: error.registered,
-        needed: error.needed,
-      });
-    }
-    return voteRefusal({ code: "no_ring", error: messageOf(error) });
-  }
-  const records = await Promise.all(ids.map((id) => orLogged(io, io.api.keyById(id))));
-  const missing = ids.filter((_, i) => records[i] === null);
-  if (missing.length > 0) return voteRefusal({ code: "unreadable_keys", ids: missing });
-  const ring = records.map((record) => record!.key);
+  const chosen = opts.groupRing
+    ? await opts.groupRing(ownId)
+    : await sampledRing(io, { ringSize, ownId }, randomIndex);
+  if (!Array.isArray(chosen)) return chosen;
+  const ring = chosen;
 
   let body: VoteSubmission;
   let signMs: number;
@@ -293,68 +254,6 @@ export async function submitVote(
 }
 
 /**
- * How {@link recoverVote} settled a vote in doubt: nothing was in doubt; the server holds it
- * under its tag (ids stored); it never arrived and was sent again (ids stored); it was refused
- * for good or its entries are malformed (entries removed, the refusal as the panel would show
- * it); or it cannot be settled now (storage unchanged, the failure logged: try again later).
- */
-export type VoteRecovery =
-  | { kind: "none" }
-  | { kind: "recovered" | "resent"; voteId: string; blockId: number }
-  | { kind: "dropped"; refusal: VoteRefusal }
-  | { kind: "unsettled" };
-
-/**
- * Settles a vote in doubt (page §11 "Nothing lost on reload"): stored content and signature but
- * no vote id, because the page was closed or the answer lost while the vote was on its way. Asks
- * the board for the vote under its tag (`GET /api/tag/{tag}`) and stores its ids; on 404
- * `unknown_tag` sends the very same signed vote again (same ring in the signed order, same
- * signature, tag and payload, so nothing new about the signer is sent) and stores the ids of a
- * 202; a 409 `duplicate_tag` means another tab sent it meanwhile, so the tag is asked again.
- */
-export async function recoverVote(io: ClientIO, namespace: string): Promise<VoteRecovery> {
-  const stored = readStoredVote(io.storage, namespace);
-  const { voteContent: payload, voteSignature: signature } = stored;
-  if (stored.voteId !== null || payload === null || signature === null) return { kind: "none" };
-  const resend = storedSubmission(payload, signature);
-  if (!resend.ok) {
-    dropVotePair(io.storage, namespace, signature);
-    const refusal = voteRefusal(resend.problem);
-    io.log(`Stored vote dropped: ${refusal.reason}`);
-    return { kind: "dropped", refusal };
-  }
-  const body = resend.body;
-  // Twice at most: a 409 after a 404 is another tab's copy landing in between; a second 404
-  // after that is a board that does not list a tag its ledger holds.
-  for (let round = 0; round < 2; round++) {
-    try {
-      const found = await io.api.voteOfTag(body.tag);
-      adoptVoteIds(io.storage, namespace, signature, found);
-      return { kind: "recovered", voteId: found.voteId, blockId: found.blockId };
-    } catch (error) {
-      if (!(error instanceof ApiCallError && error.code === "unknown_tag")) {
-        io.log(messageOf(error));
-        return { kind: "unsettled" };
-      }
-    }
-    try {
-      const accepted = await io.api.submitVote(body);
-      adoptVoteIds(io.storage, namespace, signature, accepted);
-      return { kind: "resent", voteId: accepted.voteId, blockId: accepted.blockId };
-    } catch (error) {
-      const problem = postProblem(error);
-      if (problem.code === "duplicate_tag") continue;
-      io.log(messageOf(error));
-      if (problem.code !== "refused") return { kind: "unsettled" };
-      dropVotePair(io.storage, namespace, signature);
-      return { kind: "dropped", refusal: voteRefusal(problem) };
-    }
-  }
-  io.log(`Vote not settled: tag ${body.tag} is refused as used but no vote is listed under it`);
-  return { kind: "unsettled" };
-}
-
-/**
  * How many more keys must be registered before a ring of `ringSize` can be sampled:
  * max(0, ringSize − total), or null (logged) when the key directory cannot be read. Throws
  * RangeError unless `ringSize` is a non-negative integer.
@@ -368,75 +267,31 @@ export async function keysStillNeeded(io: ClientIO, ringSize: number): Promise<n
 }
 
 /**
- * The problem of a failed `POST /api/vote`. A 4xx other than 409 `duplicate_tag` (and the
- * "try again" 408 and 429) means the vote will never count: "refused". No answer, a 5xx or an
- * answer the page does not expect leaves it in doubt: "unconfirmed".
+ * The ring of protocol §2.8 for key `ownId`: reads the directory's total, samples `ringSize` ids
+ * with the own id forced in, and fetches every member's key; or the refusal saying why not.
  */
-function postProblem(error: unknown): VoteProblem {
-  if (!(error instanceof ApiCallError) || error.status === 0) {
-    return { code: "unconfirmed", status: 0, message: messageOf(error) };
+async function sampledRing(
+  io: ClientIO,
+  { ringSize, ownId }: { ringSize: number; ownId: number },
+  randomIndex: RandomIndex,
+): Promise<string[] | VoteRefusal> {
+  const page = await orLogged(io, io.api.keys(0, 1));
+  if (page === null) return voteRefusal({ code: "no_directory" });
+  let ids: number[];
+  try {
+    ids = sampleRing({ total: page.total, ringSize, ownId }, randomIndex);
+  } catch (error) {
+    if (error instanceof TooFewKeysError) {
+      return voteRefusal({
+        code: "too_few_keys",
+        registered: error.registered,
+        needed: error.needed,
+      });
+    }
+    return voteRefusal({ code: "no_ring", error: messageOf(error) });
   }
-  const { status, code, reason } = error;
-  if (code === "duplicate_tag") return { code: "duplicate_tag", message: reason };
-  const forGood = status >= 400 && status < 500 && status !== 408 && status !== 429;
-  return forGood
-    ? { code: "refused", status, serverCode: code, message: reason }
-    : { code: "unconfirmed", status, message: reason };
-}
-
-/** The submission a stored vote was sent as, rebuilt from its payload and wire signature. */
-function storedSubmission(
-  payload: string,
-  signature: string,
-): { ok: true; body: VoteSubmission } | { ok: false; problem: VoteProblem } {
-  const publicKeys = ringOfSignature(signature);
-  const tag = tagOfSignature(signature);
-  if (publicKeys === null || tag === null) {
-    return {
-      ok: false,
-      problem: { code: "malformed_vote", issues: "signature: not a wire signature (protocol §2)" },
-    };
-  }
-  const checked = VoteSubmission.safeParse({ publicKeys, signature, tag, payload });
-  return checked.success
-    ? { ok: true, body: checked.data }
-    : { ok: false, problem: { code: "malformed_vote", issues: describeIssues(checked.error) } };
-}
-
-/** Stores the content and signature of a vote about to be sent (or accepted). */
-function writeVotePair(
-  storage: VoterStorage,
-  namespace: string,
-  { content, signature }: { content: string; signature: string },
-): void {
-  storage.setItem(storageKey(namespace, "voteContent"), content);
-  storage.setItem(storageKey(namespace, "voteSignature"), signature);
-}
-
-/** Stores an accepted vote's ids, the vote id last: a stored vote id means the server took it. */
-function writeVoteIds(storage: VoterStorage, namespace: string, ids: VoteAccepted): void {
-  storage.setItem(storageKey(namespace, "blockId"), String(ids.blockId));
-  storage.setItem(storageKey(namespace, "voteId"), ids.voteId);
-}
-
-/**
- * Stores `ids` for the vote signed `signature` if it is still the one in doubt: another tab may
- * have settled it, or stored another vote, meanwhile.
- */
-function adoptVoteIds(
-  storage: VoterStorage,
-  namespace: string,
-  signature: string,
-  ids: VoteAccepted,
-): void {
-  const now = readStoredVote(storage, namespace);
-  if (now.voteId === null && now.voteSignature === signature) writeVoteIds(storage, namespace, ids);
-}
-
-/** Removes the content and signature of the vote signed `signature`, if still in doubt. */
-function dropVotePair(storage: VoterStorage, namespace: string, signature: string): void {
-  const now = readStoredVote(storage, namespace);
-  if (now.voteId !== null || now.voteSignature !== signature) return;
-  storage.removeItem(storageKey(namespace, "voteContent"));
-  storage.removeItem(storageKey(namespace, "voteSignature"));
+  const records = await Promise.all(ids.map((id) => orLogged(io, io.api.keyById(id))));
+  const missing = ids.filter((_, i) => records[i] === null);
+  if (missing.length > 0) return voteRefusal({ code: "unreadable_keys", ids: missing });
+  return records.map((record) => record!.key);
 }

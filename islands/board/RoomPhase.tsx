@@ -1,0 +1,72 @@
+/**
+ * A round's phase on the projector view (page §10.11): the phase, the keys joined in large type
+ * with the headcount hint, then how many of the grouped keys voted, and each group's fingerprint,
+ * for the room to compare with the phones'.
+ * @module
+ */
+import { type ApiClient, readPages } from "../../lib/client/api_client.ts";
+import { roomGroups } from "../../lib/client/board/room.ts";
+import type { RoundPhase } from "../../lib/client/rounds/phases.ts";
+import { headcountText, phaseName, votedText } from "../../lib/client/rounds/round_texts.ts";
+import { usePolled } from "../hooks/polling.ts";
+import { useEffect, useState } from "react";
+import type { RoomGroup } from "../../lib/client/board/room.ts";
+
+/** Props: the round's API, its phase as listed, the votes sealed and waiting, how often to read. */
+export type RoomPhaseProps = {
+  api: ApiClient;
+  phase: RoundPhase;
+  votes: number | null;
+  pollMs: number;
+};
+
+/** The phase panel of a round with phases. */
+export default function RoomPhase({ api, phase, votes, pollMs }: RoomPhaseProps) {
+  const keys = usePolled(async () => (await api.keys(0, 1)).total, pollMs).value;
+  const served = usePolled(() => api.groups(), pollMs).value;
+  const groups = useGroupFingerprints(api, served?.groups ?? []);
+  const shownPhase = served?.phase ?? phase;
+  const grouped = (served?.groups ?? []).reduce((sum, group) => sum + group.length, 0);
+  return (
+    <div class="room-phase" data-room-phase={shownPhase}>
+      <p class="room-phase-name">{phaseName(shownPhase)}</p>
+      <p class="room-figure" data-room-keys={keys ?? ""}>
+        <strong>{keys ?? "–"}</strong> {headcountText(keys ?? 0).replace(/^\d+ /, "")}
+      </p>
+      {shownPhase !== "join" && (
+        <p class="room-voted" data-room-voted={votes ?? ""}>
+          {votedText({ voted: votes ?? 0, keys: grouped })}
+        </p>
+      )}
+      {groups.length > 0 && (
+        <ul class="room-groups">
+          {groups.map((group, i) => (
+            <li key={group.fingerprint} data-group-fingerprint={group.fingerprint}>
+              Group {i + 1} ({group.ids.length} keys): <code>{group.fingerprint}</code>
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+/** The fingerprints of `groups`, the directory read again whenever the groups change. */
+function useGroupFingerprints(api: ApiClient, groups: number[][]): RoomGroup[] {
+  const [shown, setShown] = useState<RoomGroup[]>([]);
+  const key = JSON.stringify(groups);
+  useEffect(() => {
+    if (groups.length === 0) return;
+    let live = true;
+    readPages(api.keys).then(
+      ({ items }) => {
+        if (live) setShown(roomGroups(groups, new Map(items.map((k) => [k.id, k.key]))));
+      },
+      (error) => console.error(`The key directory could not be read: ${error.message}`),
+    );
+    return () => {
+      live = false;
+    };
+  }, [key]);
+  return shown;
+}

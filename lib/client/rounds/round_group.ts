@@ -1,0 +1,136 @@
+/**
+ * Browser-safe. A phone's group in a round with phases (protocol §2.8): read from
+ * `GET /api/rounds/{id}/groups`, the partition recomputed by the group rule and held to the
+ * served one, every member's key read from the directory by id, the ring in id order; or what the
+ * phone waits for instead. Also the entries a phone keeps of its round: the choice pressed before
+ * voting opened, and that its key waits for a late group.
+ * @module
+ */
+import { hexToBytes } from "../../protocol/bytes.ts";
+import { groupFingerprint, groupOf, roundGroups } from "../../protocol/groups.ts";
+import type { ApiClient } from "../api_client.ts";
+import { messageOf } from "../text.ts";
+import type { PageStorage } from "./round_storage.ts";
+
+/**
+ * Where a phone's key stands: voting not open yet; in a group (its ids, keys in id order, its
+ * fingerprint, and whether it is a late group); pending (a late key: with late joiners on, the
+ * late keys still missing before its group fills); left out when the round closed; the served
+ * groups refused by the check, with why; or not known now (a read failed; asked again later).
+ */
+export type GroupState =
+  | { kind: "join" }
+  | { kind: "group"; ids: number[]; keys: string[]; fingerprint: string; late: boolean }
+  | { kind: "pending"; lateJoiners: boolean; missing: number; minVoters: number }
+  | { kind: "closed" }
+  | { kind: "refused"; reason: string }
+  | { kind: "unknown"; reason: string };
+
+/** The round's rule the served groups are held to. */
+export type GroupRule = { minVoters: number; lateJoiners: boolean };
+
+/** True when `a` and `b` hold the same groups of the same ids, in the same order. */
+function sameGroups(a: readonly number[][], b: readonly number[][]): boolean {
+  return a.length === b.length &&
+    a.every((g, i) => g.length === b[i].length && g.every((id, j) => id === b[i][j]));
+}
+
+/**
+ * The group state of key `ownId` in the round `api` calls. The served partition must be the one
+ * the group rule gives for its `keysAtOpen` and the keys it lists, within the directory's size;
+ * every member's key is read by its id, and must come back under that id.
+ */
+export async function readGroupState(
+  api: Pick<ApiClient, "groups" | "keys" | "keyById">,
+  { ownId, rule }: { ownId: number; rule: GroupRule },
+): Promise<GroupState> {
+  let served;
+  try {
+    served = await api.groups();
+  } catch (error) {
+    return { kind: "unknown", reason: messageOf(error) };
+  }
+  if (served.phase === "join") return { kind: "join" };
+  const { keysAtOpen, groups, pending } = served;
+  if (keysAtOpen === null) {
+    return { kind: "refused", reason: "the server lists no keys at the opening of voting" };
+  }
+  const late = groups.reduce((sum, g) => sum + g.length, 0) - keysAtOpen;
+  const total = keysAtOpen + Math.max(0, late) + pending.length;
+  const expected = roundGroups({ keysAtOpen, total, ...rule });
+  if (!sameGroups(expected.groups, groups) || expected.pending.join() !== pending.join()) {
+    return {
+      kind: "refused",
+      reason: "the server's groups are not the ones the group rule gives (protocol §2.8)",
+    };
+  }
+  let directory: number;
+  try {
+    directory = (await api.keys(0, 1)).total;
+  } catch (error) {
+    return { kind: "unknown", reason: messageOf(error) };
+  }
+  if (total > directory) {
+    return {
+      kind: "refused",
+      reason: `the groups list ${total} keys, the key directory holds ${directory}`,
+    };
+  }
+  const ids = groupOf(groups, ownId);
+  if (ids === null) {
+    if (served.phase === "closed") return { kind: "closed" };
+    if (ownId <= keysAtOpen) {
+      return {
+        kind: "refused",
+        reason: `key ${ownId} joined before voting opened but is in no group`,
+      };
+    }
+    const missing = rule.lateJoiners ? rule.minVoters - pending.length : 0;
+    return { kind: "pending", missing, ...rule };
+  }
+  let keys: string[];
+  try {
+    const records = await Promise.all(ids.map((id) => api.keyById(id)));
+    const wrong = records.findIndex((record, i) => record.id !== ids[i]);
+    if (wrong >= 0) {
+      return { kind: "refused", reason: `key ${ids[wrong]} came back as key ${records[wrong].id}` };
+    }
+    keys = records.map((record) => record.key);
+  } catch (error) {
+    return { kind: "unknown", reason: messageOf(error) };
+  }
+  const fingerprint = groupFingerprint(keys.map((key) => hexToBytes(key, 32, "group key")));
+  return { kind: "group", ids, keys, fingerprint, late: ownId > keysAtOpen };
+}
+
+/** Storage key of the choice a voter pressed before its vote could be sent. */
+function choiceKey(namespace: string): string {
+  return `${namespace}:chosen`;
+}
+
+/** Storage key marking a voter whose key waits for a late group. */
+function lateKey(namespace: string): string {
+  return `${namespace}:late`;
+}
+
+/** The choice `namespace` pressed and has not sent yet, or null. */
+export function readChosen(storage: PageStorage, namespace: string): string | null {
+  return storage.getItem(choiceKey(namespace));
+}
+
+/** Keeps `choice` (or, null, forgets it) until it is signed and sent. */
+export function keepChosen(storage: PageStorage, namespace: string, choice: string | null): void {
+  if (choice === null) storage.removeItem(choiceKey(namespace));
+  else storage.setItem(choiceKey(namespace), choice);
+}
+
+/** Marks (or, false, unmarks) `namespace` as waiting for a late group. */
+export function markLate(storage: PageStorage, namespace: string, waiting: boolean): void {
+  if (waiting) storage.setItem(lateKey(namespace), "waiting");
+  else storage.removeItem(lateKey(namespace));
+}
+
+/** True when `namespace` was last seen waiting for a late group. */
+export function isMarkedLate(storage: PageStorage, namespace: string): boolean {
+  return storage.getItem(lateKey(namespace)) === "waiting";
+}
