@@ -8,6 +8,7 @@
 import type { ComponentType } from "preact";
 import { useEffect, useMemo } from "react";
 import { type ApiClient, createApiClient } from "../lib/client/api_client.ts";
+import { sharedVote } from "../lib/client/board/rounds.ts";
 import ForkAlert from "../components/ForkAlert.tsx";
 import HeadAlerts from "../components/HeadAlerts.tsx";
 import { type BulletinOptions, createBulletinState } from "./board/state.ts";
@@ -132,11 +133,24 @@ function useBulletin(
   options: Omit<BulletinOptions, "pollMs">,
 ) {
   const bulletin = useMemo(() => createBulletinState(makeApi(), { pollMs, ...options }), []);
-  useEffect(() =>
-    bulletin.follow(() => {
+  useEffect(() => {
+    const stop = bulletin.follow(() => {
       performance.mark("ringvote:board-ready");
-      // A shared link opens straight to its vote.
-      if (vote !== null) bulletin.openShared(vote);
-    }), []);
+      // A shared link opens straight to its vote: `#vote=` (never sent to the server), or an
+      // older `?vote=` link.
+      const shared = sharedVote(location.hash) ?? vote;
+      if (shared !== null) bulletin.openShared(shared);
+    });
+    // A link to another vote of this board changes only the fragment: the page stays.
+    const onHash = () => {
+      const shared = sharedVote(location.hash);
+      if (shared !== null) bulletin.openShared(shared);
+    };
+    addEventListener("hashchange", onHash);
+    return () => {
+      removeEventListener("hashchange", onHash);
+      stop();
+    };
+  }, []);
   return bulletin;
 }

@@ -2,9 +2,12 @@
 // voter", the 'Generate A new Voter' button and one panel per voter, restored from this round's
 // browser storage. All cryptography runs here, in the browser, through lib/. The page follows the
 // current round by itself; a presenter signed in with `/?admin=TOKEN` also gets the room controls.
-import PresenterControls from "./voting/PresenterControls.tsx";
+import { lazy, Suspense } from "react";
 import RoundVoters from "./voting/RoundVoters.tsx";
 import { roundOf, usePresenter, useRounds } from "./hooks/use_rounds.ts";
+
+/** The presenter's bar, loaded only in the presenter's browser: phones never need its code. */
+const PresenterControls = lazy(() => import("./voting/PresenterControls.tsx"));
 
 /** Props the server renders the voting page with: the ring size, and the address phones use. */
 export type VotingPageProps = { ringSize: number; address?: string };
@@ -21,12 +24,14 @@ export default function VotingPage({ ringSize, address = "" }: VotingPageProps) 
         show keys, not people (protocol §7.1).
       </p>
       {presenter !== null && round !== null && (
-        <PresenterControls
-          token={presenter}
-          address={address}
-          round={round}
-          onSignOut={signOut}
-        />
+        <Suspense fallback={<p class="notice notice-working">Loading the presenter's controls…</p>}>
+          <PresenterControls
+            token={presenter}
+            address={address}
+            round={round}
+            onSignOut={signOut}
+          />
+        </Suspense>
       )}
       {round === null
         ? (

@@ -6,6 +6,7 @@
  */
 import { useEffect, useState } from "react";
 import { type ApiClient, createApiClient, type LedgerName } from "../../lib/client/api_client.ts";
+import { pageFetch } from "./page_fetch.ts";
 import {
   type AnyForkEvidence,
   type ChainCheck,
@@ -94,7 +95,11 @@ function refeed(key: string, records: readonly ShownHead[]): void {
  */
 export function pageApiClient(ledger: LedgerName = "election"): ApiClient {
   const key = ledgerKey(ledger);
-  return createApiClient({ fetch, ledger, onBlocks: (records) => feedHeads(records, key) });
+  return createApiClient({
+    fetch: pageFetch,
+    ledger,
+    onBlocks: (records) => feedHeads(records, key),
+  });
 }
 
 /** One check of the watch: the records it took, and whether its deadline passed before it ended. */
@@ -422,18 +427,21 @@ export function useHeadWatch(
     setAlerts([]);
     setView(null);
     setWitnessing(null);
-    return watchHeads(createApiClient({ fetch, ledger, timeoutMs: REQUEST_TIMEOUT_MS }), {
-      storage: storage ?? localStorage,
-      ledger: ledgerKey(ledger),
-      everyMs,
-      policy: pagePolicy().policy,
-      witness,
-      onFork: setFork,
-      onAlerts: setAlerts,
-      onView: setView,
-      onWitness: setWitnessing,
-      onError: console.error,
-    });
+    return watchHeads(
+      createApiClient({ fetch: pageFetch, ledger, timeoutMs: REQUEST_TIMEOUT_MS }),
+      {
+        storage: storage ?? localStorage,
+        ledger: ledgerKey(ledger),
+        everyMs,
+        policy: pagePolicy().policy,
+        witness,
+        onFork: setFork,
+        onAlerts: setAlerts,
+        onView: setView,
+        onWitness: setWitnessing,
+        onError: console.error,
+      },
+    );
   }, [round, witnessName]);
   return { fork, alerts, view, witnessing };
 }

@@ -27,6 +27,7 @@ import DemoRound from "./DemoRound.tsx";
 import JoinControl from "./JoinControl.tsx";
 import type { PanelLens } from "./PanelRing.tsx";
 import { createPanelRegistry } from "./panel_registry.ts";
+import RelayStatus from "./RelayStatus.tsx";
 import RoundCountdown from "./RoundCountdown.tsx";
 import VoterPanel from "./VoterPanel.tsx";
 
@@ -114,6 +115,7 @@ export default function RoundVoters({ round, ringSize, presenter }: RoundVotersP
       {fork && <ForkAlert evidence={fork} />}
       <HeadAlerts alerts={alerts} />
       <WitnessStatus view={view?.witness ?? null} notice={notice} forked={fork !== null} />
+      <RelayStatus />
       {round.question !== "" && (
         <h2 class="round-question" data-round-question="">
           {round.question}

@@ -22,7 +22,11 @@ export type InnerRequest = {
 };
 
 /** The gateway's answer to an {@link InnerRequest}, opened. */
-export type InnerResponse = { status: number; headers: [string, string][]; body: Uint8Array };
+export type InnerResponse = {
+  status: number;
+  headers: readonly (readonly [string, string])[];
+  body: Uint8Array;
+};
 
 /** One encapsulated request and the way to open its answer (the HPKE context stays inside). */
 export type Encapsulated = {
@@ -171,6 +175,21 @@ export async function checkPinnedKeys(
   } catch (error) {
     return { kind: "unavailable", reason: messageOf(error) };
   }
+}
+
+/**
+ * The hash of the key configuration `relay` serves, read within `timeoutMs`: what the presenter's
+ * page puts in its QR code. Throws a {@link RelayError} when it cannot be read.
+ */
+export async function servedKeyHash(
+  { relay, fetch, timeoutMs = RELAYED_CALL_TIMEOUT_MS }: {
+    relay: string;
+    fetch: Transport;
+    timeoutMs?: number;
+  },
+): Promise<string> {
+  const keys = await withDeadline(timeoutMs, null, (signal) => readKeys({ relay, fetch }, signal));
+  return keyConfigHash(keys);
 }
 
 /** The inner request of one API call: its path and query at `origin`, and a JSON body if any. */

@@ -67,7 +67,7 @@ function page(
   const transport = createPageTransport(deps);
   const call = (method: string, path: string) =>
     Promise.resolve(transport(path, { method, body: method === "POST" ? "{}" : undefined }));
-  return { call, sent, waits, alerts, slept, state };
+  return { call, transport, sent, waits, alerts, slept, state };
 }
 
 Deno.test("calls are told apart by what they name", () => {
@@ -114,6 +114,12 @@ Deno.test("with a relay, the registration goes straight and everything after it 
   await p.call("GET", "/api/tally");
   await p.call("GET", "/api/lab/tally");
   assert.deepEqual(p.sent.slice(-2), ["direct GET /api/tally", "direct GET /api/lab/tally"]);
+  // The presenter's calls carry its token: the relay could not carry it, and it names them anyway.
+  await p.transport("/api/rounds/3/voting", {
+    method: "POST",
+    headers: { authorization: "Bearer t" },
+  });
+  assert.equal(p.sent.at(-1), "direct POST /api/rounds/3/voting");
 });
 
 Deno.test("a key configuration that is not the pinned one: the alert, and nothing sent", async () => {

@@ -1,0 +1,37 @@
+/**
+ * The page's one transport in the browser (protocol §7, page §2): {@link pageFetch}, which every
+ * API client of the phone's pages is made with. Without a relay pinned it is `fetch`; with one,
+ * the page transport of ./relay_transport.ts, loaded then in a chunk of its own, checks the relay's
+ * key configuration before the key registration and from that registration on sends every round
+ * call through the relay.
+ * @module
+ */
+import type { Transport } from "../../lib/client/api_client.ts";
+import { pagePin } from "./relay_state.ts";
+
+type RelayModule = typeof import("./relay_transport.ts");
+let relayModule: Promise<RelayModule> | null = null;
+
+/** The relay transport's module, loaded once; a load that failed is tried again. */
+function loadRelay(): Promise<RelayModule> {
+  if (relayModule === null) {
+    const loading = import("./relay_transport.ts");
+    relayModule = loading;
+    loading.catch(() => {
+      if (relayModule === loading) relayModule = null;
+    });
+  }
+  return relayModule;
+}
+
+/** The page transport (see the module comment). */
+export const pageFetch: Transport = async (url, init) => {
+  if (pagePin().pin === null) return await fetch(url, init);
+  return await (await loadRelay()).relayPageTransport(url, init);
+};
+
+/** Checks the pinned relay's key configuration once per page; a mismatch raises the alert. */
+export async function checkRelayAtLoad(): Promise<void> {
+  if (pagePin().pin === null) return;
+  await (await loadRelay()).checkRelayAtLoad();
+}
