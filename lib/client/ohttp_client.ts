@@ -13,8 +13,8 @@ import {
   keyConfigsHash,
   parseKeyConfigs,
 } from "../protocol/ohttp.ts";
-import { MAX_RING } from "../protocol/ring_signature.ts";
-import { MAX_PAYLOAD_CODE_POINTS } from "../protocol/schemas.ts";
+
+export { isVotePath, voteLength } from "../protocol/vote_padding.ts";
 
 /** The gateway a call is sealed for: its pinned key configuration and its origin. */
 export type GatewayTarget = { config: KeyConfig; scheme: "http" | "https"; authority: string };
@@ -48,29 +48,6 @@ export function pinnedTarget(
     scheme: url.protocol === "https:" ? "https" : "http",
     authority: url.host,
   };
-}
-
-/** True for a vote submission: `POST /api/vote` or a round's `POST /api/rounds/{id}/vote`. */
-export function isVotePath(path: string): boolean {
-  return /^\/api\/(?:rounds\/[0-9]+\/)?vote$/.test(path);
-}
-
-/**
- * The one Binary HTTP length of every vote of a round (`path` its vote call): that of a vote over
- * a ring of {@link MAX_RING} members whose payload is the round's longest choice in JSON bytes, or
- * for free text {@link MAX_PAYLOAD_CODE_POINTS} code points that JSON writes in 6 bytes each,
- * rounded up to a multiple of 1,024.
- */
-export function voteLength(target: GatewayTarget, path: string, choices: readonly string[]) {
-  const hex = "0".repeat(64);
-  const members = Array.from({ length: MAX_RING }, () => hex);
-  const signature = JSON.stringify({ c0: hex, r: members, I: hex, ring: members });
-  const json = (text: string) => new TextEncoder().encode(JSON.stringify(text)).length;
-  const payload = choices.length === 0
-    ? "\u0000".repeat(MAX_PAYLOAD_CODE_POINTS)
-    : choices.reduce((a, b) => (json(b) > json(a) ? b : a));
-  const body = JSON.stringify({ publicKeys: members, signature, tag: hex, payload });
-  return pad(binaryRequest(target, { method: "POST", path, body })).length;
 }
 
 function binaryRequest(target: GatewayTarget, call: ApiCall): Uint8Array {

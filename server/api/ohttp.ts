@@ -25,6 +25,8 @@ import {
   REQUEST_MEDIA_TYPE,
   RESPONSE_MEDIA_TYPE,
 } from "../../lib/protocol/ohttp.ts";
+import { RoundList } from "../../lib/protocol/schemas.ts";
+import { isVotePath, voteLength, voteRound } from "../../lib/protocol/vote_padding.ts";
 import { invalidRequest, refusal } from "../errors.ts";
 import type { GatewayKeys } from "../store/ohttp_key.ts";
 
@@ -87,6 +89,7 @@ async function gateway(c: Context, options: GatewayOptions): Promise<Response> {
       : refusal("bad_encapsulation", "The encapsulated request does not open with this key");
   }
   const inner = innerRequest(opened.request, authorities(c.req.url, options.publicUrl));
+  await checkVoteLength(inner, opened.request.length, options.serve);
   const answer = await options.serve(inner);
   const headers: Field[] = [];
   for (const name of ANSWER_HEADERS) {
@@ -100,6 +103,36 @@ async function gateway(c: Context, options: GatewayOptions): Promise<Response> {
     "Content-Type": RESPONSE_MEDIA_TYPE,
     "Cache-Control": "no-store",
   });
+}
+
+/**
+ * 400 `invalid_request` for a vote whose Binary HTTP length is not its round's one length
+ * (protocol §4.11); the round's choices are read from this application's `GET /api/rounds` (none,
+ * free text, for the election without rounds). A round not listed is left to the call's own 404.
+ */
+async function checkVoteLength(
+  inner: Request,
+  length: number,
+  serve: GatewayOptions["serve"],
+): Promise<void> {
+  const url = new URL(inner.url);
+  if (inner.method !== "POST" || !isVotePath(url.pathname)) return;
+  const listed = await serve(new Request(new URL("/api/rounds", url)));
+  const parsed = RoundList.safeParse(listed.ok ? await listed.json() : null);
+  const round = parsed.success
+    ? parsed.data.rounds.find((r) => r.id === voteRound(url.pathname))
+    : voteRound(url.pathname) === 1
+    ? { choices: [] }
+    : undefined;
+  if (round === undefined) return;
+  const expected = voteLength(
+    { scheme: url.protocol.slice(0, -1), authority: url.host },
+    url.pathname,
+    round.choices,
+  );
+  if (length !== expected) {
+    throw invalidRequest(`A vote is padded to its round's one length, ${expected} bytes`);
+  }
 }
 
 /** The authorities an inner request may name: the gateway's own host, and PUBLIC_URL's. */
@@ -152,7 +185,7 @@ export function innerRequest(bytes: Uint8Array, own: ReadonlySet<string>): Reque
   if (!write && request.content.length > 0) {
     throw invalidRequest("The inner GET request carries content");
   }
-  const url = new URL(request.path, `http://${request.authority}`);
+  const url = new URL(request.path, `${request.scheme}://${request.authority}`);
   return new Request(url, {
     method: request.method,
     headers: write ? [JSON_TYPE as [string, string]] : [],

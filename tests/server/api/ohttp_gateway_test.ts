@@ -113,7 +113,7 @@ Deno.test(
 Deno.test(
   "a key registration and a vote through the gateway are accepted, the vote at its round's length",
   withKv(async (kv) => {
-    const { target, through } = await gatewayApp(kv);
+    const { target, post, through } = await gatewayApp(kv);
     const voters = makeVoters(3);
     for (const voter of voters) {
       const made = await through({
@@ -124,9 +124,19 @@ Deno.test(
       assert.equal(made.status, 201);
     }
     const vote = signedVote(voters[0], ringFor(voters[0], voters, 3), "Yes");
-    const bytes = voteLength(await target(), "/api/vote", ["Yes", "No", "Abstain"]);
+    // Round 1, the election, is free text: its votes are padded for 1,000 code points.
+    const bytes = voteLength(await target(), "/api/vote", []);
     assert.equal(bytes % 1024, 0);
     assert.ok(bytes >= 9 * 1024, `a 64-member vote is over 9 KiB, got ${bytes}`);
+    // Padded only to a multiple of 1,024, the vote would say its ring and choice: refused.
+    const short = await sealCall(await target(), {
+      method: "POST",
+      path: "/api/vote",
+      body: JSON.stringify(vote),
+    });
+    const refused = await post(short.encapsulated);
+    assert.equal(refused.status, 400);
+    assert.match((await refused.json()).error.message, new RegExp(`${bytes} bytes`));
     const accepted = await through({
       method: "POST",
       path: "/api/vote",
