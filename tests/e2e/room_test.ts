@@ -1,7 +1,7 @@
 // A room votes from its phones (page §14, protocol §4.9), in real Chromium against the real server:
 // the presenter signs in with the admin token and starts a round with three choices; eight phones
-// at 390×844 join and vote by a choice button — the first seven wait for enough voters and then
-// vote by themselves — and every panel turns green; the projector view shows the round's tally
+// at 390×844 join and choose by a choice button — each waits until the presenter opens voting,
+// then votes by itself — and every panel turns green; the projector view shows the round's tally
 // above the fold at 1920×1080; round 1's tally is unchanged; the presenter's QR code decodes from a
 // quarter-scale screenshot; and a returning browser raises no alarm when the next round starts.
 import assert from "node:assert/strict";
@@ -106,7 +106,7 @@ Deno.test({
 
       const phones: { context: BrowserContext; page: Page; choice: string }[] = [];
       await t.step(
-        "eight phones join and choose; the first seven wait for enough voters",
+        "eight phones join and choose, and wait for the presenter to open voting",
         async () => {
           for (let i = 0; i < PHONES; i++) {
             const { context, page } = await phone(browser);
@@ -128,21 +128,25 @@ Deno.test({
             await page.locator('[data-action="join"]').click();
             await page.locator('[data-join-status="joined"]').waitFor({ timeout: 60_000 });
             await page.locator(`[data-choice="${choice}"]`).click();
-            if (i < PHONES - 1) {
-              const waiting = page.locator("[data-waiting-for]");
-              await waiting.waitFor();
-              const missing = 8 - (i + 1);
-              assert.match(
-                (await waiting.textContent())!,
-                new RegExp(`${missing} more ${missing === 1 ? "person" : "people"}`),
-              );
-            }
+            // A round with phases: the choice is kept until voting opens (page §14.5).
+            const waiting = page.locator("[data-waiting-for]");
+            await waiting.waitFor();
+            assert.match(
+              (await waiting.textContent())!,
+              new RegExp(`^Voting opens when the presenter starts it\\. Your choice "${choice}"`),
+            );
             if (i === 0) {
               await page.screenshot({ path: new URL("phone-waiting-390.png", ARTIFACTS).pathname });
             }
           }
         },
       );
+
+      await t.step("the presenter opens voting with the eight joined", async () => {
+        await presenter.locator('[data-open-joined="8"]').waitFor({ timeout: 10_000 });
+        await presenter.locator('[data-action="open-voting"]').click();
+        await presenter.locator('[data-open-status="opened"]').waitFor();
+      });
 
       await t.step("every panel turns green by itself, what matters above the fold", async () => {
         for (const [i, { page }] of phones.entries()) {

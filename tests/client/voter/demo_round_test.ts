@@ -226,3 +226,46 @@ Deno.test("a demo round over the panel's own actions and the real API: 8 votes, 
     kv.close();
   }
 });
+
+Deno.test("in a round with phases the demo runs alone: refused once a key joined", async () => {
+  const { io, log, reports } = recordingRound({ registered: 1 });
+  const last = await runDemoRound(io, {
+    ringSize: 8,
+    openVoting: () => Promise.resolve({ ok: true }),
+  });
+  assert.deepEqual(last, { kind: "not-alone", registered: 1 });
+  assert.equal(reports.length, 1);
+  assert.equal(log.filter((line) => line.startsWith("add")).length, 0);
+  assert.equal(
+    demoStatusText(last),
+    "Not started: the demo round runs only in a round of its own, before anyone joins, and 1 key " +
+      "has joined this round. Start a new round for the demo.",
+  );
+});
+
+Deno.test("in a round with phases the demo opens voting after its joins, before its votes", async () => {
+  const { io, log } = recordingRound();
+  const last = await runDemoRound(io, {
+    ringSize: 8,
+    pauseMs: 0,
+    openVoting: () => {
+      log.push("open voting");
+      return Promise.resolve({ ok: true });
+    },
+  });
+  assert.equal(last.kind, "done");
+  const open = log.indexOf("open voting");
+  assert.ok(open > log.findLastIndex((line) => line.startsWith("register")));
+  assert.ok(open < log.findIndex((line) => line.startsWith("vote")));
+  const refused = recordingRound();
+  const stopped = await runDemoRound(refused.io, {
+    ringSize: 8,
+    pauseMs: 0,
+    openVoting: () => Promise.resolve({ ok: false, reason: "1 more key must join" }),
+  });
+  assert.equal(
+    demoStatusText(stopped),
+    "Stopped: voting could not be opened: 1 more key must join",
+  );
+  assert.equal(refused.log.filter((line) => line.startsWith("vote")).length, 0);
+});
