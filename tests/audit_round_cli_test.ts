@@ -1,13 +1,14 @@
 // `deno task audit URL --round ID` as a user runs it: a subprocess against the app served on a free
 // loopback port, with round 1 and a round 2 of choices each holding sealed votes. Round 2 audits
 // on its own ledger (protocol §4.9), round 1 audits as without the option, `--save` writes round 2's
-// election record, an unknown round fails naming it, and a malformed id is a usage error.
+// election record, an unknown round fails naming it, a malformed id is a usage error, and a vote
+// whose ring is not one of the round's groups (§2.8) fails the audit with that finding.
 import assert from "node:assert/strict";
 import { findingText } from "../lib/client/audit/report_text.ts";
 import { createApp } from "../server/app.ts";
 import { sealNextBlock } from "../server/sealer.ts";
 import { createStore } from "../server/store/mod.ts";
-import { createRounds } from "../server/store/rounds.ts";
+import { createRounds, roundPrefix } from "../server/store/rounds.ts";
 import {
   call,
   makeVoters,
@@ -40,7 +41,7 @@ const failureLines = (stdout: string) =>
 
 /**
  * The app with rounds served on 127.0.0.1 and a free port: round 1 with 2 sealed votes in 4 keys,
- * round 2 (Red/Green/Blue) with 3 sealed votes in 6 keys and the current round.
+ * round 2 (Red/Green/Blue) with 3 sealed votes in 8 keys, its one group, and the current round.
  */
 async function servedRounds() {
   const kv = await Deno.openKv(":memory:");
@@ -62,8 +63,18 @@ async function servedRounds() {
     for (const v of voters) {
       assert.equal((await call(app, "POST", `${base}/pki/key`, { key: v.key })).status, 201);
     }
+    const round = base !== "/api";
+    if (round) {
+      const opened = await app.request(`${base}/voting`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+      });
+      assert.equal(opened.status, 200, await opened.text());
+    }
     for (const [i, payload] of payloads.entries()) {
-      const ballot = signedVote(voters[i], ringFor(voters[i], voters, 3), payload);
+      // A round's ring is its one group: every key, in id order (protocol §2.8).
+      const ring = round ? voters : ringFor(voters[i], voters, 3);
+      const ballot = signedVote(voters[i], ring, payload);
       assert.equal((await call(app, "POST", `${base}/vote`, ballot)).status, 202);
     }
   };
@@ -75,12 +86,28 @@ async function servedRounds() {
     body: JSON.stringify({ question: "Which colour?", choices: ["Red", "Green", "Blue"] }),
   });
   assert.deepEqual(await started.json(), { id: 2 });
-  await castIn("/api/rounds/2", makeVoters(6), ["Red", "Blue", "Red"]);
+  const roundVoters = makeVoters(8);
+  await castIn("/api/rounds/2", roundVoters, ["Red", "Blue", "Red"]);
   await sealNextBlock(await rounds.storeOf(2), Date.now());
 
   return {
     url,
     app,
+    /**
+     * Writes into round 2 past the server's intake (as a server that broke the rule would) a vote
+     * whose ring leaves a key of the group out, and seals it.
+     */
+    async castOutsideGroup() {
+      const ledger = await createStore(kv, { prefix: roundPrefix(2) });
+      const ballot = signedVote(roundVoters[3], roundVoters.slice(0, 7), "Green");
+      const vote = {
+        payload: ballot.payload,
+        signature: ballot.signature,
+        publicKeys: ballot.publicKeys,
+      };
+      await ledger.submitVote(vote, ballot.tag);
+      await sealNextBlock(ledger, Date.now());
+    },
     async stop() {
       await server.shutdown();
       kv.close();
@@ -104,7 +131,7 @@ Deno.test({
         assert.equal(run.code, 0, run.stdout + run.stderr);
         assert.match(run.stdout, /^Ringvote audit of http:\/\/127\.0\.0\.1:\d+\/ \(round 2\)$/m);
         assert.match(run.stdout, new RegExp(`^  server key        ${roundKey} `, "m"));
-        assert.match(run.stdout, /keys registered {3}6\n/);
+        assert.match(run.stdout, /keys registered {3}8\n/);
         assert.match(run.stdout, /votes verified {4}3\n/);
         assert.match(run.stdout, /^ +2 {2}"Red"$/m);
         assert.match(run.stdout, /^ +1 {2}"Blue"$/m);
@@ -139,7 +166,7 @@ Deno.test({
         const record = `${dir}/round-2.ndjson`;
         const run = await audit(TASK, served.url, "--round", "2", "--save", record);
         assert.equal(run.code, 0, run.stdout + run.stderr);
-        assert.match(run.stdout, /saved to .*round-2\.ndjson: 6 keys, \d+ blocks, 3 votes$/m);
+        assert.match(run.stdout, /saved to .*round-2\.ndjson: 8 keys, \d+ blocks, 3 votes$/m);
         const first = JSON.parse((await Deno.readTextFile(record)).split("\n")[0]);
         assert.equal(first.kind, "ringvote/v1/election-record");
         assert.equal(first.key, roundKey);
@@ -178,6 +205,19 @@ Deno.test({
         assert.equal(onFile.code, 2);
         assert.match(onFile.stderr, /--round names a round of a server: give a URL/);
       });
+
+      await t.step(
+        "a ring that is not one of the round's groups: exit 1, its finding",
+        async () => {
+          await served.castOutsideGroup();
+          const run = await audit(TASK, served.url, "--round", "2");
+          assert.equal(run.code, 1, run.stdout + run.stderr);
+          const lines = failureLines(run.stdout);
+          assert.equal(lines.length, 1, run.stdout);
+          assert.match(lines[0], /^block 2 vote 0 \(.+\): ring is not one of the round's groups$/);
+          assert.match(run.stdout, /VERDICT: INCONSISTENT/);
+        },
+      );
     } finally {
       await served.stop();
       await Deno.remove(dir, { recursive: true });

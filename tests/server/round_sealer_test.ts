@@ -8,7 +8,7 @@ import {
   DRAIN_GRACE_MS,
 } from "../../server/round_sealer.ts";
 import { createStore } from "../../server/store/mod.ts";
-import { createRounds } from "../../server/store/rounds.ts";
+import { createRounds, roundPrefix } from "../../server/store/rounds.ts";
 import { unsignedVote } from "../helpers/ledger_fixtures.ts";
 
 /** Rounds over in-memory KV with a clock the test moves. */
@@ -24,17 +24,20 @@ async function setup() {
     currentTtlMs: 0,
     now,
   });
-  return { kv, clock, rounds, sealer: createRoundSealer(rounds) };
+  // Round `id`'s ledger without its phase gate: a vote written here is one that committed while
+  // its round was open for votes.
+  const ledgerOf = (id: number) => createStore(kv, { prefix: roundPrefix(id), now });
+  return { kv, clock, rounds, ledgerOf, sealer: createRoundSealer(rounds) };
 }
 
 const question = (n: number) => ({ question: `Question ${n}?`, choices: ["Yes", "No"] });
 
 Deno.test("a vote waiting in a round that ended is sealed however many rounds start after it", async () => {
-  const { kv, clock, rounds, sealer } = await setup();
+  const { kv, clock, rounds, ledgerOf, sealer } = await setup();
   try {
     const round = await rounds.start({ ...question(2), blockIntervalMs: 3_600_000 });
     const { vote, tag } = unsignedVote("Yes");
-    const accepted = await (await rounds.storeOf(round)).submitVote(vote, tag);
+    const accepted = await (await ledgerOf(round)).submitVote(vote, tag);
     for (let n = 3; n <= 6; n++) await rounds.start(question(n));
     const before = clock.now;
     clock.now += CLOSED_ROUND_TICK_MS;
@@ -48,12 +51,12 @@ Deno.test("a vote waiting in a round that ended is sealed however many rounds st
 });
 
 Deno.test("the current round is sealed on its own ticks only", async () => {
-  const { kv, clock, rounds, sealer } = await setup();
+  const { kv, clock, rounds, ledgerOf, sealer } = await setup();
   try {
     clock.now = 1_000_000_000_000; // a multiple of 5,000: ticks fall on it
     const round = await rounds.start({ ...question(2), blockIntervalMs: 5_000 });
     const { vote, tag } = unsignedVote("No");
-    await (await rounds.storeOf(round)).submitVote(vote, tag);
+    await (await ledgerOf(round)).submitVote(vote, tag);
     assert.deepEqual(await sealer.run(clock.now + 1, clock.now + 4_000), []);
     const sealed = await sealer.run(clock.now + 4_000, clock.now + 5_000);
     assert.deepEqual(sealed.map((s) => s.round), [round]);
@@ -63,7 +66,7 @@ Deno.test("the current round is sealed on its own ticks only", async () => {
 });
 
 Deno.test("an empty round ended more than the grace ago is drained and left alone", async () => {
-  const { kv, clock, rounds, sealer } = await setup();
+  const { kv, clock, rounds, ledgerOf, sealer } = await setup();
   try {
     const old = await rounds.start(question(2));
     await rounds.start(question(3));
@@ -72,7 +75,7 @@ Deno.test("an empty round ended more than the grace ago is drained and left alon
     assert.deepEqual(await sealer.run(clock.now - CLOSED_ROUND_TICK_MS, clock.now), []);
     // Drained: a vote written into it afterwards (which the API no longer lets through) stays.
     const { vote, tag } = unsignedVote("Yes");
-    await (await rounds.storeOf(old)).submitVote(vote, tag);
+    await (await ledgerOf(old)).submitVote(vote, tag);
     clock.now += CLOSED_ROUND_TICK_MS;
     assert.deepEqual(await sealer.run(clock.now - CLOSED_ROUND_TICK_MS, clock.now), []);
     // A fresh process checks it once more and seals what it finds.

@@ -11,6 +11,7 @@ import { verifyHead } from "../../protocol/head.ts";
 import { type BlockRecord, type BlockStatus, MAX_PAGE_LIMIT } from "../../protocol/schemas.ts";
 import { type ApiClient, pagesOf } from "../api_client.ts";
 import type { AuditFinding, VoteAt, VoteProblem } from "./findings.ts";
+import { groupCheck, type RoundGroupRule } from "./groups.ts";
 import type { AuditMemory } from "./remembered_audit.ts";
 import type { VoteChecker } from "./vote_checks.ts";
 
@@ -186,16 +187,18 @@ export function* pageRequests(blocks: BlockRecord[], ended: Set<number>): Genera
  * as soon as it arrives; up to `parallel` pages are being read or verified at once, and their
  * results are taken in chain order, so the report does not depend on the parallelism. Each vote is
  * then judged by the rulebook, in chain order: its payload, its signature's form and ring, every
- * ring member in the directory, its tag unused by any earlier vote, and the verifier's verdict.
+ * ring member in the directory, a round's ring one of its groups (`groups`, protocol §2.8), its
+ * tag unused by any earlier vote, and the verifier's verdict.
  * Every vote read is counted; a page holding fewer votes than due ends its block's listing (pages
  * already asked for after it are dropped), and the sizes phase compares the count with the
  * block's size.
  */
 export async function readVotes(
   api: AuditSource,
-  { ctx, registered, blocks, checker, parallel, remembered = null }: {
+  { ctx, registered, blocks, checker, parallel, remembered = null, groups = null }: {
     ctx: PhaseContext;
     registered: Set<string>;
+    groups?: RoundGroupRule | null;
     blocks: BlockRecord[];
     checker: VoteChecker;
     parallel: number;
@@ -214,6 +217,7 @@ export async function readVotes(
     tags,
     voteIds: new Map(remembered?.voteIds),
   };
+  const isGroup = groups === null ? null : groupCheck(groups, registered);
   const unread = unreadBlocks(ledger);
   const total = unread.reduce((sum, b) => sum + b.size, 0);
   const work = async ({ height, offset }: PageRequest) => {
@@ -250,6 +254,7 @@ export async function readVotes(
         }
         const { findings } = await checkVote(vote, {
           members: (keys) => keys.map((key) => (registered.has(key) ? key : null)),
+          ...(isGroup === null ? {} : { group: isGroup }),
           tagUse(tag) {
             const earlier = tags.get(tag);
             if (earlier === undefined) tags.set(tag, height);
