@@ -81,6 +81,8 @@ export const FALLBACK_INTERVAL_MS = 15_000;
 
 /** The page's transport (see the module comment). */
 export function createPageTransport(deps: PageTransportDeps): Transport {
+  // Called on its own, never as a method of `deps`: `fetch` refuses any `this` but the window.
+  const { direct } = deps;
   let quietAt: number | null = null;
   const ballotQuietAt = async (round: number) => {
     if (quietAt === null) {
@@ -110,7 +112,7 @@ export function createPageTransport(deps: PageTransportDeps): Transport {
     // The election (round 1) and the lab keep their specified calls, straight to the server; so
     // does the presenter's, which names its sender by its token anyway.
     const presenter = new Headers(init.headers).has("authorization");
-    if (pin === null || round === null || presenter) return await deps.direct(url, init);
+    if (pin === null || round === null || presenter) return await direct(url, init);
     const kind = callKind(init.method ?? "GET", path);
     if (kind === "registration") {
       const check = await deps.keyCheck(pin);
@@ -121,11 +123,11 @@ export function createPageTransport(deps: PageTransportDeps): Transport {
       if (check.kind === "unavailable") {
         throw new RelayError("relay-unreachable", `Nothing was sent: ${check.reason}`);
       }
-      const response = await deps.direct(url, init);
+      const response = await direct(url, init);
       if (response.ok) deps.markRegistered();
       return response;
     }
-    if (!deps.registered()) return await deps.direct(url, init);
+    if (!deps.registered()) return await direct(url, init);
     const signal = init.signal ?? null;
     if (kind === "vote" && round !== "list") {
       const plan = votePlan(await deps.timing(round), deps);
