@@ -7,7 +7,10 @@
  * @module
  */
 import type { Transport } from "../../lib/client/api_client.ts";
-import { pagePin } from "./relay_state.ts";
+import { pagePin, relayRequired } from "./relay_state.ts";
+
+/** A round's vote: `POST /api/rounds/{id}/vote` (round 1, the election, is unchanged). */
+const ROUND_VOTE = /^\/api\/rounds\/(?:[2-9]|[1-9][0-9]+)\/vote$/;
 
 type RelayModule = typeof import("./relay_transport.ts");
 let relayModule: Promise<RelayModule> | null = null;
@@ -26,7 +29,18 @@ function loadRelay(): Promise<RelayModule> {
 
 /** The page transport (see the module comment). */
 export const pageFetch: Transport = async (url, init) => {
-  if (pagePin().pin === null) return await fetch(url, init);
+  if (pagePin().pin === null) {
+    // No downgrade: where relays are declared, a page without one does not send its vote.
+    const vote = (init.method ?? "GET").toUpperCase() === "POST" &&
+      ROUND_VOTE.test(new URL(url, location.href).pathname);
+    if (vote && relayRequired.peek() !== null) {
+      relayRequired.value = "refused";
+      throw new Error(
+        "This room's votes go through a relay and this page has none: scan the presenter's code",
+      );
+    }
+    return await fetch(url, init);
+  }
   return await (await loadRelay()).relayPageTransport(url, init);
 };
 

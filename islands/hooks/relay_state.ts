@@ -18,6 +18,17 @@ export const relayAlert = signal<string | null>(null);
 /** The wait the page is in before a relayed call (a vote held for its send window). */
 export const relayWait = signal<Wait | null>(null);
 
+/**
+ * Set when the server declares that this room's votes go through a relay (`OHTTP_RELAY`): a page
+ * with none pinned then asks to scan the presenter's code instead of sending its vote.
+ */
+export const relayRequired = signal<"declared" | "refused" | null>(null);
+
+/** Records that this origin declares relays. */
+export function declareRelays(): void {
+  if (relayRequired.peek() === null) relayRequired.value = "declared";
+}
+
 /** When this page loaded: the module runs once per page. */
 export const pageLoadedAt = Date.now();
 

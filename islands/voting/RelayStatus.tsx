@@ -8,7 +8,11 @@
 import { useEffect } from "react";
 import { KEEP_OPEN_TEXT } from "../../lib/client/relay/send_window.ts";
 import { checkRelayAtLoad } from "../hooks/page_fetch.ts";
-import { relayAlert, relayWait, usePagePin } from "../hooks/relay_state.ts";
+import { relayAlert, relayRequired, relayWait, usePagePin } from "../hooks/relay_state.ts";
+
+/** What a page without a relay says where the room's votes go through one. */
+export const SCAN_TEXT = "This room's votes go through a relay, and this page has none: " +
+  "scan the presenter's QR code to open it with the relay, then vote.";
 
 /** The relay lines of the voting page; nothing without a relay. */
 export default function RelayStatus() {
@@ -18,7 +22,15 @@ export default function RelayStatus() {
   }, []);
   const alert = relayAlert.value;
   const waiting = relayWait.value?.kind === "vote";
-  if (pin === null && notice === null) return null;
+  if (pin === null && notice === null) {
+    return relayRequired.value === null
+      ? null
+      : (
+        <p class="relay-alert" data-relay-required={relayRequired.value} role="alert">
+          {SCAN_TEXT}
+        </p>
+      );
+  }
   return (
     <div class="relay-status" data-relay={pin?.relay ?? ""}>
       {notice !== null && <p class="notice relay-notice" data-relay-notice="">{notice}</p>}

@@ -83,6 +83,9 @@ export const FALLBACK_INTERVAL_MS = 15_000;
 export function createPageTransport(deps: PageTransportDeps): Transport {
   // Called on its own, never as a method of `deps`: `fetch` refuses any `this` but the window.
   const { direct } = deps;
+  /** Straight calls under way, and registrations under way. */
+  const underway = new Set<Promise<Response>>();
+  let registering = 0;
   let quietAt: number | null = null;
   const ballotQuietAt = async (round: number) => {
     if (quietAt === null) {
@@ -123,11 +126,27 @@ export function createPageTransport(deps: PageTransportDeps): Transport {
       if (check.kind === "unavailable") {
         throw new RelayError("relay-unreachable", `Nothing was sent: ${check.reason}`);
       }
-      const response = await direct(url, init);
-      if (response.ok) deps.markRegistered();
-      return response;
+      // From here on every other call goes through the relay, and the registration waits for the
+      // straight calls already under way: none reaches the server after it.
+      registering++;
+      try {
+        await Promise.allSettled(underway);
+        const response = await direct(url, init);
+        if (response.ok) deps.markRegistered();
+        return response;
+      } finally {
+        registering--;
+      }
     }
-    if (!deps.registered()) return await direct(url, init);
+    if (registering === 0 && !deps.registered()) {
+      const call = Promise.resolve(direct(url, init));
+      underway.add(call);
+      try {
+        return await call;
+      } finally {
+        underway.delete(call);
+      }
+    }
     const signal = init.signal ?? null;
     if (kind === "vote" && round !== "list") {
       const plan = votePlan(await deps.timing(round), deps);

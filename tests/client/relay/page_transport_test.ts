@@ -67,7 +67,7 @@ function page(
   const transport = createPageTransport(deps);
   const call = (method: string, path: string) =>
     Promise.resolve(transport(path, { method, body: method === "POST" ? "{}" : undefined }));
-  return { call, transport, sent, waits, alerts, slept, state };
+  return { call, transport, sent, waits, alerts, slept, state, deps };
 }
 
 Deno.test("calls are told apart by what they name", () => {
@@ -177,4 +177,43 @@ Deno.test("a registration the server refuses does not turn the relay on", async 
   assert.equal(p.state.registered, false);
   await p.call("GET", "/api/rounds/3/groups");
   assert.equal(p.sent.at(-1), "direct GET /api/rounds/3/groups");
+});
+
+Deno.test("no straight call reaches the server after the registration has left", async () => {
+  const p = page();
+  const order: string[] = [];
+  let release!: () => void;
+  const slow = new Promise<void>((resolve) => (release = resolve));
+  let first = true;
+  const transport = createPageTransport({
+    ...p.deps,
+    direct: async (url, init) => {
+      order.push(`start ${init.method} ${url}`);
+      if (first) {
+        first = false;
+        await slow;
+      }
+      order.push(`end ${init.method} ${url}`);
+      return new Response("{}");
+    },
+    relayed: () =>
+      Promise.resolve((url: string, init: RequestInit) => {
+        order.push(`relay ${init.method} ${url}`);
+        return new Response("{}");
+      }),
+  });
+  const poll = transport("/api/rounds/3/block/open", { method: "GET" });
+  const registration = transport("/api/rounds/3/pki/key", { method: "POST", body: "{}" });
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  const during = transport("/api/rounds/3/groups", { method: "GET" });
+  await during;
+  release();
+  await Promise.all([poll, registration]);
+  assert.deepEqual(order, [
+    "start GET /api/rounds/3/block/open",
+    "relay GET /api/rounds/3/groups",
+    "end GET /api/rounds/3/block/open",
+    "start POST /api/rounds/3/pki/key",
+    "end POST /api/rounds/3/pki/key",
+  ]);
 });
