@@ -9,6 +9,8 @@ import type { ComponentType } from "preact";
 import { useEffect, useMemo } from "react";
 import { type ApiClient, createApiClient } from "../lib/client/api_client.ts";
 import { sharedVote } from "../lib/client/board/rounds.ts";
+import { addressWithPin } from "../lib/client/relay/fragment.ts";
+import { useQrPin } from "./hooks/presenter_relay.ts";
 import ForkAlert from "../components/ForkAlert.tsx";
 import HeadAlerts from "../components/HeadAlerts.tsx";
 import { type BulletinOptions, createBulletinState } from "./board/state.ts";
@@ -96,6 +98,8 @@ function RoundBoard(
     witness: witness.witness,
   });
   const notice = usePolicyNotice();
+  // The witness's QR code carries the relay this browser names or holds (protocol §7).
+  const qrPin = useQrPin();
   return (
     <div class="bulletin" data-round={round} data-ready={bulletin.ready.value ? "true" : "false"}>
       <RoundsNav shown={round} />
@@ -105,7 +109,7 @@ function RoundBoard(
       <WitnessControl
         vkey={witness.witness && witnessVkey(witness.witness)}
         activity={witnessing}
-        address={address}
+        address={addressWithPin(address, qrPin)}
         onStart={witness.start}
         onStop={witness.stop}
       />

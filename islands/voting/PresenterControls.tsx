@@ -56,7 +56,7 @@ export default function PresenterControls(
           onClose={() => setPresenting(false)}
         />
       )}
-      {votesByGroup(round) && <OpenVoting token={token} round={round} />}
+      {votesByGroup(round) && <OpenVoting key={round.id} token={token} round={round} />}
       <RelaySetting prefill={relayPrefill} />
       <RoundForm token={token} current={round} />
       <button type="button" class="presenter-sign-out" data-action="sign-out" onClick={onSignOut}>

@@ -32,6 +32,8 @@ const ARTIFACTS = new URL("../artifacts/", import.meta.url);
 const TOKEN = "relay-room-presenter-0123456789";
 const CHOICES = ["Yes", "No", "Abstain"];
 const PHONES = Number(Deno.env.get("RELAY_ROOM_PHONES") ?? 16);
+/** Phones of the round sent directly, for the "before" count: a round needs 8 keys to open. */
+const BEFORE = 8;
 const PHONE = { width: 390, height: 844 };
 const PROJECTOR = { width: 1920, height: 1080 };
 
@@ -183,6 +185,7 @@ Deno.test({
       );
 
       const relayed = proxy.log.filter((e) => e.path === "/api/ohttp");
+      let linkedAfter = -1;
       await t.step("every vote reached the server through POST /api/ohttp, padded", async () => {
         assert.equal(proxy.log.filter((e) => e.path.endsWith("/vote")).length, 0);
         const { total } = await (await fetch(`${server.url}api/rounds/2/tally`)).json();
@@ -208,12 +211,7 @@ Deno.test({
           assert.equal(votes.length, PHONES, "one vote a phone, every vote of one length");
           const guesses = pairByNextRequest(votes, proxy.log);
           const correct = votes.filter((v, i) => owner.get(v.bodyHash!) === guesses[i]).length;
-          const direct = 0; // No vote reached the server with a phone's identity on it.
-          console.log(
-            `ballots linked to a phone: by the vote's own request ${direct} of ${PHONES}, ` +
-              `by timing ${correct} of ${PHONES} (chance: 1 in ${PHONES}); ` +
-              `sent directly every ballot is linked: ${PHONES} of ${PHONES}`,
-          );
+          linkedAfter = correct;
           assert.ok(withinChance(correct, PHONES, PHONES), `${correct} of ${PHONES} paired`);
         },
       );
@@ -241,6 +239,47 @@ Deno.test({
         await projector.screenshot({
           path: new URL("relay-who-saw-1920x1080.png", ARTIFACTS).pathname,
         });
+      });
+
+      await t.step("before, without the relay: every vote names its phone", async () => {
+        await presenter.locator("[data-relay-address]").fill("");
+        await presenter.locator('[data-action="set-relay"]').click();
+        await presenter.locator('[data-relay-setting="none"]').waitFor();
+        const form = presenter.locator('[data-section="rounds"]');
+        await form.locator('[name="question"]').fill("The same question, sent directly");
+        await form.locator('[name="choices"]').fill(CHOICES.join("\n"));
+        await form.locator('[name="interval"]').fill("1");
+        await presenter.locator('[data-action="start-round"]').click();
+        await presenter.locator('.voting-page[data-round="3"]').waitFor({ timeout: 15_000 });
+        const direct = [];
+        for (let i = 0; i < BEFORE; i++) {
+          const p = await phone(browser, proxy.url, relay.url, `direct-${i}`);
+          watch(p.page);
+          direct.push(p);
+          await p.page.goto(proxy.url);
+          await p.page.locator('.voting-page[data-ready="true"][data-round="3"]').waitFor({
+            timeout: 30_000,
+          });
+          await p.page.locator('[data-action="join"]').click();
+          await p.page.locator('[data-join-status="joined"]').waitFor({ timeout: 60_000 });
+          await p.page.locator(`[data-choice="${CHOICES[i % CHOICES.length]}"]`).click();
+        }
+        await presenter.locator(`[data-open-joined="${BEFORE}"]`).waitFor({ timeout: 20_000 });
+        await presenter.locator('[data-action="open-voting"]').click();
+        for (const { page } of direct) {
+          await page.locator('[data-kind="vote"][data-status="voted"]').waitFor({
+            timeout: 120_000,
+          });
+        }
+        const named = new Set(
+          proxy.log.filter((e) => e.method === "POST" && e.path === "/api/rounds/3/vote")
+            .map((e) => e.phone),
+        );
+        assert.equal(named.size, BEFORE, "each direct vote carried its phone's identity");
+        console.log(
+          `ballots the server's log links to a phone: before (direct) ${named.size} of ${BEFORE}; ` +
+            `after (relay) ${linkedAfter} of ${PHONES} by the timing attacker, chance 1 in ${PHONES}`,
+        );
       });
 
       assert.deepEqual(pageErrors, []);

@@ -105,6 +105,14 @@ Deno.test("a QR address carries the pin the page holds, replacing any pin it had
   );
   assert.equal(addressWithPin(twice, null), "http://vote.example/#witness=abc");
   assert.equal(addressWithPin(addressWithPin("http://v/", PIN), null), "http://v/");
+  // A witness code drawn from an address that holds a pin keeps the pin.
+  const vkey = formatVerifierKey(
+    signerKey({ name: "w.example/x", seed: new Uint8Array(32).fill(3) }, 4),
+  );
+  const witnessed = witnessAddress(addressWithPin("http://v/#witness=old", PIN), vkey);
+  assert.deepEqual(pinFromFragment(new URL(witnessed).hash), { kind: "pin", pin: PIN });
+  const policy = policyFromFragment(new URL(witnessed).hash);
+  assert.equal(policy.kind === "policy" && formatVerifierKey(policy.policy.witnesses[0]), vkey);
 });
 
 Deno.test("a stored pin reads back; anything else stored reads as none", () => {
