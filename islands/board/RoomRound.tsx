@@ -60,6 +60,14 @@ export default function RoomRound(
         <HeadAlerts alerts={alerts} />
         {chain.problem !== null && <Notice tone="problem" text={chain.problem} />}
         <RoomTally choices={choices} tally={tally} />
+        {relay !== null && (
+          <WhoSaw
+            relay={relay}
+            serverVotes={votes}
+            serverSource={`${location.origin}${ledgerBase(ledger)}tally and block/open`}
+            pollMs={pollMs}
+          />
+        )}
       </section>
       <section class="room-side" aria-labelledby="room-side-title">
         <h2 id="room-side-title" class="visually-hidden">Sealing and audit</h2>
@@ -76,14 +84,6 @@ export default function RoomRound(
             : <span data-seal-countdown="">Next seal unknown: {open.problem}</span>}
         </p>
         <RoomAuditLine audit={audit} />
-        {relay !== null && (
-          <WhoSaw
-            relay={relay}
-            serverVotes={votes}
-            serverSource={`${location.origin}${ledgerBase(ledger)}tally and block/open`}
-            pollMs={pollMs}
-          />
-        )}
         {witness !== null && (
           <p class="room-witness" data-witness-activity={witnessing?.kind ?? "starting"}>
             {witnessing?.kind === "cosigned"

@@ -236,6 +236,8 @@ Deno.test({
           await red.textContent(),
           "This relay runs on the server's machine: a demonstration, no protection.",
         );
+        const box = (await projector.locator("[data-who-saw]").boundingBox())!;
+        assert.ok(box.y >= 0 && box.y + box.height <= PROJECTOR.height, "above the fold");
         await projector.screenshot({
           path: new URL("relay-who-saw-1920x1080.png", ARTIFACTS).pathname,
         });
