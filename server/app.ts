@@ -76,6 +76,8 @@ export type AppOptions = {
   ohttp?: GatewayKeys;
   /** {@link KV_DEADLINE_MS} unless a test shortens it. */
   kvDeadlineMs?: number;
+  /** How long a key's or a vote's body may take to arrive: `BODY_DEADLINE_MS` unless a test shortens it. */
+  bodyDeadlineMs?: number;
 };
 
 /** The whole HTTP application over `store`. */
@@ -130,6 +132,7 @@ export function createApp(options: AppOptions): Hono {
         createLedgerApi(roundStore, {
           base,
           verifier,
+          bodyDeadlineMs: options.bodyDeadlineMs,
           choices,
           logOrigin: roundStore === store ? logOrigin : null,
           witnesses: roundStore === store ? witnesses : [],
@@ -138,7 +141,11 @@ export function createApp(options: AppOptions): Hono {
     app.use("/api/vote", electionWrites(rounds));
     app.use("/api/pki/key", electionWrites(rounds));
   }
-  app.route("/", createLedgerApi(store, { base: "/api", verifier, logOrigin, witnesses }));
+  const bodyDeadlineMs = options.bodyDeadlineMs;
+  app.route(
+    "/",
+    createLedgerApi(store, { base: "/api", verifier, logOrigin, witnesses, bodyDeadlineMs }),
+  );
 
   app.notFound((c) => {
     throw notFound(c.req.method, c.req.path);
@@ -169,17 +176,18 @@ export function createApp(options: AppOptions): Hono {
  */
 export function createLedgerApi(
   store: Store,
-  { base, verifier, choices, logOrigin = null, witnesses = [] }: {
+  { base, verifier, choices, logOrigin = null, witnesses = [], bodyDeadlineMs }: {
     base: string;
     verifier: Verifier;
+    bodyDeadlineMs?: number;
     choices?: readonly string[];
     logOrigin?: string | null;
     witnesses?: readonly PolicyWitness[];
   },
 ): Hono {
   const api = new Hono().basePath(base);
-  api.route("/pki", createPkiApp(store, verifier));
-  api.route("/vote", createVoteApp(store, verifier, { choices }));
+  api.route("/pki", createPkiApp(store, verifier, { bodyDeadlineMs }));
+  api.route("/vote", createVoteApp(store, verifier, { choices, bodyDeadlineMs }));
   const seed = store.serverSeed();
   api.route(
     "/lens",

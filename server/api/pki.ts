@@ -6,6 +6,7 @@
 import { Hono } from "hono";
 import { describeIssues, KeyRegistration } from "../../lib/protocol/schemas.ts";
 import { growingJson } from "./caching.ts";
+import { bodyDeadline } from "./body_deadline.ts";
 import { integerParam, pageLimit, readJson } from "./common.ts";
 import { duplicateKey, invalidRequest, quote, refusal } from "../errors.ts";
 import type { Store } from "../store/mod.ts";
@@ -13,9 +14,14 @@ import type { Verifier } from "../verifier/types.ts";
 
 /**
  * Routes under `/api/pki`. Registration runs the key's checks and precomputation on `verifier`
- * (protocol §2 group checks, Hp and the combs its votes use) and stores them with the key.
+ * (protocol §2 group checks, Hp and the combs its votes use) and stores them with the key; its
+ * body must arrive within `bodyDeadlineMs` (./body_deadline.ts).
  */
-export function createPkiApp(store: Store, verifier: Verifier): Hono {
+export function createPkiApp(
+  store: Store,
+  verifier: Verifier,
+  { bodyDeadlineMs }: { bodyDeadlineMs?: number } = {},
+): Hono {
   const app = new Hono();
 
   app.get("/key/offset/:offset/limit/:limit", async (c) => {
@@ -30,7 +36,7 @@ export function createPkiApp(store: Store, verifier: Verifier): Hono {
     return c.json(await store.keyById(id));
   });
 
-  app.post("/key", async (c) => {
+  app.post("/key", bodyDeadline(bodyDeadlineMs), async (c) => {
     const parsed = await readJson(c, KeyRegistration);
     if (!parsed.ok) {
       // A key that is not 64 lowercase hex characters is an invalid key, not a malformed body.

@@ -9,6 +9,7 @@
 import { Hono } from "hono";
 import { checkVote, type VoteFinding } from "../../lib/protocol/check_vote.ts";
 import { VoteSubmission } from "../../lib/protocol/schemas.ts";
+import { bodyDeadline } from "./body_deadline.ts";
 import { parseJson } from "./common.ts";
 import { type ApiError, duplicateTag, invalidRequest, quote, refusal } from "../errors.ts";
 import type { CheckedKeyRecord, Store } from "../store/mod.ts";
@@ -16,16 +17,17 @@ import type { Verifier } from "../verifier/types.ts";
 
 /**
  * Routes under `/api/vote`, verifying on `verifier`. With `choices` (a round's, protocol §4.9), a
- * payload that is not exactly one of them is refused before any verification.
+ * payload that is not exactly one of them is refused before any verification. A body that takes
+ * longer than `bodyDeadlineMs` to arrive is refused (./body_deadline.ts).
  */
 export function createVoteApp(
   store: Store,
   verifier: Verifier,
-  { choices = [] }: { choices?: readonly string[] } = {},
+  { choices = [], bodyDeadlineMs }: { choices?: readonly string[]; bodyDeadlineMs?: number } = {},
 ): Hono {
   const app = new Hono();
 
-  app.post("/", async (c) => {
+  app.post("/", bodyDeadline(bodyDeadlineMs), async (c) => {
     const { publicKeys, signature, tag, payload } = await parseJson(c, VoteSubmission);
     const vote = { payload, signature, publicKeys };
     // Membership and the tag are read (one round trip) before any curve arithmetic: strangers in
