@@ -26,6 +26,7 @@ import { voterKeyNames } from "../../lib/client/voter/voters.ts";
 import { lensSource } from "../../lib/client/anonymity/sealed_rings.ts";
 import { useAnonymityLens } from "../hooks/use_anonymity_lens.ts";
 import type { SectionProps } from "./section.ts";
+import RoundGroups from "./RoundGroups.tsx";
 
 /** Ballots listed per page of the section's list. */
 const PAGE_SIZE = 200;
@@ -84,6 +85,9 @@ export default function AnonymitySection({ bulletin }: SectionProps) {
         possible signers. The figures below are exact, worked out in this browser from every sealed
         ballot.
       </p>
+      {bulletin.round !== null && bulletin.round > 1 && (
+        <RoundGroups api={bulletin.api} pollMs={bulletin.pollMs} />
+      )}
       {lens.progress !== null && <Notice tone="working" text={lens.progress} />}
       {lens.problem !== null && <Notice tone="problem" text={lens.problem} />}
       {analysis === null

@@ -4,13 +4,11 @@
  * for the room to compare with the phones'.
  * @module
  */
-import { type ApiClient, readPages } from "../../lib/client/api_client.ts";
-import { roomGroups } from "../../lib/client/board/room.ts";
+import type { ApiClient } from "../../lib/client/api_client.ts";
+import { useGroupFingerprints } from "./group_fingerprints.ts";
 import type { RoundPhase } from "../../lib/client/rounds/phases.ts";
 import { headcountText, phaseName, votedText } from "../../lib/client/rounds/round_texts.ts";
 import { usePolled } from "../hooks/polling.ts";
-import { useEffect, useState } from "react";
-import type { RoomGroup } from "../../lib/client/board/room.ts";
 
 /** Props: the round's API, its phase as listed, the votes sealed and waiting, how often to read. */
 export type RoomPhaseProps = {
@@ -49,24 +47,4 @@ export default function RoomPhase({ api, phase, votes, pollMs }: RoomPhaseProps)
       )}
     </div>
   );
-}
-
-/** The fingerprints of `groups`, the directory read again whenever the groups change. */
-function useGroupFingerprints(api: ApiClient, groups: number[][]): RoomGroup[] {
-  const [shown, setShown] = useState<RoomGroup[]>([]);
-  const key = JSON.stringify(groups);
-  useEffect(() => {
-    if (groups.length === 0) return;
-    let live = true;
-    readPages(api.keys).then(
-      ({ items }) => {
-        if (live) setShown(roomGroups(groups, new Map(items.map((k) => [k.id, k.key]))));
-      },
-      (error) => console.error(`The key directory could not be read: ${error.message}`),
-    );
-    return () => {
-      live = false;
-    };
-  }, [key]);
-  return shown;
 }

@@ -33,6 +33,7 @@ import {
 } from "../../lib/client/rounds/round_group.ts";
 import { useGroupWatch } from "./group_watch.ts";
 import { groupWaitingText } from "./group_lines.ts";
+import { groupFingerprintText } from "../../lib/client/rounds/round_texts.ts";
 
 /**
  * The I/O the panel's actions use: the round's storage in this tab, the round's same-origin API,
@@ -305,6 +306,11 @@ export default function VoterPanel(
           queued={queued}
           working={working !== null}
         />
+      )}
+      {inGroup !== null && voteLine.status !== "voted" && (
+        <p class="group-fingerprint" data-group-fingerprint={inGroup.fingerprint}>
+          {groupFingerprintText(inGroup.fingerprint)}
+        </p>
       )}
       {voteLine.status === "voted" && logView?.witness && (
         <VoteWitnessed view={logView} block={voteLine.block ?? null} />

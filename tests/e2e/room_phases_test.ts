@@ -3,7 +3,9 @@
 // at a time, each joins and presses a choice at once, and waits; a waiting phone survives a
 // reload; the presenter opens voting and all 16 turn green; 8 more phones arrive, form a late group
 // and turn green. Every ballot's possible signers, by the project's lens and by an independent
-// matching, are its whole group; every ring is a group; `deno task audit URL --round 2` passes.
+// matching, are its whole group; every ring is a group; `deno task audit URL --round 2` passes;
+// the board shows the groups; a late key left short is told why in the next round, where the demo
+// round runs alone and opens voting itself.
 // The same room under the specified ring rule is worked out too: the "before" table.
 import assert from "node:assert/strict";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -303,6 +305,48 @@ Deno.test({
         const out = new TextDecoder().decode(run.stdout) + new TextDecoder().decode(run.stderr);
         assert.equal(run.code, 0, out);
       });
+
+      await t.step("the board's anonymity section shows the round's two groups", async () => {
+        const board = await desk.newPage();
+        watch(board);
+        await board.goto(`${server.url}board?round=2`);
+        await board.locator('[data-round-groups="2"]').waitFor({ timeout: 20_000 });
+        await board.locator(".anonymity-groups li[data-group-fingerprint]").nth(1).waitFor();
+        const shown = await board.locator(".anonymity-groups li").allTextContents();
+        assert.match(shown[0], /^Group 1: keys 1–16 \(16 keys\), fingerprint [0-9a-f]{8}$/);
+        assert.match(shown[1], /^Group 2: keys 17–24 \(8 keys, late joiners\), fingerprint/);
+        await board.close();
+      });
+
+      await t.step(
+        "a late key left short is told why in the next round; the demo round runs alone",
+        async () => {
+          for (const page of phones) await page.context().close();
+          await projector.close();
+          const form = presenter.locator('[data-section="rounds"]');
+          await form.locator('[name="question"]').fill("Demo?");
+          await form.locator('[name="choices"]').fill(CHOICES.join("\n"));
+          await presenter.locator('[data-action="start-round"]').click();
+          await presenter.locator('.voting-page[data-ready="true"][data-round="3"]').waitFor({
+            timeout: 10_000,
+          });
+          await presenter.locator('[data-action="demo-round"]').click();
+          await presenter.locator('[data-demo-status="done"]').waitFor({ timeout: 90_000 });
+          await presenter.waitForFunction(
+            () => document.querySelectorAll('[data-kind="vote"][data-status="voted"]').length === 8,
+            undefined,
+            { timeout: 60_000 },
+          );
+          assert.equal((await json(server.url, "api/rounds/3/tally")).total, 8);
+          // Run again, the round has keys: refused, with the reason on its status line.
+          await presenter.locator('[data-action="demo-round"]').click();
+          await presenter.locator('[data-demo-status="failed"]').waitFor();
+          assert.match(
+            (await presenter.locator("[data-demo-status]").textContent())!,
+            /^Not started: the demo round runs only in a round of its own/,
+          );
+        },
+      );
 
       assert.deepEqual(pageErrors, []);
     } finally {

@@ -180,6 +180,26 @@ Deno.test({
         }
       });
 
+      await t.step("a phone joining after voting opened is told it votes next round", async () => {
+        // The round takes no late joiners (the default): its key stays out of every group.
+        const { context, page } = await phone(browser);
+        page.on("pageerror", (error) => pageErrors.push(String(error)));
+        await page.goto(server.url);
+        await page.locator('.voting-page[data-ready="true"][data-round="2"]').waitFor();
+        await page.locator('[data-action="join"]').click();
+        await page.locator('[data-join-status="joined"]').waitFor({ timeout: 60_000 });
+        await page.waitForFunction(
+          () => document.querySelector("[data-waiting-for]")?.textContent?.startsWith("You joined"),
+          undefined,
+          { timeout: 15_000 },
+        );
+        assert.equal(
+          await page.locator("[data-waiting-for]").textContent(),
+          "You joined after voting opened: you can vote in the next round.",
+        );
+        await context.close();
+      });
+
       await t.step("the round's tally counts every choice; round 1 is unchanged", async () => {
         const tally = await (await fetch(`${server.url}api/rounds/2/tally`)).json();
         assert.equal(tally.total, PHONES);

@@ -19,6 +19,11 @@ const round = (id: number, question: string, choices: string[] = []) => ({
   choices,
   createdAt: 1_700_000_000_000 + id,
   blockIntervalMs: 5000,
+  phase: "voting" as const,
+  minVoters: 8,
+  lateJoiners: false,
+  openedAt: 1_700_000_000_000 + id,
+  joinDeadline: null,
 });
 const LIST = {
   current: 3,
