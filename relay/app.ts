@@ -117,7 +117,8 @@ export function createRelay(options: RelayOptions): Relay {
     if (type !== REQUEST_MEDIA_TYPE) {
       return refusal(415, "unsupported_media_type", `Send ${REQUEST_MEDIA_TYPE}`);
     }
-    const body = await boundedBody(request.body, MAX_REQUEST_BYTES);
+    const body = await boundedBody(request.body, MAX_REQUEST_BYTES).catch(() => undefined);
+    if (body === undefined) return refusal(400, "invalid_request", "The body could not be read");
     if (body === null) {
       return refusal(413, "body_too_large", `Bodies are at most ${MAX_REQUEST_BYTES} bytes`);
     }

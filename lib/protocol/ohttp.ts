@@ -222,7 +222,7 @@ export async function decapsulateRequest(
   const s = suite();
   try {
     const recipient = await s.createRecipientContext({
-      recipientKey: await s.kem.importKey("raw", buffer(key.privateKey), false),
+      recipientKey: await recipientKey(key),
       enc,
       info: info(header),
     });
@@ -309,6 +309,21 @@ export async function generateGatewayKey(keyId: number): Promise<GatewayKey> {
     },
     privateKey: new Uint8Array(await s.kem.serializePrivateKey(pair.privateKey)),
   };
+}
+
+const recipientKeys = new WeakMap<GatewayKey, Promise<CryptoKeyPair>>();
+/** The gateway key's pair as hpke-js takes it, imported once per key. */
+function recipientKey(key: GatewayKey): Promise<CryptoKeyPair> {
+  let pair = recipientKeys.get(key);
+  if (pair === undefined) {
+    const s = suite();
+    pair = Promise.all([
+      s.kem.importKey("raw", buffer(key.privateKey), false),
+      s.kem.importKey("raw", buffer(key.config.publicKey), true),
+    ]).then(([privateKey, publicKey]) => ({ privateKey, publicKey }));
+    recipientKeys.set(key, pair);
+  }
+  return pair;
 }
 
 /** A copy of `bytes` in an ArrayBuffer of its own, as hpke-js takes raw keys. */

@@ -3,11 +3,16 @@
 // refuses another key id, stops forwarding once the gateway's key is replaced, and gets a client a
 // 504 from a gateway that does not answer in time.
 import assert from "node:assert/strict";
-import { type GatewayTarget, sealCall } from "../../lib/client/ohttp_client.ts";
+import { createApiClient } from "../../lib/client/api_client.ts";
+import {
+  type GatewayTarget,
+  RelayError,
+  relayTransport,
+  sealCall,
+} from "../../lib/client/ohttp_client.ts";
 import { keyConfigsHash, KEYS_PATH, parseKeyConfigs } from "../../lib/protocol/ohttp.ts";
 import { PRESENTER_TOKEN } from "../helpers/app_fixture.ts";
 import { startServer } from "../helpers/server_process.ts";
-import { startStallingProxy } from "../helpers/stalling_proxy.ts";
 import { startRelay } from "./relay_process.ts";
 
 const bytesOf = async (res: Response) => new Uint8Array(await res.arrayBuffer());
@@ -78,9 +83,27 @@ Deno.test("the relay pins, serves and forwards, with CORS, counts and no other k
     assert.equal(tooBig.status, 413);
     await tooBig.body?.cancel();
 
+    // The API client over the relay reads what it reads directly.
+    const relayed = createApiClient({
+      fetch: relayTransport({ relay: relay.url, target, fetch }),
+      baseUrl: server.url,
+    });
+    const directApi = createApiClient({ fetch, baseUrl: server.url });
+    assert.deepEqual(await relayed.serverKey(), await directApi.serverKey());
+    assert.deepEqual(await relayed.rounds(), await directApi.rounds());
+    const wrongKey = relayTransport({
+      relay: relay.url,
+      target: { ...target, config: { ...target.config, keyId: target.config.keyId ^ 1 } },
+      fetch,
+    });
+    await assert.rejects(
+      wrongKey(`${server.url}api/rounds`, { method: "GET" }),
+      (e) => e instanceof RelayError && e.status === 400 && e.code === "ohttp_key",
+    );
+
     const stats = await (await fetch(new URL("/stats", relay.url))).json();
     assert.deepEqual(Object.keys(stats).sort(), ["bytes", "clients", "requests", "sameMachine"]);
-    assert.equal(stats.requests, 1);
+    assert.equal(stats.requests, 3);
     assert.equal(stats.clients, 1);
     assert.ok(stats.bytes > 2 * 1024, `bytes ${stats.bytes}`);
     assert.equal(stats.sameMachine, true);
@@ -130,19 +153,59 @@ Deno.test("the relay stops forwarding once the gateway's key configuration chang
 
 Deno.test("a gateway that does not answer in time gets the client the relay's 504", async () => {
   const server = await startServer();
-  const proxy = startStallingProxy(server.url);
+  // A gateway that publishes the server's key configuration and never answers a request.
+  let held = 0;
+  const release = Promise.withResolvers<void>();
+  const slow = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    if (new URL(req.url).pathname !== "/api/ohttp") {
+      return await fetch(new URL(KEYS_PATH, server.url));
+    }
+    held++;
+    await release.promise;
+    return new Response(null, { status: 500 });
+  });
   let relay;
   try {
-    relay = await startRelay(proxy.url, ["--deadline", "1"]);
-    proxy.stall("/api/ohttp");
+    relay = await startRelay(`http://127.0.0.1:${slow.addr.port}`, ["--deadline", "1"]);
     const target = await targetVia(relay.url, server.url);
     const sealed = await sealCall(target, { method: "GET", path: "/api/rounds" });
     const res = await post(relay.url, sealed.encapsulated);
     assert.equal(res.status, 504);
     assert.equal((await res.json()).error.code, "gateway_timeout");
+    assert.equal(held, 1);
   } finally {
     await relay?.stop();
-    await proxy.close();
+    release.resolve();
+    await slow.shutdown();
     await server.stop();
   }
+});
+
+Deno.test("the relay exits 2 on a bad command line and 1 when the gateway cannot be pinned", async () => {
+  const run = async (...args: string[]) => {
+    const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--allow-net",
+        "--allow-sys=networkInterfaces",
+        "--config",
+        new URL("../../deno.json", import.meta.url).pathname,
+        new URL("../../relay.ts", import.meta.url).pathname,
+        ...args,
+      ],
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    return { code, stderr: new TextDecoder().decode(stderr) };
+  };
+  assert.equal((await run()).code, 2);
+  assert.equal((await run("--gateway", "ftp://example.org")).code, 2);
+  assert.equal((await run("--gateway", "http://127.0.0.1:1", "--port", "70000")).code, 2);
+  // A server with no gateway: nothing listens on the port.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  const down = await run("--gateway", `http://127.0.0.1:${port}`, "--deadline", "2");
+  assert.equal(down.code, 1);
+  assert.match(down.stderr, /cannot pin/);
 });
