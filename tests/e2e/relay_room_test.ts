@@ -161,6 +161,13 @@ Deno.test({
             assert.equal(await vote.evaluate((el) => getComputedStyle(el).color), COLOURS.green);
           }
           openToGreenMs = performance.now() - openedAt;
+          // The anonymity line says which set a timing observer is left with.
+          const sealedWith = phones[0].page.locator("[data-sealed-with]");
+          await sealedWith.waitFor({ timeout: 30_000 });
+          assert.match(
+            (await sealedWith.textContent())!,
+            /^Sealed with \d+ ballots? of your group in block \d+, yours included/,
+          );
           console.log(
             `voting opens → last phone green: ${
               (openToGreenMs / 1000).toFixed(1)
