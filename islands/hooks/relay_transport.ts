@@ -134,6 +134,9 @@ function sleep(ms: number, signal?: AbortSignal | null): Promise<void> {
   });
 }
 
+/** Browser-storage prefix of the ballot answers kept, by API path. */
+const KEPT_PREFIX = "ringvote/relay-kept/";
+
 let transport: Transport | null = null;
 
 /** The page transport with the page's pin (see the module comment), made on first use. */
@@ -160,6 +163,13 @@ export const relayPageTransport: Transport = (url, init) => {
     loadedAt: pageLoadedAt,
     onAlert: (check) => (relayAlert.value = mismatchText(pagePin().pin!, check)),
     onWait: (wait) => (relayWait.value = wait),
+    kept: {
+      get: (path) => {
+        const kept = localStorage.getItem(KEPT_PREFIX + path);
+        return kept === null ? null : JSON.parse(kept);
+      },
+      set: (path, answer) => localStorage.setItem(KEPT_PREFIX + path, JSON.stringify(answer)),
+    },
   });
   return transport(url, init);
 };

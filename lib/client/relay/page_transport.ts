@@ -3,7 +3,8 @@
  * pinned, straight to the server; with one, the key registration goes straight to the server once
  * the relay's key configuration is held to the pin, and every call after it goes through the relay,
  * never straight again. A vote waits for its send window; a call naming a ballot made soon after
- * the page loaded waits a random time, so a page load is not a beacon for the call that follows.
+ * the page loaded waits a random time, so a page load is not a beacon for the call that follows,
+ * and once answered it is kept and never asked again.
  * @module
  */
 import type { Transport } from "../api_client.ts";
@@ -74,7 +75,18 @@ export type PageTransportDeps = {
   onAlert?(check: KeyCheck & { kind: "mismatch" }): void;
   /** Hears a wait beginning and its end (null). */
   onWait?(wait: Wait | null): void;
+  /**
+   * Answers kept by path: a ballot's tag, proof and the block hash before it, once answered 200,
+   * never change (the fork watch guards them from then on), so they are read once.
+   */
+  kept?: {
+    get(path: string): KeptAnswer | null;
+    set(path: string, answer: KeptAnswer): void;
+  };
 };
+
+/** A kept answer: its content type and body. */
+export type KeptAnswer = { type: string; body: string };
 
 /** The sealing interval assumed for a round whose timing could not be read (protocol default). */
 export const FALLBACK_INTERVAL_MS = 15_000;
@@ -152,8 +164,17 @@ export function createPageTransport(deps: PageTransportDeps): Transport {
       const plan = votePlan(await deps.timing(round), deps);
       await hold({ kind: "vote", until: plan.at }, signal);
     } else if (kind === "ballot" && round !== "list") {
+      // A sealed ballot's answer, once read, is never asked again: a reload names nothing.
+      const kept = deps.kept?.get(path);
+      if (kept) return new Response(kept.body, { headers: { "content-type": kept.type } });
       // Only the first few seconds after a load are held: later, the draw has passed.
       await hold({ kind: "ballot", until: await ballotQuietAt(round) }, signal);
+      const answer = await (await deps.relayed(pin))(url, init);
+      if (answer.status === 200 && deps.kept) {
+        const type = answer.headers.get("content-type") ?? "application/json";
+        deps.kept.set(path, { type, body: await answer.clone().text() });
+      }
+      return answer;
     }
     const transport = await deps.relayed(pin);
     return await transport(url, init);

@@ -217,3 +217,30 @@ Deno.test("no straight call reaches the server after the registration has left",
     "end POST /api/rounds/3/pki/key",
   ]);
 });
+
+Deno.test("a ballot's answer, once read through the relay, is kept and never asked again", async () => {
+  const p = page({ registered: true, openedAt: LOADED - 10 * W });
+  const store = new Map<string, { type: string; body: string }>();
+  const transport = createPageTransport({
+    ...p.deps,
+    kept: { get: (path) => store.get(path) ?? null, set: (path, a) => store.set(path, a) },
+  });
+  const read = (path: string) => Promise.resolve(transport(path, { method: "GET" }));
+  await read("/api/rounds/3/tag/ab");
+  assert.deepEqual(p.sent, ["relay GET /api/rounds/3/tag/ab"]);
+  assert.deepEqual([...store.keys()], ["/api/rounds/3/tag/ab"]);
+  // A later page (a reload) answers from what it kept: no request, no wait.
+  const reloaded = createPageTransport({
+    ...p.deps,
+    kept: { get: (path) => store.get(path) ?? null, set: (path, a) => store.set(path, a) },
+  });
+  const slept = p.slept.length;
+  const again = await Promise.resolve(reloaded("/api/rounds/3/tag/ab", { method: "GET" }));
+  assert.equal(again.status, 200);
+  assert.equal(await again.text(), "{}");
+  assert.equal(p.sent.length, 1, "not asked again");
+  assert.equal(p.slept.length, slept, "no wait");
+  // Other reads and refusals are never kept.
+  await read("/api/rounds/3/groups");
+  assert.equal(store.size, 1);
+});
