@@ -194,6 +194,17 @@ Deno.test({
         },
       );
 
+      await t.step("a voted phone reloads and is green again from what it kept", async () => {
+        const { page } = phones[1];
+        await page.reload();
+        await page.locator('.voting-page[data-ready="true"][data-round="2"]').waitFor({
+          timeout: 30_000,
+        });
+        const vote = page.locator('[data-kind="vote"][data-status="voted"]');
+        await vote.waitFor({ timeout: 60_000 });
+        assert.equal(await vote.evaluate((el) => getComputedStyle(el).color), COLOURS.green);
+      });
+
       await t.step(
         "after its registration, no phone sends the server anything but page loads",
         () => {
