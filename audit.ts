@@ -33,7 +33,7 @@ import {
 } from "./lib/client/audit/resume.ts";
 import { auditLedger, type AuditProgress } from "./lib/client/audit/audit.ts";
 import { formatReport } from "./lib/client/audit/report_text.ts";
-import { readGroupRule } from "./lib/client/audit/groups.ts";
+import { withGroupRule } from "./lib/client/audit/groups.ts";
 import { JsonBoundsError, parseBoundedJson } from "./lib/client/bounded_json.ts";
 import {
   checkEvidence,
@@ -316,12 +316,10 @@ async function runAudit(
     save: string | null;
   },
 ): Promise<number> {
-  const { done, ...options } = auditOptions({ key, witnesses });
-  const opts = round === null || round === 1
-    ? options
-    : { ...options, groups: () => readGroupRule(fetch, url, round) };
+  const { done, ...opts } = auditOptions({ key, witnesses });
   const ledger = round === null ? "election" : { round };
-  const api = createApiClient({ fetch, baseUrl: url, ledger });
+  const client = createApiClient({ fetch, baseUrl: url, ledger });
+  const api = round === null || round === 1 ? client : withGroupRule(client, fetch, url, round);
   const audited = round === null ? url : `${url} (round ${round})`;
   if (save === null) {
     const report = await auditLedger(api, opts);

@@ -170,6 +170,7 @@ Deno.test({
         const first = JSON.parse((await Deno.readTextFile(record)).split("\n")[0]);
         assert.equal(first.kind, "ringvote/v1/election-record");
         assert.equal(first.key, roundKey);
+        assert.deepEqual(first.groups, { keysAtOpen: 8, minVoters: 8, lateJoiners: false });
         const offline = await audit(["--allow-read"], record);
         assert.equal(offline.code, 0, offline.stdout + offline.stderr);
         assert.match(offline.stdout, /votes verified {4}3\n/);
@@ -216,6 +217,13 @@ Deno.test({
           assert.equal(lines.length, 1, run.stdout);
           assert.match(lines[0], /^block 2 vote 0 \(.+\): ring is not one of the round's groups$/);
           assert.match(run.stdout, /VERDICT: INCONSISTENT/);
+          // Its election record carries the round's group rule: offline, the same finding.
+          const save = `${dir}/bad.ndjson`;
+          const saved = await audit(TASK, served.url, "--round", "2", "--save", save);
+          assert.equal(saved.code, 1, saved.stdout + saved.stderr);
+          const offline = await audit(["--allow-read"], `${save}.failed`);
+          assert.equal(offline.code, 1, offline.stdout + offline.stderr);
+          assert.deepEqual(failureLines(offline.stdout), lines);
         },
       );
     } finally {

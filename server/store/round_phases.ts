@@ -33,7 +33,8 @@ export function roundPrefix(id: number): Deno.KvKey {
 
 /**
  * A round as stored: what `POST /api/rounds` was given, its interval and when it started. A
- * record stored before rounds had phases lacks the three phase settings: it has the defaults.
+ * record stored before rounds had phases lacks `minVoters`: such a round votes from its start,
+ * in any ring, as it did then ({@link isLegacy}).
  */
 export type RoundRecord = {
   id: number;
@@ -64,6 +65,9 @@ export type PhaseRecord =
 export function phaseKey(id: number): Deno.KvKey {
   return [ROUNDS_PREFIX, "round", id, "phase"];
 }
+
+/** True for a round started before rounds had phases: voting from its start, without groups. */
+export const isLegacy = (record: RoundRecord) => record.minVoters === undefined;
 
 /** The fewest keys that open voting in `record`'s round. */
 export const minVotersOf = (record: RoundRecord) => record.minVoters ?? ROUND_MIN_VOTERS.fallback;
@@ -189,11 +193,13 @@ export function roundGate(kv: Deno.Kv, record: RoundRecord, now: () => number): 
     },
     admitVote(value) {
       const phase = value as PhaseRecord | null;
+      if (phase === null && isLegacy(record)) return null;
       if (phase === null || phase.phase === "join") return votingNotOpen(record.id);
       if (phase.phase === "closed") return roundClosed(record.id, phase.closedBy);
       return null;
     },
     isGroup(value, ids) {
+      if (isLegacy(record)) return true;
       const keysAtOpen = (value as PhaseRecord | null)?.keysAtOpen ?? null;
       return keysAtOpen !== null && ringIsGroup(ids, { keysAtOpen, ...rule });
     },
@@ -248,7 +254,7 @@ export function roundInfo(record: RoundRecord, phase: PhaseRecord | null): wire.
     choices: record.choices,
     createdAt: record.createdAt,
     blockIntervalMs: record.blockIntervalMs,
-    phase: phaseName(phase),
+    phase: phase === null && isLegacy(record) ? "voting" : phaseName(phase),
     minVoters: minVotersOf(record),
     lateJoiners: record.lateJoiners ?? false,
     openedAt: phase?.openedAt ?? null,

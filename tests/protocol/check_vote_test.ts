@@ -191,3 +191,29 @@ Deno.test("a fact that fails rejects the check: a saturated verifier is not a fi
     (e) => e === busy,
   );
 });
+
+Deno.test("a round's group rule: a ring that is not one group is not-a-group, after membership", async () => {
+  const asked: (readonly string[])[] = [];
+  const group = (isGroup: boolean) => (members: readonly string[]) => {
+    asked.push(members);
+    return isGroup;
+  };
+  assert.deepEqual((await checkVote(record(), facts({ group: group(true) }))).findings, []);
+  assert.deepEqual(asked, [honest.publicKeys.map((key) => `record of ${key}`)], "ring order");
+  const refused = await checkVote(record(), facts({ group: group(false) }));
+  assert.deepEqual(refused.findings, [{ kind: "not-a-group" }]);
+  // A ring with a stranger is unregistered; the group rule is not asked of it.
+  asked.length = 0;
+  const stranger = await checkVote(
+    record(),
+    facts({ members: (keys) => keys.map((k, i) => (i === 0 ? null : k)), group: group(false) }),
+  );
+  assert.deepEqual(stranger.findings.map((f) => f.kind), ["unregistered-member"]);
+  assert.deepEqual(asked, []);
+  // In the server's mode it stops there, before the tag and the verifier.
+  const first = await checkVote(
+    record(),
+    facts({ group: group(false), tagUse: () => ({ height: 1 }), stopAtFirst: true }),
+  );
+  assert.deepEqual(first.findings, [{ kind: "not-a-group" }]);
+});

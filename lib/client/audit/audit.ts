@@ -14,7 +14,6 @@ import {
   MAX_AUDIT_RUNS,
 } from "./cross_checks.ts";
 import type { AuditFinding, VoteAt, VoteProblem } from "./findings.ts";
-import type { RoundGroupRule } from "./groups.ts";
 import {
   type AuditedCheckpoint,
   checkCheckpoint,
@@ -137,11 +136,6 @@ export type AuditOptions = {
   verifyAll?: boolean;
   /** The clock of the memory's `verifiedAt`; `Date.now` by default. */
   now?: () => number;
-  /**
-   * A round's group rule (./groups.ts, protocol §2.8), read once the directory is: every vote's
-   * ring must then be one of its groups. Absent for round 1, which has none.
-   */
-  groups?: () => Promise<RoundGroupRule>;
 };
 
 class TooManyFailures extends Error {}
@@ -271,7 +265,8 @@ async function auditOnce(
       checker: opts.checker ?? (await import("./vote_checks.ts")).inThreadChecker(),
       parallel: opts.parallel ?? 4,
       remembered: reused,
-      groups: opts.groups ? await opts.groups() : null,
+      // A round's group rule, read once the directory and the chain are.
+      groups: api.groups ? await api.groups() : null,
     });
     report.remembered = reused?.votes ?? 0;
     report.votes = ledger.votes.length + report.remembered;

@@ -248,6 +248,8 @@ export function recordSource(input: ReadableStream<Uint8Array>): RecordSource {
         if ((await peek())?.kind !== "checkpoint") throw new Error(NO_CHECKPOINT);
         return (take() as Extract<RecordLine, { kind: "checkpoint" }>).note;
       }),
+    // A round's record holds its group rule in its header (protocol §2.8); round 1's none.
+    groups: () => serial(async () => (await readHeader()).groups ?? null),
     blockStatus: () =>
       serial(async () => {
         const { height, hash, timestamp, head_signature } = await readHeader();

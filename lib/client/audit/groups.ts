@@ -47,6 +47,20 @@ export async function readGroupRule(
 }
 
 /**
+ * `source` with the group rule of round `round` (2 and up) of the server at `baseUrl`, read once
+ * when the audit asks for it ({@link readGroupRule}).
+ */
+export function withGroupRule<T extends object>(
+  source: T,
+  fetcher: typeof fetch,
+  baseUrl: string,
+  round: number,
+): T & { groups: () => Promise<RoundGroupRule> } {
+  let rule: Promise<RoundGroupRule> | null = null;
+  return { ...source, groups: () => rule ??= readGroupRule(fetcher, baseUrl, round) };
+}
+
+/**
  * Whether a ring of registered keys, in ring order, is one group of the round under `rule`, the
  * keys' ids taken from the `directory` as read (its order is id order, from 1).
  */

@@ -18,11 +18,15 @@ import type { VoteChecker } from "./vote_checks.ts";
 /**
  * The calls the audit makes, and all it needs of a source: the API client of a live server, or an
  * election record read from a file (lib/client/audit/election_record_source.ts, protocol §4.8).
+ * A round's source also answers its group rule (./groups.ts, protocol §2.8): every vote's ring must
+ * then be one of its groups. Round 1 has none (no `groups`, or null).
  */
-export type AuditSource = Pick<
-  ApiClient,
-  "serverKey" | "checkpoint" | "blockStatus" | "keys" | "blocks" | "blockVotes" | "tally"
->;
+export type AuditSource =
+  & Pick<
+    ApiClient,
+    "serverKey" | "checkpoint" | "blockStatus" | "keys" | "blocks" | "blockVotes" | "tally"
+  >
+  & { groups?: () => Promise<RoundGroupRule | null> };
 
 /**
  * One vote as the audit read it (`index` its leaf index as served, `position` the one it must

@@ -20,6 +20,7 @@ const EXAMPLES: { [K in AuditFindingKind]: Extract<AuditFinding, { kind: K }> } 
   "ring-mismatch": { kind: "ring-mismatch", vote },
   "tag-mismatch": { kind: "tag-mismatch", tag: key, vote },
   "unregistered-member": { kind: "unregistered-member", key, vote },
+  "not-a-group": { kind: "not-a-group", vote },
   "duplicate-tag": { kind: "duplicate-tag", tag: key, height: 1, vote },
   "invalid-signature": { kind: "invalid-signature", reason: "why", vote },
   "unreadable-vote": { kind: "unreadable-vote", reason: "why", vote },

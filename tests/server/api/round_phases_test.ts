@@ -364,3 +364,29 @@ Deno.test("POST /api/rounds takes minVoters 8-64, joinSeconds 10-600, lateJoiner
     kv.close();
   }
 });
+
+Deno.test("a round started before rounds had phases votes as it did: from its start, any ring", async () => {
+  const { kv, app } = await setup();
+  const voters = makeVoters(4);
+  try {
+    const question = "Started before phases?";
+    await kv.atomic()
+      .set(["rounds", "round", 2], {
+        id: 2,
+        question,
+        choices: [],
+        createdAt: T0,
+        blockIntervalMs: 5000,
+      })
+      .set(["rounds", "cfg", "current"], { id: 2 })
+      .commit();
+    await register(app, 2, voters);
+    const ring = voters.slice(0, 3);
+    const res = await call(app, "POST", "/api/rounds/2/vote", signedVote(ring[1], ring, "Any"));
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    const list = await call(app, "GET", "/api/rounds");
+    assert.equal(list.body.rounds[1].phase, "voting");
+  } finally {
+    kv.close();
+  }
+});

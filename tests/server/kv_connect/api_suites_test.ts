@@ -29,6 +29,8 @@ await import("../api_test.ts");
 await import("../api/vote_test.ts");
 await import("../head_test.ts");
 await import("../api/rounds_test.ts");
+await import("../api/round_phases_test.ts");
+await import("../api/round_close_test.ts");
 await import("../api/cosignature_test.ts");
 await import("../store/lab_test.ts");
 await import("../store/directory_test.ts");

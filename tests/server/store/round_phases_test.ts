@@ -68,6 +68,31 @@ Deno.test("two processes opening voting at once fix one partition", async () => 
   });
 });
 
+Deno.test("two processes past the join deadline at once settle it once", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ringvote-deadline-" });
+  const clock = { now: T0 };
+  const a = await processOver(`${dir}/kv.sqlite3`, () => clock.now);
+  const b = await processOver(`${dir}/kv.sqlite3`, () => clock.now);
+  try {
+    const id = await a.rounds.start({ question: "Deadline?", choices: [], joinSeconds: 10 });
+    await registerAll(a.rounds, id, 1, 9);
+    clock.now = T0 + 10_000;
+    // Both read the phase while a third key batch joins through both: one opening, at 9 keys.
+    const [groupsA, groupsB] = await Promise.all([
+      a.rounds.groups(id),
+      b.rounds.groups(id),
+      registerAll(b.rounds, id, 10, 12),
+    ]);
+    assert.equal(groupsA.keysAtOpen, groupsB.keysAtOpen);
+    assert.equal(groupsA.keysAtOpen, 9, "the keys of the deadline, none after it");
+    assert.deepEqual((await a.rounds.groups(id)).pending, [10, 11, 12]);
+  } finally {
+    a.kv.close();
+    b.kv.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("a registration racing the opening is before it exactly when its commit is", async () => {
   await withTwoProcesses(async (a, b) => {
     for (let trial = 0; trial < 5; trial++) {
