@@ -78,9 +78,13 @@ export function startLoggingProxy() {
   };
 }
 
-/** A page load: a document or a static file of the page, the only direct calls a phone may make. */
+/**
+ * A page load: the document, a static file of the page or its icon, the only direct calls a phone
+ * may make after its registration.
+ */
 export function isPageLoad(entry: Logged): boolean {
-  return entry.method === "GET" && (entry.path === "/" || entry.path.startsWith("/static/"));
+  return entry.method === "GET" &&
+    (entry.path === "/" || entry.path.startsWith("/static/") || entry.path.startsWith("/favicon."));
 }
 
 /** Bytes RFC 9458 adds around a request's Binary HTTP: key id, KEM, KDF, AEAD, enc, AES-GCM tag. */
