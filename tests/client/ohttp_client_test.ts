@@ -2,7 +2,7 @@
 // pinned hash, every message a multiple of 1,024 bytes, and every vote of a round one length
 // whatever its choice and ring.
 import assert from "node:assert/strict";
-import { isVotePath, pinnedTarget, sealCall, voteLength } from "../../lib/client/ohttp_client.ts";
+import { isVotePath, pinnedTarget, sealCall, voteLength } from "../../lib/client/relay/ohttp_client.ts";
 import { decodeRequest, encodeResponse, pad } from "../../lib/protocol/bhttp.ts";
 import {
   decapsulateRequest,

@@ -4,7 +4,7 @@
 // sealed, and a request it tampers with gets a 4xx. Skipped, with the reason in its name, where
 // Go or golang-github-cloudflare-circl-dev is missing — except under CI=true.
 import assert from "node:assert/strict";
-import { sealCall, voteLength } from "../../lib/client/ohttp_client.ts";
+import { sealCall, voteLength } from "../../lib/client/relay/ohttp_client.ts";
 import { bytesToBase64 } from "../../lib/protocol/bytes.ts";
 import { KEYS_PATH, parseKeyConfigs } from "../../lib/protocol/ohttp.ts";
 import { makeVoters, ringFor, signedVote } from "../helpers/ledger_fixtures.ts";

@@ -9,7 +9,7 @@ import {
   RelayError,
   relayTransport,
   sealCall,
-} from "../../lib/client/ohttp_client.ts";
+} from "../../lib/client/relay/ohttp_client.ts";
 import { keyConfigsHash, KEYS_PATH, parseKeyConfigs } from "../../lib/protocol/ohttp.ts";
 import { PRESENTER_TOKEN } from "../helpers/app_fixture.ts";
 import { startServer } from "../helpers/server_process.ts";

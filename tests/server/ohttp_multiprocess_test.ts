@@ -1,7 +1,7 @@
 // Two server processes on one database serve one gateway key configuration, and after the
 // presenter replaces the key through one of them, the other serves the new one and refuses the old.
 import assert from "node:assert/strict";
-import { sealCall } from "../../lib/client/ohttp_client.ts";
+import { sealCall } from "../../lib/client/relay/ohttp_client.ts";
 import { KEYS_PATH, parseKeyConfigs } from "../../lib/protocol/ohttp.ts";
 import { PRESENTER_TOKEN } from "../helpers/app_fixture.ts";
 import { startServer } from "../helpers/server_process.ts";

@@ -4,7 +4,7 @@
  * page loads in a chunk of its own when its phone joins, never on first paint.
  * @module
  */
-import { isVotePath, pinnedTarget, sealCall, voteLength } from "../ohttp_client.ts";
+import { isVotePath, pinnedTarget, sealCall, voteLength } from "./ohttp_client.ts";
 import type { EncapsulatorFactory, InnerRequest } from "./relayed_transport.ts";
 import { RelayError } from "./relayed_transport.ts";
 

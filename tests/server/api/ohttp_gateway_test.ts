@@ -7,7 +7,7 @@ import {
   type GatewayTarget,
   sealCall,
   voteLength,
-} from "../../../lib/client/ohttp_client.ts";
+} from "../../../lib/client/relay/ohttp_client.ts";
 import { decodeResponse, encodeRequest, pad } from "../../../lib/protocol/bhttp.ts";
 import {
   decapsulateResponse,

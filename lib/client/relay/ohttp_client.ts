@@ -5,7 +5,7 @@
  * one length, then encapsulated to a pinned key configuration; and the opening of its answer.
  * @module
  */
-import { decodeResponse, encodeRequest, type Field, pad, PAD_BLOCK } from "../protocol/bhttp.ts";
+import { decodeResponse, encodeRequest, type Field, pad, PAD_BLOCK } from "../../protocol/bhttp.ts";
 import {
   decapsulateResponse,
   encapsulateRequest,
@@ -13,9 +13,9 @@ import {
   keyConfigsHash,
   parseKeyConfigs,
   REQUEST_MEDIA_TYPE,
-} from "../protocol/ohttp.ts";
+} from "../../protocol/ohttp.ts";
 
-export { isVotePath, voteLength } from "../protocol/vote_padding.ts";
+export { isVotePath, voteLength } from "../../protocol/vote_padding.ts";
 
 /** The gateway a call is sealed for: its pinned key configuration and its origin. */
 export type GatewayTarget = { config: KeyConfig; scheme: "http" | "https"; authority: string };
