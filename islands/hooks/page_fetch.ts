@@ -7,7 +7,7 @@
  * @module
  */
 import type { Transport } from "../../lib/client/api_client.ts";
-import { pagePin, relayRequired } from "./relay_state.ts";
+import { readPagePin, relayRequired } from "./relay_state.ts";
 
 /** A round's vote: `POST /api/rounds/{id}/vote` (round 1, the election, is unchanged). */
 const ROUND_VOTE = /^\/api\/rounds\/(?:[2-9]|[1-9][0-9]+)\/vote$/;
@@ -29,7 +29,7 @@ function loadRelay(): Promise<RelayModule> {
 
 /** The page transport (see the module comment). */
 export const pageFetch: Transport = async (url, init) => {
-  if (pagePin().pin === null) {
+  if ((await readPagePin()).pin === null) {
     // No downgrade: where relays are declared, a page without one does not send its vote.
     const vote = (init.method ?? "GET").toUpperCase() === "POST" &&
       ROUND_VOTE.test(new URL(url, location.href).pathname);
@@ -46,6 +46,6 @@ export const pageFetch: Transport = async (url, init) => {
 
 /** Checks the pinned relay's key configuration once per page; a mismatch raises the alert. */
 export async function checkRelayAtLoad(): Promise<void> {
-  if (pagePin().pin === null) return;
+  if ((await readPagePin()).pin === null) return;
   await (await loadRelay()).checkRelayAtLoad();
 }

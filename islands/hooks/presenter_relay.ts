@@ -8,7 +8,7 @@ import { signal } from "@preact/signals";
 import { useEffect } from "react";
 import { messageOf } from "../../lib/client/text.ts";
 import { relayAddress, type RelayPin } from "../../lib/client/relay/fragment.ts";
-import { pagePin } from "./relay_state.ts";
+import { heldPin, readPagePin } from "./relay_state.ts";
 
 /** Browser-storage key of the presenter's relay address. */
 export const PRESENTER_RELAY_KEY = "ringvote/presenter-relay";
@@ -68,9 +68,10 @@ export function useQrPin(): RelayPin | null {
     started = true;
     const kept = storedPresenterRelay();
     if (kept !== null) setPresenterRelay(kept).catch(() => {});
+    readPagePin();
   }, []);
   const current = presenterRelay.value;
   if (current.kind === "pinned") return current.pin;
   if (current.kind !== "none") return null;
-  return typeof location === "undefined" ? null : pagePin().pin;
+  return heldPin.value?.pin ?? null;
 }

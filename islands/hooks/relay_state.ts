@@ -6,8 +6,11 @@
  */
 import { signal } from "@preact/signals";
 import { useEffect, useState } from "react";
-import { adoptPin, RELAY_PIN_KEY, type RelayPin } from "../../lib/client/relay/fragment.ts";
+import type { RelayPin } from "../../lib/client/relay/fragment.ts";
 import type { Wait } from "../../lib/client/relay/page_transport.ts";
+
+/** Browser-storage key of the page's pin: one JSON value `{relay, ohttp}` (serializePin). */
+export const RELAY_PIN_KEY = "ringvote/relay-pin";
 
 /** Browser-storage key saying this browser registered a key with a relay pinned. */
 export const RELAY_REGISTERED_KEY = "ringvote/relay-registered";
@@ -32,29 +35,44 @@ export function declareRelays(): void {
 /** When this page loaded: the module runs once per page. */
 export const pageLoadedAt = Date.now();
 
-let adopted: ReturnType<typeof adoptPin> | null = null;
+/** The pin a page holds and the sentence saying a new address changed it. */
+export type HeldPin = { pin: RelayPin | null; notice: string | null };
+
+const NONE: HeldPin = { pin: null, notice: null };
+
+/** The page's pin once read ({@link readPagePin}); null before. */
+export const heldPin = signal<HeldPin | null>(null);
+
+let reading: Promise<HeldPin> | null = null;
 
 /**
  * The relay pin of this page: the one in the address's fragment, kept in the browser's storage,
- * or the one kept before; with a sentence when the fragment changed it. Read once per page load.
+ * or the one kept before; with a sentence when the fragment changed it. Read once per page load;
+ * the code that reads a fragment loads only on a page that has one or keeps one.
  */
-export function pagePin(): { pin: RelayPin | null; notice: string | null } {
-  if (adopted === null) {
-    if (typeof localStorage === "undefined") return { pin: null, notice: null };
-    adopted = adoptPin(location.hash, localStorage.getItem(RELAY_PIN_KEY), {
-      pageProtocol: location.protocol,
-    });
+export function readPagePin(): Promise<HeldPin> {
+  reading ??= (async () => {
+    if (typeof localStorage === "undefined") return NONE;
+    const stored = localStorage.getItem(RELAY_PIN_KEY);
+    if (stored === null && !/(?:^#|&)(?:relay|ohttp)=/.test(location.hash)) return NONE;
+    const { adoptPin } = await import("../../lib/client/relay/fragment.ts");
+    const adopted = adoptPin(location.hash, stored, { pageProtocol: location.protocol });
     if (adopted.store !== null) localStorage.setItem(RELAY_PIN_KEY, adopted.store);
-  }
-  return adopted;
+    return { pin: adopted.pin, notice: adopted.notice };
+  })().then((held) => (heldPin.value = held));
+  return reading;
+}
+
+/** The page's pin as read so far: none until {@link readPagePin} has answered. */
+export function pagePin(): HeldPin {
+  return heldPin.peek() ?? NONE;
 }
 
 /** The page's pin and its notice, once the page runs in a browser. */
-export function usePagePin(): { pin: RelayPin | null; notice: string | null } {
-  const [held, setHeld] = useState<{ pin: RelayPin | null; notice: string | null }>({
-    pin: null,
-    notice: null,
-  });
-  useEffect(() => setHeld(pagePin()), []);
+export function usePagePin(): HeldPin {
+  const [held, setHeld] = useState<HeldPin>(NONE);
+  useEffect(() => {
+    readPagePin().then(setHeld);
+  }, []);
   return held;
 }

@@ -152,6 +152,8 @@ export const relayPageTransport: Transport = (url, init) => {
       if (check.kind === "ok") {
         relayedFor(pin).catch(() => {});
         warmWorker("anonymity");
+        // The code a verified vote runs, loaded now so that no load follows the vote.
+        import("../../lib/client/anonymity/anonymity_lens.ts").catch(() => {});
       }
       return check;
     },

@@ -9,9 +9,6 @@
 import { sha256 } from "../../protocol/hash.ts";
 import { base64ToBytes, bytesToBase64 } from "../../protocol/bytes.ts";
 
-/** Browser-storage key of the pin: one JSON value `{relay, ohttp}`. */
-export const RELAY_PIN_KEY = "ringvote/relay-pin";
-
 /** The relay's address (no trailing slash) and the key configuration's hash, base64url. */
 export type RelayPin = { relay: string; ohttp: string };
 
