@@ -3,6 +3,7 @@
 // the fragment, drawn in this browser, so phones that scan it require its cosignature.
 import AddressQr from "./AddressQr.tsx";
 import { policyFragment } from "../lib/client/log/witness_policy.ts";
+import { addressWithPin, pinFromFragment } from "../lib/client/relay/fragment.ts";
 import type { WitnessActivity } from "../islands/hooks/watch_heads.ts";
 
 /** Props: the witness's vkey (null while it does not witness), its last activity, the switch. */
@@ -16,9 +17,17 @@ export type WitnessControlProps = {
   present?: boolean;
 };
 
-/** The voting page's address with `vkey` as its witness policy. */
+/**
+ * The voting page's address with `vkey` as its witness policy, in place of any it named; a relay
+ * pin the address holds (protocol §7) is kept beside it.
+ */
 export function witnessAddress(address: string, vkey: string): string {
-  return address.replace(/#.*$/, "") + policyFragment([vkey]);
+  const fragment = address.match(/#.*$/)?.[0] ?? "";
+  const read = pinFromFragment(fragment);
+  return addressWithPin(
+    address.replace(/#.*$/, "") + policyFragment([vkey]),
+    read.kind === "pin" ? read.pin : null,
+  );
 }
 
 /** The witness control (see the file comment). */

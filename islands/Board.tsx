@@ -8,6 +8,9 @@
 import type { ComponentType } from "preact";
 import { useEffect, useMemo } from "react";
 import { type ApiClient, createApiClient } from "../lib/client/api_client.ts";
+import { sharedVote } from "../lib/client/board/rounds.ts";
+import { addressWithPin } from "../lib/client/relay/fragment.ts";
+import { useQrPin } from "./hooks/presenter_relay.ts";
 import ForkAlert from "../components/ForkAlert.tsx";
 import HeadAlerts from "../components/HeadAlerts.tsx";
 import { type BulletinOptions, createBulletinState } from "./board/state.ts";
@@ -95,6 +98,8 @@ function RoundBoard(
     witness: witness.witness,
   });
   const notice = usePolicyNotice();
+  // The witness's QR code carries the relay this browser names or holds (protocol §7).
+  const qrPin = useQrPin();
   return (
     <div class="bulletin" data-round={round} data-ready={bulletin.ready.value ? "true" : "false"}>
       <RoundsNav shown={round} />
@@ -104,7 +109,7 @@ function RoundBoard(
       <WitnessControl
         vkey={witness.witness && witnessVkey(witness.witness)}
         activity={witnessing}
-        address={address}
+        address={addressWithPin(address, qrPin)}
         onStart={witness.start}
         onStop={witness.stop}
       />
@@ -132,11 +137,24 @@ function useBulletin(
   options: Omit<BulletinOptions, "pollMs">,
 ) {
   const bulletin = useMemo(() => createBulletinState(makeApi(), { pollMs, ...options }), []);
-  useEffect(() =>
-    bulletin.follow(() => {
+  useEffect(() => {
+    const stop = bulletin.follow(() => {
       performance.mark("ringvote:board-ready");
-      // A shared link opens straight to its vote.
-      if (vote !== null) bulletin.openShared(vote);
-    }), []);
+      // A shared link opens straight to its vote: `#vote=` (never sent to the server), or an
+      // older `?vote=` link.
+      const shared = sharedVote(location.hash) ?? vote;
+      if (shared !== null) bulletin.openShared(shared);
+    });
+    // A link to another vote of this board changes only the fragment: the page stays.
+    const onHash = () => {
+      const shared = sharedVote(location.hash);
+      if (shared !== null) bulletin.openShared(shared);
+    };
+    addEventListener("hashchange", onHash);
+    return () => {
+      removeEventListener("hashchange", onHash);
+      stop();
+    };
+  }, []);
   return bulletin;
 }

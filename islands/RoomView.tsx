@@ -13,6 +13,8 @@ import RoomRound from "./board/RoomRound.tsx";
 import { useWitnessKey, witnessVkey } from "./hooks/witness_key.ts";
 import { witnessAddress } from "../components/WitnessControl.tsx";
 import { votesByGroup } from "../lib/client/rounds/phases.ts";
+import { addressWithPin } from "../lib/client/relay/fragment.ts";
+import { useQrPin } from "./hooks/presenter_relay.ts";
 
 /**
  * Props the server renders the view with: the polling interval, the round the address names (null:
@@ -30,7 +32,12 @@ export default function RoomView({ pollMs, round, address }: RoomViewProps) {
   const [qr, setQr] = useState(false);
   // A witnessing projector's code carries its key (page §10.13): phones that scan it require it.
   const witness = useWitnessKey();
-  const scanned = witness.witness ? witnessAddress(address, witnessVkey(witness.witness)) : address;
+  // The code carries the relay the presenter named, or the one this page holds (protocol §7).
+  const pin = useQrPin();
+  const scanned = addressWithPin(
+    witness.witness ? witnessAddress(address, witnessVkey(witness.witness)) : address,
+    pin,
+  );
   const shown = round ?? list?.current ?? null;
   const info = list?.rounds.find((r) => r.id === shown) ?? null;
   const question = info !== null
@@ -86,6 +93,7 @@ export default function RoomView({ pollMs, round, address }: RoomViewProps) {
           pollMs={pollMs}
           witness={witness.witness}
           phase={info !== null && votesByGroup(info) ? info.phase ?? null : null}
+          relay={pin?.relay ?? null}
         />
       )}
       <div

@@ -2,15 +2,25 @@
 // voter", the 'Generate A new Voter' button and one panel per voter, restored from this round's
 // browser storage. All cryptography runs here, in the browser, through lib/. The page follows the
 // current round by itself; a presenter signed in with `/?admin=TOKEN` also gets the room controls.
-import PresenterControls from "./voting/PresenterControls.tsx";
+import { lazy, Suspense, useEffect } from "react";
 import RoundVoters from "./voting/RoundVoters.tsx";
 import { roundOf, usePresenter, useRounds } from "./hooks/use_rounds.ts";
+import { declareRelays } from "./hooks/relay_state.ts";
 
-/** Props the server renders the voting page with: the ring size, and the address phones use. */
-export type VotingPageProps = { ringSize: number; address?: string };
+/** The presenter's bar, loaded only in the presenter's browser: phones never need its code. */
+const PresenterControls = lazy(() => import("./voting/PresenterControls.tsx"));
+
+/**
+ * Props the server renders the voting page with: the ring size, the address phones use, and the
+ * relay the server suggests (`OHTTP_RELAY`), which declares that this room's votes go through one.
+ */
+export type VotingPageProps = { ringSize: number; address?: string; relay?: string };
 
 /** The current round's voters, and the presenter's controls for the one who holds the token. */
-export default function VotingPage({ ringSize, address = "" }: VotingPageProps) {
+export default function VotingPage({ ringSize, address = "", relay }: VotingPageProps) {
+  useEffect(() => {
+    if (relay !== undefined) declareRelays();
+  }, []);
   const list = useRounds();
   const { token: presenter, signOut } = usePresenter();
   const round = list === null ? null : roundOf(list, list.current);
@@ -21,12 +31,15 @@ export default function VotingPage({ ringSize, address = "" }: VotingPageProps) 
         show keys, not people (protocol §7.1).
       </p>
       {presenter !== null && round !== null && (
-        <PresenterControls
-          token={presenter}
-          address={address}
-          round={round}
-          onSignOut={signOut}
-        />
+        <Suspense fallback={<p class="notice notice-working">Loading the presenter's controls…</p>}>
+          <PresenterControls
+            token={presenter}
+            address={address}
+            round={round}
+            onSignOut={signOut}
+            relayPrefill={relay}
+          />
+        </Suspense>
       )}
       {round === null
         ? (

@@ -18,14 +18,23 @@ export type IndexData = {
   addresses: string[];
   fromNetwork: boolean;
   warning: string | null;
+  /** `OHTTP_RELAY`: the relay suggested to the presenter, or null (protocol §7). */
+  relay: string | null;
 };
 
-/** The route's data handler: the configured ring size (protocol §6 `RING_SIZE`), the addresses. */
+/**
+ * The route's data handler: the configured ring size (protocol §6 `RING_SIZE`), the addresses, and
+ * the relay `OHTTP_RELAY` suggests.
+ */
 export function handler(
   _req: Request,
-  { ringSize, addresses }: { ringSize: number; addresses: PageAddresses },
+  { ringSize, addresses, relay = null }: {
+    ringSize: number;
+    addresses: PageAddresses;
+    relay?: string | null;
+  },
 ): IndexData {
-  return { ringSize, ...addresses };
+  return { ringSize, ...addresses, relay };
 }
 
 /** The page: heading and QR code, then the VotingPage island, hydrated in the browser. */
@@ -43,7 +52,11 @@ export default function IndexPage({ data }: { data: IndexData }) {
       <Island
         name="VotingPage"
         component={VotingPage}
-        props={{ ringSize: data.ringSize, address: data.address }}
+        props={{
+          ringSize: data.ringSize,
+          address: data.address,
+          ...(data.relay === null ? {} : { relay: data.relay }),
+        }}
       />
     </main>
   );

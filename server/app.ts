@@ -63,7 +63,10 @@ export type AppOptions = {
   /** The rounds of protocol §4.9 (round 1 is `store`); without them `/api/rounds` is 404. */
   rounds?: Rounds;
   config?: Partial<
-    Pick<Config, "ringSize" | "publicUrl" | "trustProxy" | "logOrigin" | "witnessPolicy">
+    Pick<
+      Config,
+      "ringSize" | "publicUrl" | "trustProxy" | "logOrigin" | "witnessPolicy" | "ohttpRelay"
+    >
   >;
   /** The machine's network interfaces, for the page's LAN address; `Deno.networkInterfaces`. */
   interfaces?: () => Deno.NetworkInterfaceInfo[];
@@ -178,6 +181,7 @@ export function createApp(options: AppOptions): Hono {
       publicUrl: options.config?.publicUrl ?? null,
       trustProxy: options.config?.trustProxy ?? false,
       interfaces: options.interfaces,
+      ohttpRelay: options.config?.ohttpRelay ?? null,
     }),
   );
   return app;

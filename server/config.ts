@@ -29,6 +29,11 @@ export type Config = {
   logOrigin: string | null;
   /** The witnesses the election's log pushes to (`WITNESS_POLICY`, read from its file), or null. */
   witnessPolicy: (WitnessPolicy & { path: string }) | null;
+  /**
+   * The relay suggested to the presenter (`OHTTP_RELAY`), or null: it fills the presenter's relay
+   * field, and a page without a relay pinned then declines to send a round's vote (protocol §7).
+   */
+  ohttpRelay: string | null;
 };
 
 /** Ring size the page uses when `RING_SIZE` is unset (protocol §6). */
@@ -76,11 +81,27 @@ export function readConfig(
     adminToken: adminToken(env("ADMIN_TOKEN")),
     logOrigin: logOrigin(env("LOG_ORIGIN")),
     witnessPolicy: witnessPolicy(env("WITNESS_POLICY"), readTextFile),
+    ohttpRelay: ohttpRelay(env("OHTTP_RELAY")),
   };
 }
 
 /** Shortest and longest `ADMIN_TOKEN` accepted: long enough not to be guessed, short enough to type. */
 export const ADMIN_TOKEN_LENGTH = { min: 16, max: 128 };
+
+/** `OHTTP_RELAY` as an http(s) origin and path without a trailing slash; or null. */
+function ohttpRelay(value: string | undefined): string | null {
+  if (value === undefined || value === "") return null;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(`OHTTP_RELAY must be an absolute http or https URL, got "${value}"`);
+  }
+  if ((url.protocol !== "http:" && url.protocol !== "https:") || url.search || url.hash) {
+    throw new Error(`OHTTP_RELAY must be an http or https URL without query, got "${value}"`);
+  }
+  return url.origin + url.pathname.replace(/\/+$/, "");
+}
 
 /** `PUBLIC_URL` as an absolute http(s) URL ending in "/", query and fragment dropped; or null. */
 function publicUrl(value: string | undefined): string | null {

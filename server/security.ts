@@ -1,7 +1,7 @@
 // Security headers on every answer, API and pages alike, errors and 404s included; the Host check;
 // and the JSON content type every write call of the API must carry.
 // The policy allows exactly what the pages load: module scripts and the stylesheet from this
-// origin (static/build/), fetches to this origin, and nothing inline but style attributes
+// origin (static/build/), fetches to this origin and to a relay, and nothing inline but style attributes
 // (bar widths); island props travel in `<script type="application/json">`, which is data, not
 // code, so no script needs 'unsafe-inline'.
 import type { MiddlewareHandler } from "hono";
@@ -14,7 +14,9 @@ export const CONTENT_SECURITY_POLICY = [
   "style-src 'self'",
   // Inline style attributes only (rendered bar widths); inline <style> elements stay refused.
   "style-src-attr 'unsafe-inline'",
-  "connect-src 'self'",
+  // Fetches to this origin, and to the relay phones send through (protocol §7): the presenter
+  // names it in the browser and the server never does, so any http(s) origin may be it.
+  "connect-src 'self' http: https:",
   // Module workers built from islands/workers/ (the board's audit and anonymity analysis).
   "worker-src 'self'",
   "img-src 'self'",

@@ -14,6 +14,8 @@ import { pageRoundStorage } from "./page_storage.ts";
 import { useHeadTally, useNow, useOpenBlock } from "../hooks/polling.ts";
 import { type RoomAudit, useRoundAudit } from "./room_audit.ts";
 import RoomTally from "./RoomTally.tsx";
+import WhoSaw from "./WhoSaw.tsx";
+import { ledgerBase } from "../../lib/client/api_client.ts";
 import Notice from "../../components/Notice.tsx";
 import type { NoteSigner } from "../../lib/protocol/note.ts";
 import { blocks } from "../../components/WitnessControl.tsx";
@@ -31,11 +33,13 @@ export type RoomRoundProps = {
   witness?: NoteSigner | null;
   /** The round's phase when it has phases (page §10.11); null for round 1. */
   phase?: RoundPhase | null;
+  /** The relay phones send through (protocol §7): its figures are shown beside the server's. */
+  relay?: string | null;
 };
 
 /** The round's live figures: the tally beside the seal and audit panel. */
 export default function RoomRound(
-  { round, choices, pollMs, witness = null, phase = null }: RoomRoundProps,
+  { round, choices, pollMs, witness = null, phase = null, relay = null }: RoomRoundProps,
 ) {
   const ledger = { round };
   const api = useMemo(() => pageApiClient(ledger), []);
@@ -47,6 +51,7 @@ export default function RoomRound(
   const now = useNow();
   const audit = useRoundAudit(api, { round, height: chain.value?.height ?? null, storage });
   const tally = chain.value?.tally ?? null;
+  const votes = tally === null || open.value === null ? null : tally.total + open.value.votes;
   return (
     <div class="room-body" data-ready={chain.value === null ? "false" : "true"}>
       <section class="room-results" aria-labelledby="room-tally-title">
@@ -55,17 +60,18 @@ export default function RoomRound(
         <HeadAlerts alerts={alerts} />
         {chain.problem !== null && <Notice tone="problem" text={chain.problem} />}
         <RoomTally choices={choices} tally={tally} />
-      </section>
-      <section class="room-side" aria-labelledby="room-side-title">
-        <h2 id="room-side-title" class="visually-hidden">Sealing and audit</h2>
-        {phase !== null && (
-          <RoomPhase
-            api={api}
-            phase={phase}
-            votes={tally === null || open.value === null ? null : tally.total + open.value.votes}
+        {relay !== null && (
+          <WhoSaw
+            relay={relay}
+            serverVotes={votes}
+            serverSource={`${location.origin}${ledgerBase(ledger)}tally and block/open`}
             pollMs={pollMs}
           />
         )}
+      </section>
+      <section class="room-side" aria-labelledby="room-side-title">
+        <h2 id="room-side-title" class="visually-hidden">Sealing and audit</h2>
+        {phase !== null && <RoomPhase api={api} phase={phase} votes={votes} pollMs={pollMs} />}
         <p class="room-figure" data-room-sealed={tally?.total ?? ""}>
           <strong>{tally?.total ?? "–"}</strong> {tally?.total === 1 ? "vote" : "votes"} sealed
         </p>

@@ -33,8 +33,8 @@ async function traceOf(vote: VoteRecord): Promise<Traced> {
 
 /**
  * Nothing until a vote is opened and its block's listing read; then its ring walkthrough. The
- * page's address becomes the vote's shareable link, `/board?vote={voteId}` (with `round={id}`
- * first on a round's board).
+ * page's address becomes the vote's shareable link, `/board#vote={voteId}` (with `?round={id}`
+ * on a round's board).
  */
 export default function WalkthroughSection({ bulletin }: SectionProps) {
   const open = bulletin.openVote.value;
@@ -44,7 +44,7 @@ export default function WalkthroughSection({ bulletin }: SectionProps) {
     const address = boardHref({ round: sharedRound(bulletin.round), vote: voteId }, {
       queryOnly: true,
     });
-    if (location.search !== address) history.replaceState(null, "", address);
+    if (location.search + location.hash !== address) history.replaceState(null, "", address);
   }, [voteId]);
   if (open === null) return null;
   const index =

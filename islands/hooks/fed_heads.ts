@@ -3,6 +3,7 @@
  * page's API client receives is fed here, by ledger, and wakes that ledger's watch.
  * @module
  */
+import { pageFetch } from "./page_fetch.ts";
 import { type ApiClient, createApiClient, type LedgerName } from "../../lib/client/api_client.ts";
 import type { ShownHead } from "../../lib/client/log/heads.ts";
 
@@ -46,7 +47,11 @@ export function refeed(key: string, records: readonly ShownHead[]): void {
  */
 export function pageApiClient(ledger: LedgerName = "election"): ApiClient {
   const key = ledgerKey(ledger);
-  return createApiClient({ fetch, ledger, onBlocks: (records) => feedHeads(records, key) });
+  return createApiClient({
+    fetch: pageFetch,
+    ledger,
+    onBlocks: (records) => feedHeads(records, key),
+  });
 }
 
 /** Lets `wake` be called when a record of ledger `key` is fed; answers the function that stops. */

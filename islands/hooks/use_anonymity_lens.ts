@@ -7,12 +7,10 @@
 import { useEffect, useRef, useState } from "react";
 import { startWorker } from "../runtime.ts";
 import type { Reveal } from "../../lib/client/anonymity/anonymity.ts";
-import {
-  type LensAnswer,
-  type LensMessage,
-  type LensResult,
-  packBallots,
-  unpackLensResult,
+import type {
+  LensAnswer,
+  LensMessage,
+  LensResult,
 } from "../../lib/client/anonymity/anonymity_lens.ts";
 import {
   allBallots,
@@ -21,6 +19,11 @@ import {
   type SealedRings,
 } from "../../lib/client/anonymity/sealed_rings.ts";
 import { messageOf } from "../../lib/client/text.ts";
+
+/** The lens's packing code, loaded once on first use. */
+export function loadLens() {
+  return import("../../lib/client/anonymity/anonymity_lens.ts");
+}
 
 /** What the lens shows: the latest result, and what it is doing or what went wrong. */
 export type LensState = {
@@ -145,6 +148,8 @@ export function useAnonymityLens(
         }
         if (!live) return;
         update({ progress: `Analysing ${ballots.length} sealed ballots…` });
+        // Loaded on first use, not on first paint (a phone with a relay loads it when it joins).
+        const { packBallots, unpackLensResult } = await loadLens();
         const packed = packBallots(ballots);
         const answer = await runner.current!.run({
           ballots: packed,

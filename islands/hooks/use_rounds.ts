@@ -5,6 +5,7 @@
  */
 import { useEffect, useState } from "react";
 import { ApiCallError, createApiClient } from "../../lib/client/api_client.ts";
+import { pageFetch } from "./page_fetch.ts";
 import type { PhasedRoundInfo, PhasedRoundList } from "../../lib/client/rounds/phases.ts";
 import { ADMIN_TOKEN_KEY, signInPresenter } from "../../lib/client/rounds/presenter_sign_in.ts";
 
@@ -35,7 +36,7 @@ export const ELECTION_ROUND: PhasedRoundInfo = {
 export function useRounds(): PhasedRoundList | null {
   const [list, setList] = useState<PhasedRoundList | null>(null);
   useEffect(() => {
-    const api = createApiClient({ fetch });
+    const api = createApiClient({ fetch: pageFetch });
     let live = true;
     const read = async () => {
       try {

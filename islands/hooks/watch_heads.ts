@@ -8,6 +8,7 @@
 import { useEffect, useState } from "react";
 import { type ApiClient, createApiClient, type LedgerName } from "../../lib/client/api_client.ts";
 import { checkShownChain } from "../../lib/client/log/chain_check.ts";
+import { pageFetch } from "./page_fetch.ts";
 import {
   type AnyForkEvidence,
   type HeadAlert,
@@ -272,18 +273,21 @@ export function useHeadWatch(
     setAlerts([]);
     setView(null);
     setWitnessing(null);
-    return watchHeads(createApiClient({ fetch, ledger, timeoutMs: REQUEST_TIMEOUT_MS }), {
-      storage: storage ?? localStorage,
-      ledger: ledgerKey(ledger),
-      everyMs,
-      policy: pagePolicy().policy,
-      witness,
-      onFork: setFork,
-      onAlerts: setAlerts,
-      onView: setView,
-      onWitness: setWitnessing,
-      onError: console.error,
-    });
+    return watchHeads(
+      createApiClient({ fetch: pageFetch, ledger, timeoutMs: REQUEST_TIMEOUT_MS }),
+      {
+        storage: storage ?? localStorage,
+        ledger: ledgerKey(ledger),
+        everyMs,
+        policy: pagePolicy().policy,
+        witness,
+        onFork: setFork,
+        onAlerts: setAlerts,
+        onView: setView,
+        onWitness: setWitnessing,
+        onError: console.error,
+      },
+    );
   }, [round, witnessName]);
   return { fork, alerts, view, witnessing };
 }

@@ -4,7 +4,10 @@
  * group: the line names the group, its fingerprint, and needs no block read (page §14.2).
  * @module
  */
+import type { ComponentChildren } from "preact";
 import RingLine from "./RingLine.tsx";
+import SealedWith from "./SealedWith.tsx";
+import type { ApiClient } from "../../lib/client/api_client.ts";
 import { anonymityWarning, ringLine } from "../../lib/client/anonymity/anonymity_view.ts";
 import { voterKeyNames } from "../../lib/client/voter/voters.ts";
 import {
@@ -31,15 +34,28 @@ type PanelRingProps = {
   storage: VoterStorage;
   lens: PanelLens;
   group?: { late: boolean } | null;
+  /** The round's API: a group ballot's line adds how many of its group its block sealed. */
+  api?: ApiClient;
 };
 
 /** The ring line of the voter `namespace`, or nothing while its stored vote is unreadable. */
-export default function PanelRing({ namespace, storage, lens, group = null }: PanelRingProps) {
+export default function PanelRing(
+  { namespace, storage, lens, group = null, api }: PanelRingProps,
+) {
   const stored = readStoredVote(storage, namespace);
   const ring = ringOfSignature(stored.voteSignature);
   const ownKey = readStoredKeys(storage, namespace).publicKey;
   if (ring === null || ownKey === null) return null;
-  if (group !== null) return <GroupRing ring={ring} late={group.late} />;
+  if (group !== null) {
+    const height = Number(stored.blockId);
+    return (
+      <GroupRing ring={ring} late={group.late}>
+        {api !== undefined && Number.isSafeInteger(height) && height > 0 && (
+          <SealedWith api={api} height={height} ring={ring} />
+        )}
+      </GroupRing>
+    );
+  }
   const effectiveAnonymity = lens.anonymity.get(stored.voteId ?? "") ?? null;
   const line = ringLine({ ring, ownKey, pageVoters: voterKeyNames(storage), effectiveAnonymity });
   return (
@@ -56,7 +72,13 @@ export default function PanelRing({ namespace, storage, lens, group = null }: Pa
  * signer (no reveal is known to this phone), and the group's fingerprint to compare with the
  * projector's.
  */
-function GroupRing({ ring, late }: { ring: readonly string[]; late: boolean }) {
+function GroupRing(
+  { ring, late, children }: {
+    ring: readonly string[];
+    late: boolean;
+    children?: ComponentChildren;
+  },
+) {
   const n = ring.length;
   const k = groupAnonymity({ groupSize: n, revealedOthers: 0, ownRevealed: false });
   const fingerprint = groupFingerprint(ring.map((key) => hexToBytes(key, 32, "ring key")));
@@ -72,6 +94,7 @@ function GroupRing({ ring, late }: { ring: readonly string[]; late: boolean }) {
         {roundAnonymityText({ n, k, late })}
       </p>
       {late && <p class="ring-late">{LATE_WEAKER_TEXT}</p>}
+      {children}
       <p class="group-fingerprint" data-group-fingerprint={fingerprint}>
         {groupFingerprintText(fingerprint)}
       </p>

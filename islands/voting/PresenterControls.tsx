@@ -8,6 +8,9 @@
 import { useEffect, useState } from "react";
 import AddressQr from "../../components/AddressQr.tsx";
 import { witnessAddress } from "../../components/WitnessControl.tsx";
+import { addressWithPin } from "../../lib/client/relay/fragment.ts";
+import { useQrPin } from "../hooks/presenter_relay.ts";
+import RelaySetting from "./RelaySetting.tsx";
 import { pinWitness, storedWitnessKey, WITNESSING_KEY, witnessVkey } from "../hooks/witness_key.ts";
 import { ApiCallError, createApiClient } from "../../lib/client/api_client.ts";
 import { messageOf } from "../../lib/client/text.ts";
@@ -25,11 +28,13 @@ export type PresenterControlsProps = {
   round: PhasedRoundInfo;
   /** Forgets the token in this browser. */
   onSignOut(): void;
+  /** The relay the server's `OHTTP_RELAY` suggests, filling the relay field while none is kept. */
+  relayPrefill?: string;
 };
 
 /** The presenter's bar: the QR code for the room and the round form. */
 export default function PresenterControls(
-  { token, address, round, onSignOut }: PresenterControlsProps,
+  { token, address, round, onSignOut, relayPrefill }: PresenterControlsProps,
 ) {
   const [presenting, setPresenting] = useState(false);
   return (
@@ -52,7 +57,8 @@ export default function PresenterControls(
           onClose={() => setPresenting(false)}
         />
       )}
-      {votesByGroup(round) && <OpenVoting token={token} round={round} />}
+      {votesByGroup(round) && <OpenVoting key={round.id} token={token} round={round} />}
+      <RelaySetting prefill={relayPrefill} />
       <RoundForm token={token} current={round} />
       <button type="button" class="presenter-sign-out" data-action="sign-out" onClick={onSignOut}>
         Sign out of presenting in this browser
@@ -76,14 +82,23 @@ function PresentView(
   const [witness] = useState(() =>
     localStorage.getItem(WITNESSING_KEY) === "on" ? storedWitnessKey(localStorage) : null
   );
-  const scanned = witness === null ? address : witnessAddress(address, witnessVkey(witness));
+  // The code carries the relay named in the presenter's bar, with its key's hash (protocol §7).
+  const pin = useQrPin();
+  const scanned = addressWithPin(
+    witness === null ? address : witnessAddress(address, witnessVkey(witness)),
+    pin,
+  );
   // The code names this witness: pinned as the room's, phones that require it are not let down.
   useEffect(() => {
     if (witness !== null) void pinWitness(witnessVkey(witness), token);
   }, [witness, token]);
   return (
     <div class="present-view" data-present="" role="dialog" aria-label="Scan to vote">
-      <div class="present-qr" data-witness-qr={witness === null ? undefined : scanned}>
+      <div
+        class="present-qr"
+        data-witness-qr={witness === null ? undefined : scanned}
+        data-relay-qr={pin === null ? undefined : scanned}
+      >
         <AddressQr address={scanned} size="present" />
       </div>
       <div class="present-side">

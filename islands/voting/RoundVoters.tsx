@@ -5,7 +5,7 @@
  * the round's ledger. The page mounts it afresh when the current round changes.
  * @module
  */
-import { useEffect, useMemo, useState } from "react";
+import { lazy, Suspense, useEffect, useMemo, useState } from "react";
 import { useSignal } from "@preact/signals";
 import ForkAlert from "../../components/ForkAlert.tsx";
 import HeadAlerts from "../../components/HeadAlerts.tsx";
@@ -23,12 +23,15 @@ import ShortLateNote from "./ShortLateNote.tsx";
 import { useAnonymityLens, useChainHeight } from "../hooks/use_anonymity_lens.ts";
 import { pageApiClient, useHeadWatch, usePolicyNotice } from "../hooks/watch_heads.ts";
 import WitnessStatus from "../../components/WitnessStatus.tsx";
-import DemoRound from "./DemoRound.tsx";
 import JoinControl from "./JoinControl.tsx";
 import type { PanelLens } from "./PanelRing.tsx";
 import { createPanelRegistry } from "./panel_registry.ts";
+import RelayStatus from "./RelayStatus.tsx";
 import RoundCountdown from "./RoundCountdown.tsx";
 import VoterPanel from "./VoterPanel.tsx";
+
+/** The demo round, loaded only in the presenter's browser. */
+const DemoRound = lazy(() => import("./DemoRound.tsx"));
 
 /** How often the page follows the chain while some panel shows its ballot's anonymity. */
 const LENS_POLL_MS = 3000;
@@ -114,6 +117,7 @@ export default function RoundVoters({ round, ringSize, presenter }: RoundVotersP
       {fork && <ForkAlert evidence={fork} />}
       <HeadAlerts alerts={alerts} />
       <WitnessStatus view={view?.witness ?? null} notice={notice} forked={fork !== null} />
+      <RelayStatus />
       {round.question !== "" && (
         <h2 class="round-question" data-round-question="">
           {round.question}
@@ -143,16 +147,18 @@ export default function RoundVoters({ round, ringSize, presenter }: RoundVotersP
           )
         }
         {presenter !== null && (
-          <DemoRound
-            presenterToken={phased ? presenter : null}
-            ringSize={ringSize}
-            ready={ready}
-            ledger={ledger}
-            storage={storage}
-            choices={round.choices}
-            addVoter={addVoter}
-            panelOf={panels.get}
-          />
+          <Suspense fallback={null}>
+            <DemoRound
+              presenterToken={phased ? presenter : null}
+              ringSize={ringSize}
+              ready={ready}
+              ledger={ledger}
+              storage={storage}
+              choices={round.choices}
+              addVoter={addVoter}
+              panelOf={panels.get}
+            />
+          </Suspense>
         )}
       </div>
       <div class="voters">

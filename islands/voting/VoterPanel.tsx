@@ -321,6 +321,7 @@ export default function VoterPanel(
           storage={io.storage}
           lens={lens}
           group={phased ? { late: inGroup?.late ?? false } : null}
+          api={io.api}
         />
       )}
       {working !== null && <Notice tone="working" text={working} />}

@@ -30,6 +30,8 @@ export type PageAppOptions = {
   publicUrl?: string | null;
   trustProxy?: boolean;
   interfaces?: () => Deno.NetworkInterfaceInfo[];
+  /** `OHTTP_RELAY`: the relay the voting page suggests to the presenter (protocol §7). */
+  ohttpRelay?: string | null;
 };
 
 const BUILT_FILE = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*\.(js|css)$/;
@@ -75,7 +77,11 @@ export function createPageApp(options: PageAppOptions): Hono {
 
   app.get("/", (c) => {
     const addresses = pageAddresses(c.req.raw, addressOptions, peerOf(c));
-    const data = indexHandler(c.req.raw, { ringSize, addresses });
+    const data = indexHandler(c.req.raw, {
+      ringSize,
+      addresses,
+      relay: options.ohttpRelay ?? null,
+    });
     return servePage(c, h(IndexPage, { data }), "Ringvote");
   });
 

@@ -22,6 +22,7 @@ Deno.test("readConfig: defaults of protocol §6", () => {
     adminToken: null,
     logOrigin: null,
     witnessPolicy: null,
+    ohttpRelay: null,
   });
   assert.equal(DEFAULT_KV_PATH, "./data/ringvote.kv");
 });
@@ -41,6 +42,7 @@ Deno.test("readConfig: every variable is read", () => {
         TRUST_PROXY: "1",
         ADMIN_TOKEN: "presenter-token-0123",
         LOG_ORIGIN: "vote.example.org/log",
+        OHTTP_RELAY: "https://relay.example.net/ohttp/",
       }),
     ),
     {
@@ -56,6 +58,7 @@ Deno.test("readConfig: every variable is read", () => {
       adminToken: "presenter-token-0123",
       logOrigin: "vote.example.org/log",
       witnessPolicy: null,
+      ohttpRelay: "https://relay.example.net/ohttp",
     },
   );
 });
@@ -85,6 +88,9 @@ Deno.test("readConfig: a bad value stops the start naming the variable", () => {
     [{ PUBLIC_URL: "javascript:alert(1)" }, /PUBLIC_URL/],
     [{ PUBLIC_URL: "/room/" }, /PUBLIC_URL/],
     [{ PUBLIC_URL: "vote.example.org" }, /PUBLIC_URL/],
+    [{ OHTTP_RELAY: "relay.example.net" }, /OHTTP_RELAY/],
+    [{ OHTTP_RELAY: "ftp://relay.example.net" }, /OHTTP_RELAY/],
+    [{ OHTTP_RELAY: "https://relay.example.net/?x=1" }, /OHTTP_RELAY/],
     [{ TRUST_PROXY: "maybe" }, /TRUST_PROXY/],
     [{ TRUST_PROXY: "2" }, /TRUST_PROXY/],
     [{ ADMIN_TOKEN: "a".repeat(15) }, /ADMIN_TOKEN/],

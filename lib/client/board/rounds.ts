@@ -54,14 +54,30 @@ export function roundLinks(list: RoundList, shown: number): RoundLink[] {
 export type BoardPlace = { round?: number | null; vote?: string | null; view?: "room" | null };
 
 /**
- * The board's address for `place`: `/board`, `/board?round=2`, `/board?round=2&vote={voteId}`,
- * `/board?view=room`. The query alone (`?vote=…`, or "" for none) with `queryOnly`.
+ * The board's address for `place`: `/board`, `/board?round=2`, `/board?round=2#vote={voteId}`,
+ * `/board?view=room`. The vote is in the fragment, which the browser never sends: the server's log
+ * does not learn which vote someone opened (protocol §7). The query and fragment alone
+ * (`?round=2#vote=…`, or "" for none) with `queryOnly`.
  */
 export function boardHref(place: BoardPlace, { queryOnly = false } = {}): string {
   const params = new URLSearchParams();
   if (place.view === "room") params.set("view", "room");
   if (place.round != null) params.set("round", String(place.round));
-  if (place.vote != null) params.set("vote", place.vote);
   const query = params.size === 0 ? "" : `?${params}`;
-  return queryOnly ? query : `/board${query}`;
+  const fragment = place.vote == null ? "" : `#vote=${encodeURIComponent(place.vote)}`;
+  return queryOnly ? query + fragment : `/board${query}${fragment}`;
+}
+
+/** The vote id of a board address's fragment (`#vote={voteId}`), or null. */
+export function sharedVote(fragment: string): string | null {
+  for (const part of fragment.replace(/^#/, "").split("&")) {
+    if (!part.startsWith("vote=")) continue;
+    try {
+      const id = decodeURIComponent(part.slice("vote=".length));
+      return id === "" ? null : id;
+    } catch {
+      return null;
+    }
+  }
+  return null;
 }

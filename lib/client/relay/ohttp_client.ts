@@ -141,7 +141,7 @@ export function relayTransport({ relay, target, fetch, voteBytes }: {
     const answer = await sealed.open(bytes);
     return new Response(answer.status === 204 ? null : answer.body.slice(), {
       status: answer.status,
-      headers: answer.headers.map(([name, value]) => [name, value] as [string, string]),
+      headers: answer.headers.map(([name, value]): [string, string] => [name, value]),
     });
   };
 }

@@ -10,6 +10,7 @@ import {
   parseRoundParam,
   roundLinks,
   roundQuestion,
+  sharedVote,
 } from "../../../lib/client/board/rounds.ts";
 
 const round = (id: number, question: string, choices: string[] = []) => ({
@@ -54,10 +55,19 @@ Deno.test("roundLinks lists every round by id, the shown and the current one mar
 Deno.test("boardHref writes the board's addresses, the vote id escaped", () => {
   assert.equal(boardHref({}), "/board");
   assert.equal(boardHref({ round: 2 }), "/board?round=2");
-  assert.equal(boardHref({ vote: "Ab-_9<x" }), "/board?vote=Ab-_9%3Cx");
-  assert.equal(boardHref({ round: 2, vote: "v1" }), "/board?round=2&vote=v1");
+  assert.equal(boardHref({ vote: "Ab-_9<x" }), "/board#vote=Ab-_9%3Cx");
+  assert.equal(boardHref({ round: 2, vote: "v1" }), "/board?round=2#vote=v1");
   assert.equal(boardHref({ view: "room" }), "/board?view=room");
   assert.equal(boardHref({ view: "room", round: 4 }), "/board?view=room&round=4");
-  assert.equal(boardHref({ round: 2, vote: "v1" }, { queryOnly: true }), "?round=2&vote=v1");
+  assert.equal(boardHref({ round: 2, vote: "v1" }, { queryOnly: true }), "?round=2#vote=v1");
   assert.equal(boardHref({}, { queryOnly: true }), "");
+});
+
+Deno.test("sharedVote reads the vote id of a board address's fragment", () => {
+  assert.equal(sharedVote("#vote=Ab-_9%3Cx"), "Ab-_9<x");
+  assert.equal(sharedVote(new URL("http://h/board?round=2#vote=v1").hash), "v1");
+  assert.equal(sharedVote("#relay=x&vote=v2"), "v2");
+  assert.equal(sharedVote("#vote="), null);
+  assert.equal(sharedVote("#vote=%E0%A4"), null);
+  assert.equal(sharedVote(""), null);
 });

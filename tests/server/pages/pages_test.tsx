@@ -164,6 +164,26 @@ Deno.test("the page gets the ring size createApp was configured with, 8 by defau
   }
 });
 
+Deno.test("the page carries OHTTP_RELAY to the island only when it is set", async () => {
+  const { dir, outDir } = await freshBuild();
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const store = await createStore(kv);
+    const relayed = createApp({
+      store,
+      config: { ohttpRelay: "http://relay.example:8002" },
+      buildDir: outDir,
+    });
+    const html = await (await relayed.request("/")).text();
+    assert.ok(html.includes(`"relay":"http://relay.example:8002"`), "the relay is in the props");
+    const plain = createApp({ store, buildDir: outDir });
+    assert.ok(!(await (await plain.request("/")).text()).includes(`"relay"`), "no relay named");
+  } finally {
+    kv.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("staticImports lists static chunk imports, not dynamic ones", () => {
   const code = `import{a as b}from"./chunk-AB12.js";import"./side-CD34.js";` +
     `const m=()=>import("./lazy-EF56.js");`;

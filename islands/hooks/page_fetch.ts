@@ -1,0 +1,51 @@
+/**
+ * The page's one transport in the browser (protocol §7, page §2): {@link pageFetch}, which every
+ * API client of the phone's pages is made with. Without a relay pinned it is `fetch`; with one,
+ * the page transport of ./relay_transport.ts, loaded then in a chunk of its own, checks the relay's
+ * key configuration before the key registration and from that registration on sends every round
+ * call through the relay.
+ * @module
+ */
+import type { Transport } from "../../lib/client/api_client.ts";
+import { readPagePin, relayRequired } from "./relay_state.ts";
+
+/** A round's vote: `POST /api/rounds/{id}/vote` (round 1, the election, is unchanged). */
+const ROUND_VOTE = /^\/api\/rounds\/(?:[2-9]|[1-9][0-9]+)\/vote$/;
+
+type RelayModule = typeof import("./relay_transport.ts");
+let relayModule: Promise<RelayModule> | null = null;
+
+/** The relay transport's module, loaded once; a load that failed is tried again. */
+function loadRelay(): Promise<RelayModule> {
+  if (relayModule === null) {
+    const loading = import("./relay_transport.ts");
+    relayModule = loading;
+    loading.catch(() => {
+      if (relayModule === loading) relayModule = null;
+    });
+  }
+  return relayModule;
+}
+
+/** The page transport (see the module comment). */
+export const pageFetch: Transport = async (url, init) => {
+  if ((await readPagePin()).pin === null) {
+    // No downgrade: where relays are declared, a page without one does not send its vote.
+    const vote = (init.method ?? "GET").toUpperCase() === "POST" &&
+      ROUND_VOTE.test(new URL(url, location.href).pathname);
+    if (vote && relayRequired.peek() !== null) {
+      relayRequired.value = "refused";
+      throw new Error(
+        "This room's votes go through a relay and this page has none: scan the presenter's code",
+      );
+    }
+    return await fetch(url, init);
+  }
+  return await (await loadRelay()).relayPageTransport(url, init);
+};
+
+/** Checks the pinned relay's key configuration once per page; a mismatch raises the alert. */
+export async function checkRelayAtLoad(): Promise<void> {
+  if ((await readPagePin()).pin === null) return;
+  await (await loadRelay()).checkRelayAtLoad();
+}

@@ -1,0 +1,177 @@
+/**
+ * The page transport with a relay pinned (protocol §7), loaded by ./page_fetch.ts only on a page
+ * that holds a pin: the relay's key configuration checked at load and before the key registration,
+ * every round call after the registration sent through the relay, a vote held for its send window,
+ * and the HPKE and Binary HTTP code and the anonymity worker loaded at join.
+ * @module
+ */
+import { createApiClient, type Transport } from "../../lib/client/api_client.ts";
+import type { RelayPin } from "../../lib/client/relay/fragment.ts";
+import {
+  createPageTransport,
+  mismatchText,
+  roundOfPath,
+  type RoundTiming,
+} from "../../lib/client/relay/page_transport.ts";
+import {
+  checkPinnedKeys,
+  createRelayedTransport,
+  RelayError,
+} from "../../lib/client/relay/relayed_transport.ts";
+import type { RoundInfo } from "../../lib/protocol/schemas.ts";
+import { startWorker } from "../runtime.ts";
+import {
+  pageLoadedAt,
+  pagePin,
+  RELAY_REGISTERED_KEY,
+  relayAlert,
+  relayWait,
+} from "./relay_state.ts";
+
+let loadCheck: Promise<void> | null = null;
+
+/** Checks the pinned relay's key configuration once per page; a mismatch raises the alert. */
+export function checkRelayAtLoad(): Promise<void> {
+  loadCheck ??= (async () => {
+    const { pin } = pagePin();
+    if (pin === null) return;
+    const check = await checkPinnedKeys({ pin, fetch });
+    if (check.kind === "mismatch") relayAlert.value = mismatchText(pin, check);
+  })();
+  return loadCheck;
+}
+
+/** Rounds as last read through the page's transport, by id. */
+const rounds = new Map<number, RoundInfo>();
+
+/** Round `id` as listed by `GET /api/rounds`, read again until its voting has opened. */
+async function roundInfo(id: number): Promise<RoundInfo | null> {
+  const known = rounds.get(id);
+  if (known !== undefined && known.openedAt !== null) return known;
+  const list = await createApiClient({ fetch: relayPageTransport }).rounds();
+  for (const round of list.rounds) rounds.set(round.id, round);
+  return rounds.get(id) ?? null;
+}
+
+async function timing(id: number): Promise<RoundTiming | null> {
+  const info = await roundInfo(id).catch(() => null);
+  if (info === null || info.openedAt === null) return null;
+  return { openedAt: info.openedAt, intervalMs: info.blockIntervalMs };
+}
+
+async function choicesOf(path: string): Promise<readonly string[]> {
+  const id = roundOfPath(path);
+  const info = typeof id === "number" ? await roundInfo(id) : null;
+  if (info === null) throw new Error(`The round of ${path} is not listed`);
+  return info.choices;
+}
+
+let relayed: { key: string; transport: Promise<Transport> } | null = null;
+
+/** The relayed transport of `pin`, its sealing code loaded on first use (a chunk of its own). */
+function relayedFor(pin: RelayPin): Promise<Transport> {
+  const key = `${pin.relay} ${pin.ohttp}`;
+  if (relayed?.key !== key) {
+    const transport = import("../../lib/client/relay/sealing.ts").then(
+      ({ sealingEncapsulator }) => {
+        const origin = location.origin;
+        const made = createRelayedTransport({
+          pin,
+          origin,
+          fetch,
+          encapsulator: sealingEncapsulator({ ohttp: pin.ohttp, origin, choicesOf }),
+        });
+        return alerting(made.transport);
+      },
+    );
+    relayed = { key, transport };
+    // A chunk that failed to load is loaded again by the next call.
+    transport.catch(() => {
+      if (relayed?.transport === transport) relayed = null;
+    });
+  }
+  return relayed.transport;
+}
+
+/** `transport`, raising the alert when the relay's key configuration is not the pinned one. */
+function alerting(transport: Transport): Transport {
+  return async (url, init) => {
+    try {
+      return await transport(url, init);
+    } catch (error) {
+      if (error instanceof RelayError && error.kind === "key-mismatch") {
+        relayAlert.value = error.message;
+      }
+      throw error;
+    }
+  };
+}
+
+/** How long a worker started only to load its code is kept. */
+const WARM_WORKER_MS = 15_000;
+
+/**
+ * Starts worker `name` and stops it a little later: its code is then in the browser's cache, so
+ * the lens started once the vote is verified asks the server for nothing.
+ */
+function warmWorker(name: string): void {
+  try {
+    const worker = startWorker(name);
+    setTimeout(() => worker.terminate(), WARM_WORKER_MS);
+  } catch {
+    // A build without the worker: the lens says so when it runs.
+  }
+}
+
+/** Resolves after `ms`, or rejects when `signal` aborts first. */
+function sleep(ms: number, signal?: AbortSignal | null): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    }, { once: true });
+  });
+}
+
+/** Browser-storage prefix of the ballot answers kept, by API path. */
+const KEPT_PREFIX = "ringvote/relay-kept/";
+
+let transport: Transport | null = null;
+
+/** The page transport with the page's pin (see the module comment), made on first use. */
+export const relayPageTransport: Transport = (url, init) => {
+  transport ??= createPageTransport({
+    direct: fetch,
+    pin: () => pagePin().pin,
+    registered: () => localStorage.getItem(RELAY_REGISTERED_KEY) !== null,
+    markRegistered: () => localStorage.setItem(RELAY_REGISTERED_KEY, String(Date.now())),
+    keyCheck: async (pin) => {
+      const check = await checkPinnedKeys({ pin, fetch });
+      // The phone joins: its sealing code and the anonymity worker load now, never when it votes.
+      if (check.kind === "ok") {
+        relayedFor(pin).catch(() => {});
+        warmWorker("anonymity");
+        // The code a verified vote runs, loaded now so that no load follows the vote.
+        import("../../lib/client/anonymity/anonymity_lens.ts").catch(() => {});
+      }
+      return check;
+    },
+    relayed: relayedFor,
+    timing,
+    now: Date.now,
+    sleep,
+    random: () => crypto.getRandomValues(new Uint32Array(1))[0] / 2 ** 32,
+    loadedAt: pageLoadedAt,
+    onAlert: (check) => (relayAlert.value = mismatchText(pagePin().pin!, check)),
+    onWait: (wait) => (relayWait.value = wait),
+    kept: {
+      get: (path) => {
+        const kept = localStorage.getItem(KEPT_PREFIX + path);
+        return kept === null ? null : JSON.parse(kept);
+      },
+      set: (path, answer) => localStorage.setItem(KEPT_PREFIX + path, JSON.stringify(answer)),
+    },
+  });
+  return transport(url, init);
+};
