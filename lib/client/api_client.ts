@@ -247,3 +247,34 @@ function proofLines(call: string, text: string): string[] {
   }
   return lines;
 }
+
+/** What a call is, for the routing: what it names decides how it may travel. */
+export type CallKind = "registration" | "vote" | "ballot" | "other";
+
+/** The API prefix of a ledger: `/api/`, `/api/lab/` or `/api/rounds/{id}/`. */
+const LEDGER = String.raw`/api/(?:rounds/[0-9]+/|lab/)?`;
+const REGISTRATION = new RegExp(`^${LEDGER}pki/key$`);
+const VOTE = new RegExp(`^${LEDGER}vote$`);
+/** Reads that name one ballot: its tag, its proof, the hash of the block before its block. */
+const BALLOT = new RegExp(
+  `^${LEDGER}(?:tag/[^/]+|block/id/[0-9]+/vote/[^/]+|block/hash/id/[0-9]+)$`,
+);
+
+/** The kind of the call `method path` (path without query). */
+export function callKind(method: string, path: string): CallKind {
+  const write = method.toUpperCase() === "POST";
+  if (write && REGISTRATION.test(path)) return "registration";
+  if (write && VOTE.test(path)) return "vote";
+  if (!write && BALLOT.test(path)) return "ballot";
+  return "other";
+}
+
+/**
+ * The round whose ledger an API path calls, for a round of protocol §4.9 (2 and on); "list" for
+ * `GET /api/rounds`; null for the election's own calls (round 1, unchanged) and the lab's.
+ */
+export function roundOfPath(path: string): number | "list" | null {
+  if (path === "/api/rounds") return "list";
+  const match = path.match(/^\/api\/rounds\/([0-9]+)\//);
+  return match && Number(match[1]) > 1 ? Number(match[1]) : null;
+}

@@ -5,7 +5,7 @@
  * the attack lab's practice ledger (protocol §4.7).
  * @module
  */
-import { genesisBlock } from "../../lib/protocol/chain.ts";
+import { ensureGenesis, ensureServerKey } from "./genesis.ts";
 import { bytesToBase64 } from "../../lib/protocol/bytes.ts";
 // The wire shapes of protocol §4: the store answers in them, so the API passes them on unchanged.
 import type * as wire from "../../lib/protocol/schemas.ts";
@@ -26,18 +26,9 @@ import {
   lookupKeys,
 } from "./directory.ts";
 import { keyRecordSecret } from "./key_record_mac.ts";
-import { backoff, GET_MANY_LIMIT, MAX_ATTEMPTS, readRetrying, tryCommit } from "./kv_calls.ts";
+import { GET_MANY_LIMIT, readRetrying } from "./kv_calls.ts";
 import { type BatchOptions } from "./batches.ts";
-import {
-  absent,
-  type CapacityBound,
-  type HeadRecord,
-  type KeyIdRecord,
-  type KvLedger,
-  ledgerKeys,
-  type OpenRecord,
-  type ServerKeyRecord,
-} from "./layout.ts";
+import { type CapacityBound, type KeyIdRecord, type KvLedger, ledgerKeys } from "./layout.ts";
 import {
   blockRange,
   blockVotes,
@@ -358,47 +349,4 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
 export function randomVoteId(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
   return bytesToBase64(bytes).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-}
-
-async function ensureGenesis({ kv, keys }: KvLedger, now: number): Promise<void> {
-  for (let attempt = 0;; attempt++) {
-    const existing = await readRetrying(() => kv.get<wire.BlockRecord>(keys.block(0)));
-    if (existing.value) return;
-    const genesis = genesisBlock(now);
-    const res = await tryCommit(
-      kv.atomic()
-        .check(absent(keys.block(0)))
-        .check(absent(keys.head()))
-        .check(absent(keys.open()))
-        .set(keys.block(0), genesis)
-        .set(
-          keys.head(),
-          { height: 0, hash: genesis.hash, timestamp: genesis.timestamp } satisfies HeadRecord,
-        )
-        .set(keys.open(), { height: 1 } satisfies OpenRecord),
-    );
-    if (res?.ok) return;
-    if (attempt >= MAX_ATTEMPTS) throw new Error("Could not create the genesis block");
-    await backoff(attempt);
-  }
-}
-
-/**
- * The head-signing key's seed: read, or made and stored with a check that nothing is there yet,
- * so that processes starting together on one database all end with the one stored key.
- */
-async function ensureServerKey({ kv, keys }: KvLedger): Promise<Uint8Array> {
-  for (let attempt = 0;; attempt++) {
-    const existing = await readRetrying(() => kv.get<ServerKeyRecord>(keys.serverKey()));
-    if (existing.value) return existing.value.seed;
-    const seed = crypto.getRandomValues(new Uint8Array(32));
-    const res = await tryCommit(
-      kv.atomic()
-        .check({ key: keys.serverKey(), versionstamp: null })
-        .set(keys.serverKey(), { seed } satisfies ServerKeyRecord),
-    );
-    if (res?.ok) return seed;
-    if (attempt >= MAX_ATTEMPTS) throw new Error("Could not store the server key");
-    await backoff(attempt);
-  }
 }

@@ -7,41 +7,14 @@
  * and once answered it is kept and never asked again.
  * @module
  */
-import type { Transport } from "../api_client.ts";
+import { callKind, roundOfPath, type Transport } from "../api_client.ts";
 import type { RelayPin } from "./fragment.ts";
 import { type KeyCheck, RelayError } from "./relayed_transport.ts";
 import { planResume, planVoteSend, type Random, type SendPlan } from "./send_window.ts";
 
-/** What a call is, for the routing: what it names decides how it may travel. */
-export type CallKind = "registration" | "vote" | "ballot" | "other";
-
-/** The API prefix of a ledger: `/api/`, `/api/lab/` or `/api/rounds/{id}/`. */
-const LEDGER = String.raw`/api/(?:rounds/[0-9]+/|lab/)?`;
-const REGISTRATION = new RegExp(`^${LEDGER}pki/key$`);
-const VOTE = new RegExp(`^${LEDGER}vote$`);
-/** Reads that name one ballot: its tag, its proof, the hash of the block before its block. */
-const BALLOT = new RegExp(
-  `^${LEDGER}(?:tag/[^/]+|block/id/[0-9]+/vote/[^/]+|block/hash/id/[0-9]+)$`,
-);
-
-/** The kind of the call `method path` (path without query). */
-export function callKind(method: string, path: string): CallKind {
-  const write = method.toUpperCase() === "POST";
-  if (write && REGISTRATION.test(path)) return "registration";
-  if (write && VOTE.test(path)) return "vote";
-  if (!write && BALLOT.test(path)) return "ballot";
-  return "other";
-}
-
-/**
- * The round whose ledger an API path calls, for a round of protocol §4.9 (2 and on); "list" for
- * `GET /api/rounds`; null for the election's own calls (round 1, unchanged) and the lab's.
- */
-export function roundOfPath(path: string): number | "list" | null {
-  if (path === "/api/rounds") return "list";
-  const match = path.match(/^\/api\/rounds\/([0-9]+)\//);
-  return match && Number(match[1]) > 1 ? Number(match[1]) : null;
-}
+// Which call a path is, and which round it calls, are the API client's to say: it alone writes
+// the API's paths (lib/client/api_client.ts).
+export { type CallKind, callKind, roundOfPath } from "../api_client.ts";
 
 /** When a round's voting opened and how often it seals (`GET /api/rounds`). */
 export type RoundTiming = { openedAt: number; intervalMs: number };

@@ -109,7 +109,7 @@ async function cosignedBy(app: App, base: string, key: string, min = 1): Promise
 }
 
 Deno.test("a pinned room witness one size behind is never crowded out by strangers, in any round", async () => {
-  const { kv, store, rounds, app } = await setup();
+  const { kv, store, app } = await setup();
   try {
     await seal(store, 1);
     assert.equal(await cosign(app, "/api", projector), true);

@@ -1,0 +1,60 @@
+/**
+ * What a ledger needs in place before its first call (protocol §5.2): its genesis block with the
+ * guard and the head, and the seed of its head-signing key, each made once with a checked commit
+ * so that processes starting together on one database all end with the same.
+ * @module
+ */
+import { genesisBlock } from "../../lib/protocol/chain.ts";
+import type * as wire from "../../lib/protocol/schemas.ts";
+import {
+  absent,
+  type HeadRecord,
+  type KvLedger,
+  type OpenRecord,
+  type ServerKeyRecord,
+} from "./layout.ts";
+import { backoff, MAX_ATTEMPTS, readRetrying, tryCommit } from "./kv_calls.ts";
+
+/** Creates the genesis block, the guard and the head of a ledger that has none yet. */
+export async function ensureGenesis({ kv, keys }: KvLedger, now: number): Promise<void> {
+  for (let attempt = 0;; attempt++) {
+    const existing = await readRetrying(() => kv.get<wire.BlockRecord>(keys.block(0)));
+    if (existing.value) return;
+    const genesis = genesisBlock(now);
+    const res = await tryCommit(
+      kv.atomic()
+        .check(absent(keys.block(0)))
+        .check(absent(keys.head()))
+        .check(absent(keys.open()))
+        .set(keys.block(0), genesis)
+        .set(
+          keys.head(),
+          { height: 0, hash: genesis.hash, timestamp: genesis.timestamp } satisfies HeadRecord,
+        )
+        .set(keys.open(), { height: 1 } satisfies OpenRecord),
+    );
+    if (res?.ok) return;
+    if (attempt >= MAX_ATTEMPTS) throw new Error("Could not create the genesis block");
+    await backoff(attempt);
+  }
+}
+
+/**
+ * The head-signing key's seed: read, or made and stored with a check that nothing is there yet,
+ * so that processes starting together on one database all end with the one stored key.
+ */
+export async function ensureServerKey({ kv, keys }: KvLedger): Promise<Uint8Array> {
+  for (let attempt = 0;; attempt++) {
+    const existing = await readRetrying(() => kv.get<ServerKeyRecord>(keys.serverKey()));
+    if (existing.value) return existing.value.seed;
+    const seed = crypto.getRandomValues(new Uint8Array(32));
+    const res = await tryCommit(
+      kv.atomic()
+        .check({ key: keys.serverKey(), versionstamp: null })
+        .set(keys.serverKey(), { seed } satisfies ServerKeyRecord),
+    );
+    if (res?.ok) return seed;
+    if (attempt >= MAX_ATTEMPTS) throw new Error("Could not store the server key");
+    await backoff(attempt);
+  }
+}
