@@ -64,8 +64,14 @@ export function pageAddresses(
   if (!isLoopback(host.hostname)) {
     return { address: asked, addresses: [asked], fromNetwork: false, warning: null };
   }
-  if (options.trustProxy || !isLoopbackPeer(peer)) {
+  if (!isLoopbackPeer(peer)) {
     return { address: asked, addresses: [asked], fromNetwork: false, warning: null };
+  }
+  if (options.trustProxy) {
+    // Behind a proxy this machine's own addresses are not where phones come in: the operator says.
+    const warning = `Phones cannot open ${host.hostname}: behind a proxy, set PUBLIC_URL to the ` +
+      "address phones should use.";
+    return { address: asked, addresses: [asked], fromNetwork: false, warning };
   }
   const found = networkHosts(options.interfaces ?? Deno.networkInterfaces).map((hostname) =>
     rootAddress({ scheme: "http:", hostname, port: host.port })

@@ -65,10 +65,15 @@ Deno.test("pageAddresses: only a loopback peer learns this machine's network add
   }
   // No Host header at all: the request's URL names the host.
   assert.deepEqual(addressesOf("http://localhost:8000/", {}, {}, "192.168.1.50"), askedOnly);
-  // Behind a trusted proxy every peer is the proxy: the addresses are never listed.
+  // Behind a trusted proxy every peer is the proxy: the addresses are never listed, and the
+  // presenter is told that phones cannot open the loopback address it asked for.
   assert.deepEqual(
     addressesOf("http://x/", { Host: "localhost:8000" }, { trustProxy: true }, "127.0.0.1"),
-    askedOnly,
+    {
+      ...askedOnly,
+      warning: "Phones cannot open localhost: behind a proxy, set PUBLIC_URL to the address " +
+        "phones should use.",
+    },
   );
   // The presenter's own browser, over IPv4, IPv6 or IPv4-mapped loopback.
   for (const peer of ["127.0.0.1", "127.9.9.9", "::1", "::ffff:127.0.0.1"]) {
