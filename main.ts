@@ -13,7 +13,7 @@ import { createRoundSealer, type RoundSealer } from "./server/round_sealer.ts";
 import { createGatewayKeys, type GatewayKeys } from "./server/store/ohttp_key.ts";
 import { createVerifier } from "./server/verifier/mod.ts";
 import { createWitnessPusher, WITNESS_REFRESH_MS } from "./server/witness_push.ts";
-import { createWorkWatch, type WorkWatch } from "./server/work_watch.ts";
+import { createWorkWatch, WORK_POLL_MS, type WorkWatch } from "./server/work_watch.ts";
 import { ELECTION, LAB } from "./server/store/work.ts";
 
 const config = readConfig((name) => Deno.env.get(name));
@@ -66,6 +66,13 @@ async function openLedgers(): Promise<
 async function sealTick(): Promise<void> {
   const { store, lab, watch } = await ledgersReady;
   const now = Date.now();
+  // A tick a minute apart reads the stamp first: a vote another process took before it is sealed
+  // on it (one read a minute). Faster ticks leave it to the poll every WORK_POLL_MS.
+  if (config.blockIntervalMs === null || config.blockIntervalMs >= WORK_POLL_MS) {
+    await watch.poll(now, true).catch((error) =>
+      console.error("Reading the work stamp failed:", error)
+    );
+  }
   if (watch.take(ELECTION)) {
     try {
       const sealed = await sealNextBlock(store, now);

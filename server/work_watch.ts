@@ -19,8 +19,12 @@ export const WORK_POLL_MS = 15_000;
 
 /** A process's view of the work waiting for its sealers. */
 export type WorkWatch = {
-  /** Reads the work stamp when {@link WORK_POLL_MS} has passed since the last read (or never). */
-  poll(now: number): Promise<void>;
+  /**
+   * Reads the work stamp when {@link WORK_POLL_MS} has passed since the last read (or never), or
+   * at once with `force` (a seal tick a minute apart: a vote another process took before it is
+   * sealed on it).
+   */
+  poll(now: number, force?: boolean): Promise<void>;
   /**
    * True, once, when ledger `name` may have work: a vote this process took into it, a moved work
    * stamp since `name` was last taken, or, the first time, whatever a previous process left.
@@ -44,8 +48,8 @@ export function createWorkWatch(kv: Deno.Kv, options: WorkWatchOptions = {}): Wo
   let epoch = 0;
   const takenIn = new Map<string, number>();
   return {
-    async poll(now) {
-      if (lastPoll !== null && now - lastPoll < pollMs) return;
+    async poll(now, force = false) {
+      if (!force && lastPoll !== null && now - lastPoll < pollMs) return;
       lastPoll = now;
       const entry = await readRetrying(() => kv.get(WORK_STAMP_KEY));
       // A stamp this process's own last vote set is work it has noted already.
