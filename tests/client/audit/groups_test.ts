@@ -8,27 +8,21 @@ import { auditLedger } from "../../../lib/client/audit/audit.ts";
 import { writeRecord } from "../../../lib/client/audit/election_record.ts";
 import { auditRecord } from "../../../lib/client/audit/election_record_source.ts";
 import { readGroupRule, withGroupRule } from "../../../lib/client/audit/groups.ts";
-import { createApp } from "../../../server/app.ts";
 import { sealNextBlock } from "../../../server/sealer.ts";
 import { createStore } from "../../../server/store/mod.ts";
-import { createRounds, roundPrefix } from "../../../server/store/rounds.ts";
+import { roundPrefix } from "../../../server/store/rounds.ts";
+import { fullApp, PRESENTER_TOKEN } from "../../helpers/app_fixture.ts";
 import { call, makeVoters, signedVote } from "../../helpers/ledger_fixtures.ts";
-import { testVerifier } from "../../helpers/test_verifier.ts";
 
-const ADMIN_TOKEN = "presenter-token-0123456789";
-const presenter = { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" };
+const presenter = {
+  authorization: `Bearer ${PRESENTER_TOKEN}`,
+  "content-type": "application/json",
+};
 
 /** Round 2 with 8 keys, voting opened (one group of all 8), 2 sealed votes over that group. */
 async function roundWithVotes() {
   const kv = await Deno.openKv(":memory:");
-  const store = await createStore(kv);
-  const rounds = await createRounds(kv, {
-    election: store,
-    electionIntervalMs: 60_000,
-    adminToken: ADMIN_TOKEN,
-    currentTtlMs: 0,
-  });
-  const app = createApp({ store, rounds, verifier: testVerifier });
+  const { rounds, app } = await fullApp(kv, { currentTtlMs: 0 });
   const started = await app.request("/api/rounds", {
     method: "POST",
     headers: presenter,

@@ -5,25 +5,16 @@
 // refusal is made only on what is read afresh) and never admits one wrongly (the commit checks the
 // phase record: 409 round_closed, nothing stored).
 import assert from "node:assert/strict";
-import { createApp } from "../../../server/app.ts";
-import { createStore } from "../../../server/store/mod.ts";
-import { createRounds } from "../../../server/store/rounds.ts";
+import { fullApp, PRESENTER_TOKEN } from "../../helpers/app_fixture.ts";
 import { call, makeVoters, ringFor, signedVote } from "../../helpers/ledger_fixtures.ts";
-import { testVerifier } from "../../helpers/test_verifier.ts";
 
-const ADMIN_TOKEN = "presenter-token-0123456789";
-const presenter = { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" };
+const presenter = {
+  authorization: `Bearer ${PRESENTER_TOKEN}`,
+  "content-type": "application/json",
+};
 
 /** A process over `kv`: its own store, rounds and app, sharing nothing in memory with another. */
-async function processOver(kv: Deno.Kv) {
-  const store = await createStore(kv);
-  const rounds = await createRounds(kv, {
-    election: store,
-    electionIntervalMs: 60_000,
-    adminToken: ADMIN_TOKEN,
-  });
-  return { rounds, app: createApp({ store, rounds, verifier: testVerifier }) };
-}
+const processOver = (kv: Deno.Kv) => fullApp(kv);
 
 Deno.test("what a process remembers out of date neither refuses nor admits a vote wrongly", async (t) => {
   const kv = await Deno.openKv(":memory:");
