@@ -333,7 +333,15 @@ Deno.test({
           await presenter.locator('[data-action="demo-round"]').click();
           // A hang guard, not a timing: 8 voters sign, the round seals every 15 s, and a loaded
           // machine running other browser tests beside this one is several times slower.
-          await presenter.locator('[data-demo-status="done"]').waitFor({ timeout: 240_000 });
+          const finished = presenter.locator(
+            '[data-demo-status="done"], [data-demo-status="failed"]',
+          );
+          await finished.waitFor({ timeout: 240_000 });
+          assert.equal(
+            await finished.getAttribute("data-demo-status"),
+            "done",
+            (await finished.textContent()) ?? "",
+          );
           await presenter.waitForFunction(
             () => document.querySelectorAll('[data-kind="vote"][data-status="voted"]').length === 8,
             undefined,
