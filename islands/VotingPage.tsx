@@ -24,6 +24,10 @@ export default function VotingPage({ ringSize, address = "", relay }: VotingPage
   const list = useRounds();
   const { token: presenter, signOut } = usePresenter();
   const round = list === null ? null : roundOf(list, list.current);
+  // A round the presenter declared relayed asks the same of a page without a relay pinned.
+  useEffect(() => {
+    if (round?.relayed) declareRelays();
+  }, [round?.relayed]);
   return (
     <div class="voting-room" data-round={round?.id}>
       <p class="simulated-note" data-simulated="">

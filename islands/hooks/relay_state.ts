@@ -18,6 +18,14 @@ export const RELAY_REGISTERED_KEY = "ringvote/relay-registered";
 /** The sentence of `[data-relay-alert]`: the relay's key is not the pinned one (null: none). */
 export const relayAlert = signal<string | null>(null);
 
+/** The relay that did not answer the page's last relayed call (null: it answered, or none yet). */
+export const relayDown = signal<string | null>(null);
+
+/** The sentence of `[data-relay-down]`: the relay at `relay` does not answer, and calls retry. */
+export function relayDownText(relay: string): string {
+  return `The relay at ${relay} does not answer: retrying…`;
+}
+
 /** The wait the page is in before a relayed call (a vote held for its send window). */
 export const relayWait = signal<Wait | null>(null);
 

@@ -25,6 +25,7 @@ import {
   pagePin,
   RELAY_REGISTERED_KEY,
   relayAlert,
+  relayDown,
   relayWait,
 } from "./relay_state.ts";
 
@@ -81,7 +82,7 @@ function relayedFor(pin: RelayPin): Promise<Transport> {
           fetch,
           encapsulator: sealingEncapsulator({ ohttp: pin.ohttp, origin, choicesOf }),
         });
-        return alerting(made.transport);
+        return alerting(pin, made.transport);
       },
     );
     relayed = { key, transport };
@@ -93,14 +94,22 @@ function relayedFor(pin: RelayPin): Promise<Transport> {
   return relayed.transport;
 }
 
-/** `transport`, raising the alert when the relay's key configuration is not the pinned one. */
-function alerting(transport: Transport): Transport {
+/**
+ * `transport`, raising the alert when the relay's key configuration is not the pinned one, and
+ * saying while the relay does not answer (the page's calls are retried, never sent directly).
+ */
+function alerting(pin: RelayPin, transport: Transport): Transport {
   return async (url, init) => {
     try {
-      return await transport(url, init);
+      const response = await transport(url, init);
+      relayDown.value = null;
+      return response;
     } catch (error) {
       if (error instanceof RelayError && error.kind === "key-mismatch") {
         relayAlert.value = error.message;
+      }
+      if (error instanceof RelayError && error.kind === "relay-unreachable") {
+        relayDown.value = pin.relay;
       }
       throw error;
     }

@@ -26,6 +26,7 @@ export const ELECTION_ROUND: PhasedRoundInfo = {
   lateJoiners: false,
   openedAt: 0,
   joinDeadline: null,
+  relayed: false,
 };
 
 /**

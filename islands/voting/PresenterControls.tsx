@@ -9,7 +9,7 @@ import { useEffect, useState } from "react";
 import AddressQr from "../../components/AddressQr.tsx";
 import { witnessAddress } from "../../components/WitnessControl.tsx";
 import { addressWithPin } from "../../lib/client/relay/fragment.ts";
-import { useQrPin } from "../hooks/presenter_relay.ts";
+import { presenterRelay, useQrPin } from "../hooks/presenter_relay.ts";
 import RelaySetting from "./RelaySetting.tsx";
 import { pinWitness, storedWitnessKey, WITNESSING_KEY, witnessVkey } from "../hooks/witness_key.ts";
 import { ApiCallError, createApiClient } from "../../lib/client/api_client.ts";
@@ -37,6 +37,13 @@ export default function PresenterControls(
   { token, address, round, onSignOut, relayPrefill }: PresenterControlsProps,
 ) {
   const [presenting, setPresenting] = useState(false);
+  // A round held while the presenter's relay is read declares itself relayed (no address).
+  const relay = presenterRelay.value;
+  useEffect(() => {
+    if (relay.kind !== "pinned" || round.id === 1 || round.relayed) return;
+    createApiClient({ fetch, ledger: { round: round.id } }).declareRelayed(token)
+      .catch((error) => console.error(error));
+  }, [relay.kind, round.id, round.relayed]);
   return (
     <section class="presenter" data-section="presenter" aria-label="Presenter">
       <h2 class="presenter-title">Presenter</h2>

@@ -1,14 +1,22 @@
 /**
  * The phone's lines about its relay (page §2, protocol §7): the sentence saying a new address
  * changed the relay this browser keeps, `[data-relay-alert]` when the relay's key configuration is
- * not the one in the presenter's code (nothing is then sent), and "Keep this page open until your
+ * not the one in the presenter's code (nothing is then sent), `[data-relay-down]` while the relay
+ * does not answer (calls retry through it, never directly), and "Keep this page open until your
  * vote is sent." while a vote waits for its send window.
  * @module
  */
 import { useEffect } from "react";
 import { KEEP_OPEN_TEXT } from "../../lib/client/relay/send_window.ts";
 import { checkRelayAtLoad } from "../hooks/page_fetch.ts";
-import { relayAlert, relayRequired, relayWait, usePagePin } from "../hooks/relay_state.ts";
+import {
+  relayAlert,
+  relayDown,
+  relayDownText,
+  relayRequired,
+  relayWait,
+  usePagePin,
+} from "../hooks/relay_state.ts";
 
 /** What a page without a relay says where the room's votes go through one. */
 export const SCAN_TEXT = "This room's votes go through a relay, and this page has none: " +
@@ -22,6 +30,7 @@ export default function RelayStatus() {
   }, []);
   const alert = relayAlert.value;
   const waiting = relayWait.value?.kind === "vote";
+  const down = relayDown.value;
   if (pin === null && notice === null) {
     return relayRequired.value === null
       ? null
@@ -35,6 +44,9 @@ export default function RelayStatus() {
     <div class="relay-status" data-relay={pin?.relay ?? ""}>
       {notice !== null && <p class="notice relay-notice" data-relay-notice="">{notice}</p>}
       {alert !== null && <p class="relay-alert" data-relay-alert="" role="alert">{alert}</p>}
+      {down !== null && alert === null && (
+        <p class="relay-alert" data-relay-down={down} role="alert">{relayDownText(down)}</p>
+      )}
       {waiting && alert === null && (
         <p class="notice notice-working relay-wait" data-relay-wait="" role="status">
           {KEEP_OPEN_TEXT}

@@ -136,6 +136,18 @@ export function createApiClient(
         headers: bearer(token),
         schema: VotingOpened,
       }),
+    /**
+     * POST /api/rounds/{id}/relay: the presenter (`token`) declares that the round's votes go
+     * through a relay, naming none (protocol §7.4); idempotent.
+     */
+    declareRelayed: (token: string) =>
+      send(transport, {
+        method: "POST",
+        path: `${roundPath()}relay`,
+        headers: bearer(token),
+        body: { relayed: true },
+        schema: z.object({ relayed: z.literal(true) }),
+      }),
     /** POST /api/rounds: starts a round and makes it current (the presenter's `token`). */
     startRound: (body: RoundStart, token: string) =>
       send(transport, {

@@ -224,6 +224,8 @@ export const RoundInfo = z.object({
   openedAt: z.nullable(Count),
   /** `createdAt + joinSeconds * 1000`; null when the presenter alone opens voting. */
   joinDeadline: z.nullable(Count),
+  /** True once the presenter declared the round's votes relayed (protocol §7.4); no address. */
+  relayed: z.boolean(),
 });
 /**
  * Answer of `GET /api/rounds/{id}/groups` (protocol §2.8): the round's partition into rings and

@@ -89,6 +89,13 @@ export function mountRounds(
     const { groups } = await rounds.groups(record.id);
     return c.json({ phase: opened.phase, groups: groups.slice(0, openingGroups(groups, opened)) });
   });
+  // The presenter declares that the round's votes go through a relay, naming none (§7.4).
+  app.post(`${ROUNDS_API}/:id/relay`, presenter, async (c) => {
+    const record = await laterRoundOf(rounds, c.req.param("id"));
+    await c.req.arrayBuffer(); // the body is empty, or ignored
+    await rounds.declareRelayed(record.id);
+    return c.json({ relayed: true });
+  });
   const grouped = new Map<number, { at: number; groups: Promise<RoundGroups> }>();
   app.get(`${ROUNDS_API}/:id/groups`, async (c) => {
     const record = await laterRoundOf(rounds, c.req.param("id"));

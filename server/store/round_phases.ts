@@ -253,5 +253,6 @@ export function roundInfo(record: RoundRecord, phase: PhaseRecord | null): wire.
     lateJoiners: record.lateJoiners ?? false,
     openedAt: phase?.openedAt ?? null,
     joinDeadline: joinDeadline(record),
+    relayed: false,
   };
 }

@@ -48,6 +48,8 @@ export const roundKeys = {
   round: (id: number): Deno.KvKey => [ROUNDS_PREFIX, "round", id],
   /** {@link PhaseRecord} of round `id` (./round_phases.ts). */
   phase: phaseKey,
+  /** `true` once the presenter declared round `id`'s votes relayed (never the relay's address). */
+  relayed: (id: number): Deno.KvKey => [ROUNDS_PREFIX, "round", id, "relayed"],
 };
 
 /** Memory for one round's key records: 2 MiB, about 460 records, a large room's worth. */
@@ -96,6 +98,8 @@ export type Rounds = {
   isCurrent(id: number): Promise<boolean>;
   /** Round `id`, or null when there is none. */
   round(id: number): Promise<RoundRecord | null>;
+  /** Declares round `id` (2 and up) relayed; idempotent. */
+  declareRelayed(id: number): Promise<void>;
   /** The store of round `id` (which must exist): the election's for round 1. */
   storeOf(id: number): Promise<Store>;
   /** Starts a round with `body` and makes it current, closing the one before; answers its id. */
@@ -173,13 +177,15 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
       const listed: RoundRecord[] = [];
       // Each round's phase record sits beside its record: one listing reads both.
       const phases = new Map<number, PhaseRecord>();
+      const relayed = new Set<number>();
       await listEntries<RoundRecord | PhaseRecord>(kv, {
         selector: { prefix: [ROUNDS_PREFIX, "round"] },
         options: { batchSize: LIST_BATCH_MAX },
-        restart: () => (listed.length = 0, phases.clear()),
+        restart: () => (listed.length = 0, phases.clear(), relayed.clear()),
         each: (entry) => {
           const id = entry.key[2] as number;
-          if (entry.key.length === 4) phases.set(id, entry.value as PhaseRecord);
+          if (entry.key[3] === "relayed") relayed.add(id);
+          else if (entry.key.length === 4) phases.set(id, entry.value as PhaseRecord);
           else listed.push(entry.value as RoundRecord);
         },
       });
@@ -199,9 +205,10 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
             phase: current === 1 ? "voting" : "closed",
             openedAt: first.createdAt,
           },
-          ...listed.map((record) =>
-            roundInfo(record, seen(record.id, phases.get(record.id) ?? null))
-          ),
+          ...listed.map((record) => ({
+            ...roundInfo(record, seen(record.id, phases.get(record.id) ?? null)),
+            relayed: relayed.has(record.id),
+          })),
         ],
       };
       listing = { at: now(), value };
@@ -240,6 +247,13 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
       const known = voting.get(id);
       if (known && await rounds.current() === id) return known;
       return seen(id, await currentPhase(kv, await laterRound(id), now));
+    },
+    async declareRelayed(id) {
+      await laterRound(id);
+      // One value, only ever true: a commit that landed twice stores the same.
+      const res = await tryCommit(kv.atomic().set(roundKeys.relayed(id), true));
+      if (!res?.ok) throw new Error(`Declaring round ${id} relayed did not commit`);
+      listing = null;
     },
     async openVoting(id) {
       const opened = await openVoting(kv, await laterRound(id), { now, manual: true });

@@ -1,11 +1,13 @@
 // No downgrade (protocol §7.4, page §14.6), in real Chromium against the real server started with
 // OHTTP_RELAY: the presenter's relay field is filled with it, and a phone that opened the plain
 // address, with no relay pinned, is asked to scan the presenter's code, while one that opened the
-// code's address is not.
+// code's address is not. Without OHTTP_RELAY, a round the presenter's page declares relayed (its
+// relay named and read) asks the same of a page with none pinned, and that page sends no vote.
 import assert from "node:assert/strict";
 import { build } from "../../scripts/build.ts";
 import { keyConfigHash } from "../../lib/client/relay/fragment.ts";
 import { startServer } from "../helpers/server_process.ts";
+import { startRelay } from "../relay/relay_process.ts";
 import { launchChromium, skipWithoutChromium } from "./browser.ts";
 
 const TOKEN = "relay-required-presenter-0123456789";
@@ -43,6 +45,61 @@ Deno.test({
       assert.equal(await pinned.locator("[data-relay-required]").count(), 0);
     } finally {
       await browser.close();
+      await server.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "a round the presenter declares relayed asks a page with no relay to scan the code",
+  ignore: skipWithoutChromium(),
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    await build({ ifNeeded: true });
+    const server = await startServer({ env: { ADMIN_TOKEN: TOKEN } });
+    const relay = await startRelay(server.url);
+    const browser = await launchChromium();
+    try {
+      const presenter = await (await browser.newContext()).newPage();
+      await presenter.goto(`${server.url}?admin=${TOKEN}`);
+      await presenter.locator('[data-section="presenter"]').waitFor({ timeout: 20_000 });
+      await presenter.locator("[data-relay-address]").fill(relay.url);
+      await presenter.locator('[data-action="set-relay"]').click();
+      await presenter.locator('[data-relay-setting="pinned"]').waitFor({ timeout: 20_000 });
+      const form = presenter.locator('[data-section="rounds"]');
+      await form.locator('[name="question"]').fill("Relayed?");
+      await form.locator('[name="choices"]').fill("Yes\nNo");
+      await presenter.locator('[data-action="start-round"]').click();
+      await presenter.locator('.voting-page[data-round="2"]').waitFor({ timeout: 15_000 });
+      const listed = async () =>
+        (await (await fetch(`${server.url}api/rounds`)).json()).rounds.map((
+          r: { relayed: boolean },
+        ) => r.relayed);
+      for (let i = 0; i < 40 && (await listed())[1] !== true; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      assert.deepEqual(await listed(), [false, true], "the round is declared relayed");
+
+      const plain = await (await browser.newContext()).newPage();
+      const votes: string[] = [];
+      plain.on("request", (r) => {
+        if (r.method() === "POST" && r.url().endsWith("/vote")) votes.push(r.url());
+      });
+      await plain.goto(server.url);
+      await plain.locator('.voting-page[data-ready="true"][data-round="2"]').waitFor({
+        timeout: 30_000,
+      });
+      const asked = plain.locator("[data-relay-required]");
+      await asked.waitFor({ timeout: 20_000 });
+      assert.match((await asked.textContent())!, /scan the presenter's QR code/);
+      await plain.locator('[data-action="join"]').click();
+      await plain.locator('[data-join-status="joined"]').waitFor({ timeout: 60_000 });
+      await plain.locator('[data-choice="Yes"]').click();
+      assert.deepEqual(votes, [], "no vote sent");
+    } finally {
+      await browser.close();
+      await relay.stop();
       await server.stop();
     }
   },

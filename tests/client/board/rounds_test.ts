@@ -24,6 +24,7 @@ const round = (id: number, question: string, choices: string[] = []) => ({
   lateJoiners: false,
   openedAt: 1_700_000_000_000 + id,
   joinDeadline: null,
+  relayed: false,
 });
 const LIST = {
   current: 3,

@@ -153,6 +153,7 @@ Deno.test("GET /api/rounds on a fresh server lists round 1 alone, current", asyn
         lateJoiners: false,
         openedAt: GENESIS_AT,
         joinDeadline: null,
+        relayed: false,
       }],
     });
     assert.ok(RoundList.safeParse(res.body).success);
@@ -213,6 +214,7 @@ Deno.test("POST /api/rounds is the presenter's: 401 without the token, 201 {id} 
         lateJoiners: false,
         openedAt: null,
         joinDeadline: null,
+        relayed: false,
       });
     });
 

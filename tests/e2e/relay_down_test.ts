@@ -1,0 +1,130 @@
+// A relay that is down (protocol §7, page §14.6), in real Chromium against the real server behind a
+// logging proxy, with the relay run as its own process: eight phones at 390×844 open the
+// presenter's code and join, two choose; the relay is stopped before voting opens. Each phone that
+// chose then says that the relay does not answer, and no phone sends the server anything directly.
+import assert from "node:assert/strict";
+import type { Browser, BrowserContext } from "playwright-core";
+import { build } from "../../scripts/build.ts";
+import { startServer } from "../helpers/server_process.ts";
+import { startRelay } from "../relay/relay_process.ts";
+import { launchChromium, skipWithoutChromium } from "./browser.ts";
+import { isPageLoad, PHONE_HEADER, startLoggingProxy } from "./relay_observers.ts";
+
+const TOKEN = "relay-down-presenter-0123456789";
+const CHOICES = ["Yes", "No"];
+/** Phones that vote; a round opens with at least 8 keys, so the others only join. */
+const PHONES = 2;
+const JOINED = 8;
+const PHONE = { width: 390, height: 844 };
+
+/** A phone whose requests to `server` carry its identity (standing for its network address). */
+async function phone(browser: Browser, server: string, name: string) {
+  const context: BrowserContext = await browser.newContext({
+    viewport: PHONE,
+    isMobile: true,
+    hasTouch: true,
+    deviceScaleFactor: 1,
+  });
+  const origin = new URL(server).origin;
+  await context.route(
+    (url) => url.origin === origin,
+    (route) => route.continue({ headers: { ...route.request().headers(), [PHONE_HEADER]: name } }),
+  );
+  return { context, page: await context.newPage(), name };
+}
+
+Deno.test({
+  name: "a relay that is down: the phone says so and sends nothing directly",
+  ignore: skipWithoutChromium(),
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    await build({ ifNeeded: true });
+    const proxy = startLoggingProxy();
+    const server = await startServer({
+      env: { ADMIN_TOKEN: TOKEN, BLOCK_INTERVAL_MS: "1000", PUBLIC_URL: proxy.url },
+    });
+    proxy.forwardTo(server.url);
+    const relay = await startRelay(proxy.url);
+    const browser = await launchChromium();
+    const pageErrors: string[] = [];
+    const phones: Awaited<ReturnType<typeof phone>>[] = [];
+    try {
+      const presenter = await (await browser.newContext()).newPage();
+      let scanned = "";
+      await t.step("the presenter names the relay and starts a round", async () => {
+        await presenter.goto(`${proxy.url}?admin=${TOKEN}`);
+        await presenter.locator('[data-section="presenter"]').waitFor({ timeout: 20_000 });
+        await presenter.locator("[data-relay-address]").fill(relay.url);
+        await presenter.locator('[data-action="set-relay"]').click();
+        await presenter.locator('[data-relay-setting="pinned"]').waitFor({ timeout: 20_000 });
+        const form = presenter.locator('[data-section="rounds"]');
+        await form.locator('[name="question"]').fill("Do we keep the Friday demo?");
+        await form.locator('[name="choices"]').fill(CHOICES.join("\n"));
+        await form.locator('[name="interval"]').fill("1");
+        await presenter.locator('[data-action="start-round"]').click();
+        await presenter.locator('.voting-page[data-round="2"]').waitFor({ timeout: 15_000 });
+        await presenter.locator('[data-action="present"]').click();
+        scanned = (await presenter.locator("[data-relay-qr]").getAttribute("data-relay-qr"))!;
+        await presenter.locator('[data-action="present-close"]').click();
+      });
+
+      await t.step("eight phones open the code and join; two choose", async () => {
+        for (let i = 0; i < JOINED; i++) {
+          const p = await phone(browser, proxy.url, `phone-${i}`);
+          p.page.on("pageerror", (error) => pageErrors.push(String(error)));
+          phones.push(p);
+          await p.page.goto(scanned);
+          await p.page.locator('.voting-page[data-ready="true"][data-round="2"]').waitFor({
+            timeout: 30_000,
+          });
+          await p.page.locator('[data-action="join"]').click();
+          await p.page.locator('[data-join-status="joined"]').waitFor({ timeout: 60_000 });
+          if (i < PHONES) {
+            await p.page.locator(`[data-choice="${CHOICES[i % CHOICES.length]}"]`).click();
+          }
+        }
+      });
+
+      await t.step("the relay stops; voting opens; each phone says the relay is down", async () => {
+        await relay.stop();
+        await presenter.locator(`[data-open-joined="${JOINED}"]`).waitFor({ timeout: 20_000 });
+        // The presenter's call names it by its token and goes straight to the server.
+        const opened = await fetch(`${server.url}api/rounds/2/voting`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+          body: "{}",
+        });
+        assert.equal(opened.status, 200, await opened.text());
+        for (const { page } of phones.slice(0, PHONES)) {
+          const down = page.locator("[data-relay-down]");
+          await down.waitFor({ timeout: 60_000 });
+          assert.equal(
+            await down.textContent(),
+            `The relay at ${relay.url.replace(/\/$/, "")} does not answer: retrying…`,
+          );
+          assert.equal(await page.locator('[data-kind="vote"][data-status="voted"]').count(), 0);
+        }
+      });
+
+      await t.step("after its registration, no phone sent the server anything directly", () => {
+        assert.equal(proxy.log.filter((e) => e.path.endsWith("/vote")).length, 0);
+        for (const { name } of phones) {
+          const mine = proxy.log.filter((e) => e.phone === name);
+          const registration = mine.findIndex((e) =>
+            e.method === "POST" && e.path === "/api/rounds/2/pki/key" && e.status < 300
+          );
+          assert.ok(registration >= 0, `${name} registered directly`);
+          const after = mine.slice(registration + 1).filter((e) => !isPageLoad(e));
+          assert.deepEqual(after.map((e) => `${e.method} ${e.path}`), [], name);
+        }
+      });
+      assert.deepEqual(pageErrors, []);
+    } finally {
+      await browser.close();
+      await relay.stop();
+      await server.stop();
+      await proxy.stop();
+    }
+  },
+});
