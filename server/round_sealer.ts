@@ -10,13 +10,7 @@
 import type { BlockRecord } from "../lib/protocol/schemas.ts";
 import { sealNextBlock } from "./sealer.ts";
 import { getManyChunked, LIST_BATCH_MAX, listEntries } from "./store/kv_calls.ts";
-import {
-  type HeadRecord,
-  lastPart,
-  ledgerKeys,
-  type OpenRecord,
-  type WorkRecord,
-} from "./store/layout.ts";
+import { type HeadRecord, ledgerKeys, type OpenRecord, type WorkRecord } from "./store/layout.ts";
 import { roundPrefix, type Rounds, ROUNDS_PREFIX, sealDue } from "./store/rounds.ts";
 import { mayHaveWork } from "./store/work.ts";
 import type { WorkWatch } from "./work_watch.ts";
@@ -91,7 +85,10 @@ async function roundsWithWork(kv: Deno.Kv): Promise<number[]> {
     selector: { prefix: [ROUNDS_PREFIX, "round"] },
     options: { batchSize: LIST_BATCH_MAX },
     restart: () => ids.length = 0,
-    each: (entry) => ids.push(lastPart<number>(entry.key)),
+    // A round's phase and relay entries sit beside its record, one key part longer: skipped.
+    each: (entry) => {
+      if (entry.key.length === 3) ids.push(entry.key[2] as number);
+    },
   });
   const keys = ids.flatMap((id) => {
     const at = ledgerKeys(roundPrefix(id));
