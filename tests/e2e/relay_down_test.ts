@@ -1,7 +1,9 @@
 // A relay that is down (protocol §7, page §14.6), in real Chromium against the real server behind a
 // logging proxy, with the relay run as its own process: eight phones at 390×844 open the
 // presenter's code and join, two choose; the relay is stopped before voting opens. Each phone that
-// chose then says that the relay does not answer, and no phone sends the server anything directly.
+// chose then says that the relay does not answer; once a relay answers again on the same address,
+// both votes go through it and turn green, one vote each, and no phone ever sent the server
+// anything directly.
 import assert from "node:assert/strict";
 import type { Browser, BrowserContext } from "playwright-core";
 import { build } from "../../scripts/build.ts";
@@ -34,7 +36,8 @@ async function phone(browser: Browser, server: string, name: string) {
 }
 
 Deno.test({
-  name: "a relay that is down: the phone says so and sends nothing directly",
+  name:
+    "a relay that is down: the phone says so, sends nothing directly, and votes once it is back",
   ignore: skipWithoutChromium(),
   sanitizeOps: false,
   sanitizeResources: false,
@@ -46,6 +49,7 @@ Deno.test({
     });
     proxy.forwardTo(server.url);
     const relay = await startRelay(proxy.url);
+    const relays = [relay];
     const browser = await launchChromium();
     const pageErrors: string[] = [];
     const phones: Awaited<ReturnType<typeof phone>>[] = [];
@@ -107,6 +111,21 @@ Deno.test({
         }
       });
 
+      await t.step("a relay on the same port carries the votes: green, one vote each", async () => {
+        const port = new URL(relay.url).port;
+        const again = await startRelay(proxy.url, ["--port", port]);
+        relays.push(again);
+        assert.equal(again.url, relay.url);
+        for (const { page } of phones.slice(0, PHONES)) {
+          await page.locator('[data-kind="vote"][data-status="voted"]').waitFor({
+            timeout: 120_000,
+          });
+          assert.equal(await page.locator("[data-relay-down]").count(), 0);
+        }
+        const tally = await (await fetch(`${server.url}api/rounds/2/tally`)).json();
+        assert.equal(tally.total, PHONES);
+      });
+
       await t.step("after its registration, no phone sent the server anything directly", () => {
         assert.equal(proxy.log.filter((e) => e.path.endsWith("/vote")).length, 0);
         for (const { name } of phones) {
@@ -122,7 +141,7 @@ Deno.test({
       assert.deepEqual(pageErrors, []);
     } finally {
       await browser.close();
-      await relay.stop();
+      for (const r of relays) await r.stop();
       await server.stop();
       await proxy.stop();
     }
