@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { build } from "../../scripts/build.ts";
 import { keyConfigHash } from "../../lib/client/relay/fragment.ts";
+import { makeVoters } from "../helpers/ledger_fixtures.ts";
 import { startServer } from "../helpers/server_process.ts";
 import { startRelay } from "../relay/relay_process.ts";
 import { launchChromium, skipWithoutChromium } from "./browser.ts";
@@ -96,7 +97,29 @@ Deno.test({
       await plain.locator('[data-action="join"]').click();
       await plain.locator('[data-join-status="joined"]').waitFor({ timeout: 60_000 });
       await plain.locator('[data-choice="Yes"]').click();
+      // Seven more keys join and voting opens: the page has a group to sign over, and still sends
+      // nothing without a relay pinned.
+      for (const voter of makeVoters(7)) {
+        const joined = await fetch(`${server.url}api/rounds/2/pki/key`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ key: voter.key }),
+        });
+        assert.equal(joined.status, 201, await joined.text());
+      }
+      const opened = await fetch(`${server.url}api/rounds/2/voting`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+        body: "{}",
+      });
+      assert.equal(opened.status, 200, await opened.text());
+      await plain.locator("[data-group-fingerprint]").waitFor({ timeout: 60_000 });
+      // Whatever the page would send once it has its group, it sends at once: a few polls later
+      // there is still no vote, and the page still asks for the code.
+      await plain.waitForTimeout(5_000);
       assert.deepEqual(votes, [], "no vote sent");
+      assert.equal(await plain.locator("[data-relay-required]").count(), 1);
+      assert.equal((await (await fetch(`${server.url}api/rounds/2/tally`)).json()).total, 0);
     } finally {
       await browser.close();
       await relay.stop();
