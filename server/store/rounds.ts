@@ -2,8 +2,9 @@
  * The rounds of a room (protocol §4.9): round 1 is the election's ledger; every later round is a
  * ledger of its own, the same store over the KV prefix ["round", id], started by the presenter and
  * made current in one checked commit that closes the round before it. Round records never change
- * once written, so a process keeps them; the current round's id is read again at most once a
- * second for the vote path. A round's phases are in ./round_phases.ts.
+ * once written, so a process keeps them. The write path takes the current round's id as the
+ * process last read it when it names the round written to (every commit checks the round's phase
+ * record), and reads it again before refusing. A round's phases are in ./round_phases.ts.
  * @module
  */
 import type * as wire from "../../lib/protocol/schemas.ts";
