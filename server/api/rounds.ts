@@ -81,11 +81,16 @@ export function mountRounds(
     const intervalMs = record.blockIntervalMs;
     return liveJson(c, { height, votes, intervalMs, nextSealAt: nextSealAt(now(), intervalMs) });
   });
+  // The groups answered lately, one per round, reused for a second (see `GET …/groups`).
+  const grouped = new Map<number, { at: number; groups: Promise<RoundGroups> }>();
   // The presenter opens voting (protocol §4.9); anyone reads the groups it fixed (§2.8).
   app.post(`${ROUNDS_API}/:id/voting`, presenter, async (c) => {
     const record = await laterRoundOf(rounds, c.req.param("id"));
     await c.req.arrayBuffer(); // the body is empty, or ignored
     const opened = await rounds.openVoting(record.id);
+    // A join-phase answer kept from before must not outlive the opening in this process: a voter
+    // told "voting is open" reads its group at once (the demo round does).
+    grouped.delete(record.id);
     const { groups } = await rounds.groups(record.id);
     return c.json({ phase: opened.phase, groups: groups.slice(0, openingGroups(groups, opened)) });
   });
@@ -96,7 +101,6 @@ export function mountRounds(
     await rounds.declareRelayed(record.id);
     return c.json({ relayed: true });
   });
-  const grouped = new Map<number, { at: number; groups: Promise<RoundGroups> }>();
   app.get(`${ROUNDS_API}/:id/groups`, async (c) => {
     const record = await laterRoundOf(rounds, c.req.param("id"));
     // Every waiting phone asks every few seconds: one answer a second per round serves them all.
