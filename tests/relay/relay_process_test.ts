@@ -4,12 +4,9 @@
 // 504 from a gateway that does not answer in time.
 import assert from "node:assert/strict";
 import { createApiClient } from "../../lib/client/api_client.ts";
-import {
-  type GatewayTarget,
-  RelayError,
-  relayTransport,
-  sealCall,
-} from "../../lib/client/relay/ohttp_client.ts";
+import { type GatewayTarget, sealCall } from "../../lib/client/relay/ohttp_client.ts";
+import { createRelayedTransport } from "../../lib/client/relay/relayed_transport.ts";
+import { sealingEncapsulator } from "../../lib/client/relay/sealing.ts";
 import { keyConfigsHash, KEYS_PATH, parseKeyConfigs } from "../../lib/protocol/ohttp.ts";
 import { PRESENTER_TOKEN } from "../helpers/app_fixture.ts";
 import { startServer } from "../helpers/server_process.ts";
@@ -83,23 +80,31 @@ Deno.test("the relay pins, serves and forwards, with CORS, counts and no other k
     assert.equal(tooBig.status, 413);
     await tooBig.body?.cancel();
 
-    // The API client over the relay reads what it reads directly.
-    const relayed = createApiClient({
-      fetch: relayTransport({ relay: relay.url, target, fetch }),
-      baseUrl: server.url,
+    // The API client over the relay (the page's transport) reads what it reads directly.
+    const origin = new URL(server.url).origin;
+    const pin = { relay: relay.url.replace(/\/$/, ""), ohttp: relay.sha256 };
+    const { transport } = createRelayedTransport({
+      pin,
+      origin,
+      fetch,
+      encapsulator: sealingEncapsulator({
+        ohttp: pin.ohttp,
+        origin,
+        choicesOf: () => Promise.resolve([]),
+      }),
     });
+    const relayed = createApiClient({ fetch: transport, baseUrl: server.url });
     const directApi = createApiClient({ fetch, baseUrl: server.url });
     assert.deepEqual(await relayed.serverKey(), await directApi.serverKey());
     assert.deepEqual(await relayed.rounds(), await directApi.rounds());
-    const wrongKey = relayTransport({
-      relay: relay.url,
-      target: { ...target, config: { ...target.config, keyId: target.config.keyId ^ 1 } },
-      fetch,
-    });
-    await assert.rejects(
-      wrongKey(`${server.url}api/rounds`, { method: "GET" }),
-      (e) => e instanceof RelayError && e.status === 400 && e.code === "ohttp_key",
+    // A request sealed to another key id is refused by the relay itself: 400 ohttp_key.
+    const wrongTarget = { ...target, config: { ...target.config, keyId: target.config.keyId ^ 1 } };
+    const wrongKey = await post(
+      relay.url,
+      (await sealCall(wrongTarget, { method: "GET", path: "/api/rounds" })).encapsulated,
     );
+    assert.equal(wrongKey.status, 400);
+    assert.equal((await wrongKey.json()).error.code, "ohttp_key");
 
     const stats = await (await fetch(new URL("/stats", relay.url))).json();
     assert.deepEqual(Object.keys(stats).sort(), ["bytes", "clients", "requests", "sameMachine"]);

@@ -12,7 +12,6 @@ import {
   type KeyConfig,
   keyConfigsHash,
   parseKeyConfigs,
-  REQUEST_MEDIA_TYPE,
 } from "../../protocol/ohttp.ts";
 
 export { isVotePath, voteLength } from "../../protocol/vote_padding.ts";
@@ -84,64 +83,5 @@ export async function sealCall(
       const answer = decodeResponse(await decapsulateResponse(context, encapsulatedResponse));
       return { status: answer.status, headers: answer.headers, body: answer.content };
     },
-  };
-}
-
-/** A relay's refusal (its own, or the gateway's outside the encapsulation): status and code. */
-export class RelayError extends Error {
-  /** The relay's status: 400 `ohttp_key`, 502 `gateway_changed`, 504 `gateway_timeout`, … */
-  readonly status: number;
-  /** The `error.code` of its body, or null when it had none. */
-  readonly code: string | null;
-  constructor(status: number, code: string | null) {
-    super(`the relay answered ${status}${code === null ? "" : ` ${code}`}`);
-    this.name = "RelayError";
-    this.status = status;
-    this.code = code;
-  }
-}
-
-/**
- * A fetch-compatible transport (lib/client/api_client.ts's `Transport`) that sends every call
- * sealed through `relay`: the URL's path and query, the method and the JSON body go inside; no
- * header does. Answers the inner answer as a Response; a relay that does not answer 200 is a
- * {@link RelayError}. `voteBytes` gives the one length of a vote path's round.
- */
-export function relayTransport({ relay, target, fetch, voteBytes }: {
-  relay: string;
-  target: GatewayTarget;
-  fetch: (url: string, init: RequestInit) => Response | Promise<Response>;
-  voteBytes?: (path: string) => number | undefined;
-}): (url: string, init: RequestInit) => Promise<Response> {
-  return async (url, init) => {
-    const { pathname, search } = new URL(url, "http://gateway.invalid");
-    const path = pathname + search;
-    const method = init.method === "POST" ? "POST" : "GET";
-    if ((init.method ?? "GET") !== method) throw new RangeError(`${init.method} is not sent`);
-    const body = typeof init.body === "string" ? init.body : undefined;
-    const sealed = await sealCall(target, { method, path, body }, {
-      voteBytes: method === "POST" ? voteBytes?.(pathname) : undefined,
-    });
-    const res = await fetch(relay, {
-      method: "POST",
-      headers: { "content-type": REQUEST_MEDIA_TYPE },
-      body: sealed.encapsulated.slice(),
-      ...(init.signal ? { signal: init.signal } : {}),
-    });
-    const bytes = new Uint8Array(await res.arrayBuffer());
-    if (res.status !== 200) {
-      let code: string | null = null;
-      try {
-        code = JSON.parse(new TextDecoder().decode(bytes))?.error?.code ?? null;
-      } catch {
-        // Not the JSON of a refusal: the status says enough.
-      }
-      throw new RelayError(res.status, code);
-    }
-    const answer = await sealed.open(bytes);
-    return new Response(answer.status === 204 ? null : answer.body.slice(), {
-      status: answer.status,
-      headers: answer.headers.map(([name, value]): [string, string] => [name, value]),
-    });
   };
 }
