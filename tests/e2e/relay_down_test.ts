@@ -5,33 +5,22 @@
 // both votes go through it and turn green, one vote each, and no phone ever sent the server
 // anything directly.
 import assert from "node:assert/strict";
-import type { Browser, BrowserContext } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { build } from "../../scripts/build.ts";
 import { startServer } from "../helpers/server_process.ts";
 import { startRelay } from "../relay/relay_process.ts";
 import { launchChromium, skipWithoutChromium } from "./browser.ts";
-import { isPageLoad, PHONE_HEADER, startLoggingProxy } from "./relay_observers.ts";
+import { isPageLoad, phoneContext, startLoggingProxy } from "./relay_observers.ts";
 
 const TOKEN = "relay-down-presenter-0123456789";
 const CHOICES = ["Yes", "No"];
 /** Phones that vote; a round opens with at least 8 keys, so the others only join. */
 const PHONES = 2;
 const JOINED = 8;
-const PHONE = { width: 390, height: 844 };
 
 /** A phone whose requests to `server` carry its identity (standing for its network address). */
 async function phone(browser: Browser, server: string, name: string) {
-  const context: BrowserContext = await browser.newContext({
-    viewport: PHONE,
-    isMobile: true,
-    hasTouch: true,
-    deviceScaleFactor: 1,
-  });
-  const origin = new URL(server).origin;
-  await context.route(
-    (url) => url.origin === origin,
-    (route) => route.continue({ headers: { ...route.request().headers(), [PHONE_HEADER]: name } }),
-  );
+  const context = await phoneContext(browser, server, name);
   return { context, page: await context.newPage(), name };
 }
 

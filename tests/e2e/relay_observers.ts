@@ -4,6 +4,7 @@
 // log alone.
 
 /** One request as the server's log would keep it. */
+import type { Browser, BrowserContext } from "playwright-core";
 export type Logged = {
   at: number;
   method: string;
@@ -115,4 +116,27 @@ export function withinChance(correct: number, n: number, groupSize: number): boo
   // Binomial(n, 1/groupSize): mean n/g; allow the mean plus three standard deviations.
   const p = 1 / groupSize;
   return correct <= n * p + 3 * Math.sqrt(n * p * (1 - p));
+}
+
+/**
+ * A phone's browser context at 390×844 whose requests to `server` (only) carry `name` in
+ * {@link PHONE_HEADER}, standing for its network address; the relay's requests carry nothing.
+ */
+export async function phoneContext(
+  browser: Browser,
+  server: string,
+  name: string,
+): Promise<BrowserContext> {
+  const context = await browser.newContext({
+    viewport: { width: 390, height: 844 },
+    isMobile: true,
+    hasTouch: true,
+    deviceScaleFactor: 1,
+  });
+  const origin = new URL(server).origin;
+  await context.route(
+    (url) => url.origin === origin,
+    (route) => route.continue({ headers: { ...route.request().headers(), [PHONE_HEADER]: name } }),
+  );
+  return context;
 }

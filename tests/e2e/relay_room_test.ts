@@ -8,7 +8,7 @@
 // bytes and every outer status 200; a timing attacker working from the server's log does no better
 // than chance; the projector's "Who saw what" shows both sides.
 import assert from "node:assert/strict";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { build } from "../../scripts/build.ts";
 import { keyConfigHash } from "../../lib/client/relay/fragment.ts";
 import { KEEP_OPEN_TEXT } from "../../lib/client/relay/send_window.ts";
@@ -21,7 +21,7 @@ import {
   isPageLoad,
   type Logged,
   pairByNextRequest,
-  PHONE_HEADER,
+  phoneContext,
   REQUEST_OVERHEAD,
   RESPONSE_OVERHEAD,
   startLoggingProxy,
@@ -34,22 +34,11 @@ const CHOICES = ["Yes", "No", "Abstain"];
 const PHONES = Number(Deno.env.get("RELAY_ROOM_PHONES") ?? 16);
 /** Phones of the round sent directly, for the "before" count: a round needs 8 keys to open. */
 const BEFORE = 8;
-const PHONE = { width: 390, height: 844 };
 const PROJECTOR = { width: 1920, height: 1080 };
 
 /** A phone whose requests to `server` carry its identity, and whose posts to the relay are kept. */
 async function phone(browser: Browser, server: string, relay: string, name: string) {
-  const context: BrowserContext = await browser.newContext({
-    viewport: PHONE,
-    isMobile: true,
-    hasTouch: true,
-    deviceScaleFactor: 1,
-  });
-  const origin = new URL(server).origin;
-  await context.route(
-    (url) => url.origin === origin,
-    (route) => route.continue({ headers: { ...route.request().headers(), [PHONE_HEADER]: name } }),
-  );
+  const context = await phoneContext(browser, server, name);
   const page = await context.newPage();
   const relayPosts: Promise<string>[] = [];
   page.on("request", (request) => {
