@@ -33,8 +33,15 @@ export async function hashOf(bytes: Uint8Array): Promise<string> {
  */
 export function startLoggingProxy() {
   const log: Logged[] = [];
+  const inFlight = new Set<Promise<unknown>>();
   let target = "";
-  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, async (request) => {
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, (request) => {
+    const answered = forward(request);
+    inFlight.add(answered);
+    answered.finally(() => inFlight.delete(answered)).catch(() => {});
+    return answered;
+  });
+  async function forward(request: Request): Promise<Response> {
     const url = new URL(request.url);
     const body = request.method === "GET" || request.method === "HEAD"
       ? null
@@ -68,10 +75,14 @@ export function startLoggingProxy() {
       status: answer.status,
       headers: out,
     });
-  });
+  }
   return {
     url: `http://127.0.0.1:${server.addr.port}/`,
     log,
+    /** Waits for every request already logged to have its answer (and so its status). */
+    async settled() {
+      await Promise.allSettled([...inFlight]);
+    },
     forwardTo(url: string) {
       target = url;
     },

@@ -209,6 +209,8 @@ Deno.test({
         },
       );
 
+      // A phone's poll may still be held at the gateway: every logged request gets its answer first.
+      await proxy.settled();
       const relayed = proxy.log.filter((e) => e.path === "/api/ohttp");
       let linkedAfter = -1;
       await t.step("every vote reached the server through POST /api/ohttp, padded", async () => {
