@@ -41,7 +41,8 @@ import {
   settleEvidence,
 } from "./lib/client/audit/evidence.ts";
 import type { TrustedWitnesses } from "./lib/client/audit/log_checks.ts";
-import { parseCommand, USAGE, UsageError } from "./audit/cli_args.ts";
+import { parseCommand, USAGE } from "./audit/cli_args.ts";
+import { UsageError } from "./lib/command_line.ts";
 import { auditOptions } from "./audit/cli_options.ts";
 import { formatEvidence } from "./audit/cli_report.ts";
 

@@ -3,6 +3,7 @@
 // At start it pins the gateway's key configuration, serves that copy, and prints the address it
 // listens on with the configuration's SHA-256 (base64url), which the presenter's code carries.
 // Exit 2: usage; exit 1: the gateway's configuration could not be read.
+import { portNumber, readArguments, seconds, UsageError } from "./lib/command_line.ts";
 import { createRelay } from "./relay/app.ts";
 import { fetchKeys, PinError } from "./relay/pin.ts";
 import { isSameMachine, resolveName } from "./relay/same_machine.ts";
@@ -18,9 +19,6 @@ const USAGE = `usage: deno task relay --gateway URL [--port N] [--hostname H] [-
 --deadline S    seconds the gateway may take to answer before the client gets a 504 (default 10)
 --recheck S     seconds between reads of the gateway's key configuration (default 30)`;
 
-/** A command line that cannot be run: exit status 2. */
-class UsageError extends Error {}
-
 type Command = {
   gateway: URL;
   port: number;
@@ -35,29 +33,16 @@ function parseCommand(args: readonly string[]): Command | "help" {
   let hostname = DEFAULT_HOSTNAME;
   let deadlineMs = 10_000;
   let recheckMs = 30_000;
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    const [flag, inline] = arg.startsWith("--") && arg.includes("=")
-      ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)]
-      : [arg, undefined];
-    const value = () => {
-      const v = inline ?? args[++i];
-      if (v === undefined || v === "") throw new UsageError(`${flag} needs a value`);
-      return v;
-    };
-    const seconds = (v: string) => {
-      const n = Number(v);
-      if (!(n > 0 && n <= 3600)) throw new UsageError(`${flag} must be 0 to 3600 seconds`);
-      return Math.round(n * 1000);
-    };
-    if (flag === "--help" || flag === "-h") return "help";
-    else if (flag === "--gateway") gateway = gatewayUrl(value());
-    else if (flag === "--port") port = portNumber(value());
+  const help = readArguments(args, (flag, value) => {
+    if (flag === "--gateway") gateway = gatewayUrl(value());
+    else if (flag === "--port") port = portNumber(flag, value());
     else if (flag === "--hostname") hostname = value();
-    else if (flag === "--deadline") deadlineMs = seconds(value());
-    else if (flag === "--recheck") recheckMs = seconds(value());
-    else throw new UsageError(`unknown argument "${arg}"`);
-  }
+    else if (flag === "--deadline") deadlineMs = seconds(flag, value(), 3600);
+    else if (flag === "--recheck") recheckMs = seconds(flag, value(), 3600);
+    else return false;
+    return true;
+  });
+  if (help === "help") return "help";
   if (gateway === null) throw new UsageError("--gateway is required");
   return { gateway, port, hostname, deadlineMs, recheckMs };
 }
@@ -69,12 +54,6 @@ function gatewayUrl(value: string): URL {
     throw new UsageError("--gateway must be an http or https URL");
   }
   return new URL(url.origin);
-}
-
-function portNumber(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new UsageError(`bad port "${value}"`);
-  return n;
 }
 
 /** This machine's interface addresses, none where they may not be read. */
@@ -107,7 +86,7 @@ async function main(args: readonly string[]): Promise<number> {
     command = parseCommand(args);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    console.error(`${error.message}\n${USAGE}`);
+    console.error(`relay: ${error.message}\n${USAGE}`);
     return 2;
   }
   if (command === "help") {

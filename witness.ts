@@ -5,6 +5,7 @@
 // and kept in the state directory with its record of each log; it prints its cosignature/v1 vkey
 // and the address it listens on. Exit 2: usage; exit 1: it could not start.
 import { resolve } from "node:path";
+import { portNumber, readArguments, UsageError } from "./lib/command_line.ts";
 import { bytesToHex } from "./lib/protocol/bytes.ts";
 import {
   COSIGNATURE_V1_TYPE,
@@ -49,9 +50,6 @@ type Command =
   }
   | { kind: "help" };
 
-/** A command line that cannot be run: exit status 2. */
-class UsageError extends Error {}
-
 /** The command `args` name; throws {@link UsageError} for anything else. */
 function parseCommand(args: readonly string[]): Command {
   const logs: VerifierKey[] = [];
@@ -59,25 +57,16 @@ function parseCommand(args: readonly string[]): Command {
   let hostname = DEFAULT_HOSTNAME;
   let state = DEFAULT_STATE;
   let name: string | null = null;
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    const [flag, inline] = arg.startsWith("--") && arg.includes("=")
-      ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)]
-      : [arg, undefined];
-    const value = () => {
-      const v = inline ?? args[++i];
-      if (v === undefined || v === "") throw new UsageError(`${flag} needs a value`);
-      return v;
-    };
-    if (flag === "--help" || flag === "-h") return { kind: "help" };
-    else if (flag === "--log") logs.push(logKey(value()));
-    else if (flag === "--port") port = portNumber(value());
+  const help = readArguments(args, (flag, value) => {
+    if (flag === "--log") logs.push(logKey(value()));
+    else if (flag === "--port") port = portNumber(flag, value());
     else if (flag === "--hostname") hostname = value();
     else if (flag === "--state") state = value();
     else if (flag === "--name") name = keyName(value());
-    else if (arg.startsWith("-")) throw new UsageError(`unknown option "${arg}"`);
-    else throw new UsageError(`unexpected argument "${arg}"`);
-  }
+    else return false;
+    return true;
+  });
+  if (help === "help") return { kind: "help" };
   if (logs.length === 0) throw new UsageError("give at least one --log");
   return { kind: "serve", logs, port, hostname, state, name };
 }
@@ -94,13 +83,6 @@ function logKey(value: string): VerifierKey {
     throw new UsageError(`--log must be an Ed25519 (type 0x01) vkey, got type ${key.type}`);
   }
   return key;
-}
-
-function portNumber(value: string): number {
-  if (!/^(?:0|[1-9][0-9]{0,4})$/.test(value) || Number(value) > 65535) {
-    throw new UsageError(`--port must be a port number, 0 to 65535; got "${value}"`);
-  }
-  return Number(value);
 }
 
 function keyName(value: string): string {

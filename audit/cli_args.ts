@@ -3,6 +3,7 @@
  * the command they name, each refused with the reason (exit status 2).
  * @module
  */
+import { readArguments, UsageError } from "../lib/command_line.ts";
 import type { TrustedWitnesses } from "../lib/client/audit/log_checks.ts";
 import {
   COSIGNATURE_V1_TYPE,
@@ -47,9 +48,6 @@ export type Command =
   | { kind: "evidence"; file: string; key: string | null; url: string | null; round: number | null }
   | { kind: "help" };
 
-/** A command line that cannot be run: exit status 2. */
-export class UsageError extends Error {}
-
 /** The command `args` name; throws {@link UsageError} for anything else. */
 export function parseCommand(args: readonly string[]): Command {
   let target: string | null = null;
@@ -60,18 +58,8 @@ export function parseCommand(args: readonly string[]): Command {
   let round: number | null = null;
   const witnesses: VerifierKey[] = [];
   let quorum: string | null = null;
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    const [flag, inline] = arg.startsWith("--") && arg.includes("=")
-      ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)]
-      : [arg, undefined];
-    const value = () => {
-      const v = inline ?? args[++i];
-      if (v === undefined || v === "") throw new UsageError(`${flag} needs a value`);
-      return v;
-    };
-    if (flag === "--help" || flag === "-h") return { kind: "help" };
-    else if (flag === "--key") key = pinnedKey(value());
+  const help = readArguments(args, (flag, value, arg) => {
+    if (flag === "--key") key = pinnedKey(value());
     else if (flag === "--evidence") file = value();
     else if (flag === "--save") save = value();
     else if (flag === "--resume") resume = value();
@@ -80,10 +68,12 @@ export function parseCommand(args: readonly string[]): Command {
     else if (flag === "--quorum") {
       if (quorum !== null) throw new UsageError("--quorum is given twice");
       quorum = value();
-    } else if (arg.startsWith("-")) throw new UsageError(`unknown option "${arg}"`);
+    } else if (arg.startsWith("-")) return false;
     else if (target === null) target = arg;
     else throw new UsageError(`one URL or FILE at most, got "${target}" and "${arg}"`);
-  }
+    return true;
+  });
+  if (help === "help") return { kind: "help" };
   if (file !== null) {
     if (target !== null && !/^https?:\/\//i.test(target)) {
       throw new UsageError("--evidence checks one file: give no other FILE, only the server's URL");

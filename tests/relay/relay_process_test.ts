@@ -203,9 +203,20 @@ Deno.test("the relay exits 2 on a bad command line and 1 when the gateway cannot
     }).output();
     return { code, stderr: new TextDecoder().decode(stderr) };
   };
-  assert.equal((await run()).code, 2);
-  assert.equal((await run("--gateway", "ftp://example.org")).code, 2);
-  assert.equal((await run("--gateway", "http://127.0.0.1:1", "--port", "70000")).code, 2);
+  const refusals: [string[], RegExp][] = [
+    [[], /^relay: --gateway is required\n/],
+    [["--gateway", "ftp://example.org"], /^relay: --gateway must be an http or https URL\n/],
+    [["--gateway=http://127.0.0.1:1", "--port", "70000"], /^relay: --port must be a port number/],
+    [["--gateway", "http://127.0.0.1:1", "--deadline"], /^relay: --deadline needs a value\n/],
+    [["--gateway", "http://127.0.0.1:1", "--recheck=0"], /^relay: --recheck must be a number/],
+    [["--gateway", "http://127.0.0.1:1", "extra"], /^relay: unexpected argument "extra"\n/],
+  ];
+  for (const [args, reason] of refusals) {
+    const { code, stderr } = await run(...args);
+    assert.equal(code, 2, args.join(" "));
+    assert.match(stderr, reason);
+    assert.match(stderr, /usage: deno task relay/);
+  }
   // A server with no gateway: nothing listens on the port.
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const { port } = listener.addr as Deno.NetAddr;
