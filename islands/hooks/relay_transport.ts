@@ -19,6 +19,7 @@ import {
   RelayError,
 } from "../../lib/client/relay/relayed_transport.ts";
 import type { RoundInfo } from "../../lib/protocol/schemas.ts";
+import { loadSigning } from "../../lib/client/voter/panel_actions.ts";
 import { startWorker } from "../runtime.ts";
 import {
   pageLoadedAt,
@@ -161,7 +162,8 @@ export const relayPageTransport: Transport = (url, init) => {
       if (check.kind === "ok") {
         relayedFor(pin).catch(() => {});
         warmWorker("anonymity");
-        // The code a verified vote runs, loaded now so that no load follows the vote.
+        // The code a vote runs and a verified vote runs, loaded now: no load comes near the vote.
+        loadSigning().catch(() => {});
         import("../../lib/client/anonymity/anonymity_lens.ts").catch(() => {});
       }
       return check;

@@ -134,6 +134,7 @@ Deno.test({
       });
 
       let openToGreenMs = 0;
+      let votingOpenedAt = Infinity;
       await t.step(
         "the presenter opens voting; every phone waits its window, then green",
         async () => {
@@ -150,6 +151,7 @@ Deno.test({
             });
           }
           const openedAt = performance.now();
+          votingOpenedAt = openedAt;
           await presenter.locator('[data-action="open-voting"]').click();
           await presenter.locator('[data-open-status="opened"]').waitFor();
           for (const { page } of phones) {
@@ -206,6 +208,13 @@ Deno.test({
             const after = mine.slice(registration + 1).filter((e) => !isPageLoad(e));
             assert.deepEqual(after.map((e) => `${e.method} ${e.path}`), [], name);
           }
+          // Code a vote needs loads at join: once voting opens, a phone that is not reloaded
+          // sends the server nothing at all, not even a file of the page.
+          const reloaded = phones[1].name;
+          const late = proxy.log.filter((e) =>
+            e.phone !== null && e.phone !== reloaded && e.at >= votingOpenedAt
+          );
+          assert.deepEqual(late.map((e) => `${e.phone} ${e.method} ${e.path}`), []);
         },
       );
 

@@ -3,10 +3,8 @@
  * injected storage and API client, so that the page, the lab and the tests drive the same code.
  * @module
  */
-import { base64ToBytes, bytesToHex, hexToBytes } from "../../protocol/bytes.ts";
+import { base64ToBytes, hexToBytes } from "../../protocol/bytes.ts";
 import { generateSeed, storedKeysFromSeed } from "../../protocol/keys.ts";
-import { signRing } from "../../protocol/ring_signature.ts";
-import { encodeSignature } from "../../protocol/signature_wire.ts";
 import { describeIssues, type VoteAccepted, VoteSubmission } from "../../protocol/schemas.ts";
 import { ApiCallError } from "../api_client.ts";
 import { messageOf } from "../text.ts";
@@ -60,6 +58,11 @@ export async function loadKeyStatus(io: ClientIO, namespace: string): Promise<Ke
   return decideKeyStatus(stored, serverKey);
 }
 
+/** The signing code, a chunk of its own: fetched once, then answered from the module cache. */
+export function loadSigning(): Promise<typeof import("./ring_signing.ts")> {
+  return import("./ring_signing.ts");
+}
+
 /**
  * Generates and stores a new key pair, clears the key id and every vote entry, and answers
  * unregistered (page §4). `seed` is injectable for tests.
@@ -70,6 +73,8 @@ export function generateKeys(
   { seed = generateSeed() }: { seed?: Uint8Array } = {},
 ): KeyLine {
   const { publicKey, privateKey } = storedKeysFromSeed(seed);
+  // The signing code loads now, with the key, so that the vote fetches nothing before it is sent.
+  loadSigning().catch(() => {});
   io.storage.setItem(storageKey(namespace, "publicKey"), publicKey);
   io.storage.setItem(storageKey(namespace, "privateKey"), privateKey);
   io.storage.removeItem(storageKey(namespace, "keyId"));
@@ -213,19 +218,15 @@ export async function submitVote(
   let body: VoteSubmission;
   let signMs: number;
   try {
+    const { signBallot } = await loadSigning();
     const started = now();
-    const signature = signRing({
+    const { signature, tag } = signBallot({
       ring: ring.map((key) => hexToBytes(key, 32, "ring key")),
       seed: base64ToBytes(stored.privateKey, "privateKey"),
       message: content,
     });
     signMs = now() - started;
-    body = {
-      publicKeys: ring,
-      signature: encodeSignature(signature),
-      tag: bytesToHex(signature.tag),
-      payload: content,
-    };
+    body = { publicKeys: ring, signature, tag, payload: content };
   } catch (error) {
     return voteRefusal({ code: "not_signed", keyId: stored.keyId, error: messageOf(error) });
   }
