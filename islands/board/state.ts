@@ -5,6 +5,7 @@
  * @module
  */
 import { computed, signal } from "@preact/signals";
+import { repeatEvery } from "../hooks/polling.ts";
 import { type BlockRecord, MAX_PAGE_LIMIT, type Tally } from "../../lib/protocol/schemas.ts";
 import {
   type ApiClient,
@@ -233,31 +234,23 @@ export function createBulletinState(
    * function that stops. `onReady` runs once the first read has ended, well or not.
    */
   function follow(onReady: () => void = () => {}): () => void {
-    let live = true;
-    let busy = false;
-    async function poll(initial: boolean) {
-      if (busy) return;
-      busy = true;
+    let initial = true;
+    return repeatEvery(pollMs, async ({ live }) => {
+      const first = initial;
+      initial = false;
       try {
         const status = await api.blockStatus();
-        if (live && (initial || status.height !== height.value)) await refresh(status.height);
-        if (live) problem.value = null;
+        if (live() && (first || status.height !== height.value)) await refresh(status.height);
+        if (live()) problem.value = null;
       } catch (error) {
-        if (live) problem.value = messageOf(error);
+        if (live()) problem.value = messageOf(error);
       } finally {
-        busy = false;
-        if (initial && live) {
+        if (first && live()) {
           ready.value = true;
           onReady();
         }
       }
-    }
-    poll(true);
-    const timer = setInterval(() => poll(false), pollMs);
-    return () => {
-      live = false;
-      clearInterval(timer);
-    };
+    });
   }
 
   /** The earlier blocks being read, while they are: a second click waits for the same read. */

@@ -12,6 +12,44 @@ import { messageOf } from "../../lib/client/text.ts";
 /** The last answer of a repeated read (null before the first), and why the last read failed. */
 export type Polled<T> = { value: T | null; problem: string | null };
 
+/** What a repeated step may ask of its repetition. */
+export type Repetition = {
+  /** False once the repetition was stopped: an answer that arrives after is dropped. */
+  live(): boolean;
+  /** No more steps after this one. */
+  stop(): void;
+};
+
+/**
+ * Runs `step` every `everyMs` (and at once, unless `atOnce` is false), never two at once: a step
+ * still running when the next is due skips that one. Answers the function that stops it.
+ */
+export function repeatEvery(
+  everyMs: number,
+  step: (repetition: Repetition) => Promise<void>,
+  { atOnce = true }: { atOnce?: boolean } = {},
+): () => void {
+  let live = true;
+  let busy = false;
+  const repetition: Repetition = { live: () => live, stop };
+  async function once() {
+    if (busy || !live) return;
+    busy = true;
+    try {
+      await step(repetition);
+    } finally {
+      busy = false;
+    }
+  }
+  const timer = setInterval(once, everyMs);
+  if (atOnce) once();
+  function stop() {
+    live = false;
+    clearInterval(timer);
+  }
+  return stop;
+}
+
 /**
  * `read()` now and every `everyMs` while the calling component lives, never two at once. A failed
  * read keeps the last answer and says why; the next good one clears that. The `read` of the first
@@ -19,28 +57,15 @@ export type Polled<T> = { value: T | null; problem: string | null };
  */
 export function usePolled<T>(read: () => Promise<T>, everyMs: number): Polled<T> {
   const [polled, setPolled] = useState<Polled<T>>({ value: null, problem: null });
-  useEffect(() => {
-    let live = true;
-    let busy = false;
-    const once = async () => {
-      if (busy) return;
-      busy = true;
+  useEffect(() =>
+    repeatEvery(everyMs, async ({ live }) => {
       try {
         const value = await read();
-        if (live) setPolled({ value, problem: null });
+        if (live()) setPolled({ value, problem: null });
       } catch (error) {
-        if (live) setPolled((old) => ({ value: old.value, problem: messageOf(error) }));
-      } finally {
-        busy = false;
+        if (live()) setPolled((old) => ({ value: old.value, problem: messageOf(error) }));
       }
-    };
-    once();
-    const timer = setInterval(once, everyMs);
-    return () => {
-      live = false;
-      clearInterval(timer);
-    };
-  }, []);
+    }), []);
   return polled;
 }
 

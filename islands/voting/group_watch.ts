@@ -6,6 +6,7 @@
  */
 import { useEffect, useState } from "react";
 import type { ApiClient } from "../../lib/client/api_client.ts";
+import { repeatEvery } from "../hooks/polling.ts";
 import {
   type GroupRule,
   type GroupState,
@@ -32,30 +33,16 @@ export function useGroupWatch(
       setState(null);
       return;
     }
-    let live = true;
-    let busy = false;
-    const ask = async () => {
-      if (busy) return;
-      busy = true;
-      try {
-        const next = await readGroupState(api, { ownId, rule });
-        if (!live) return;
-        if (next.kind === "unknown") {
-          console.error(`The round's groups could not be read: ${next.reason}`);
-          return;
-        }
-        setState((old) => JSON.stringify(old) === JSON.stringify(next) ? old : next);
-        if (FINAL.has(next.kind)) clearInterval(timer);
-      } finally {
-        busy = false;
+    return repeatEvery(GROUP_POLL_MS, async ({ live, stop }) => {
+      const next = await readGroupState(api, { ownId, rule });
+      if (!live()) return;
+      if (next.kind === "unknown") {
+        console.error(`The round's groups could not be read: ${next.reason}`);
+        return;
       }
-    };
-    const timer = setInterval(ask, GROUP_POLL_MS);
-    ask();
-    return () => {
-      live = false;
-      clearInterval(timer);
-    };
+      setState((old) => JSON.stringify(old) === JSON.stringify(next) ? old : next);
+      if (FINAL.has(next.kind)) stop();
+    });
   }, [ownId, rule?.minVoters, rule?.lateJoiners]);
   return state;
 }

@@ -5,6 +5,7 @@
  */
 import { useEffect, useRef, useState } from "react";
 import * as actions from "../../lib/client/voter/panel_actions.ts";
+import { repeatEvery } from "../hooks/polling.ts";
 import {
   type ColouredLine,
   type TagCheck,
@@ -30,29 +31,15 @@ export function useWaitForVoters(
   enough.current = onEnough;
   useEffect(() => {
     if (!active) return;
-    let live = true;
-    let busy = false;
-    const ask = async () => {
-      if (busy) return;
-      busy = true;
-      try {
-        const still = await actions.keysStillNeeded(io, ringSize);
-        if (!live || still === null) return;
-        setMissing(still);
-        if (still === 0) {
-          clearInterval(timer);
-          enough.current();
-        }
-      } finally {
-        busy = false;
+    return repeatEvery(WAIT_POLL_MS, async ({ live, stop }) => {
+      const still = await actions.keysStillNeeded(io, ringSize);
+      if (!live() || still === null) return;
+      setMissing(still);
+      if (still === 0) {
+        stop();
+        enough.current();
       }
-    };
-    const timer = setInterval(ask, WAIT_POLL_MS);
-    ask();
-    return () => {
-      live = false;
-      clearInterval(timer);
-    };
+    });
   }, [active, asked]);
   return { missing, recheck: () => setAsked((n) => n + 1) };
 }
@@ -69,19 +56,11 @@ export function usePendingPoll(
 ): void {
   useEffect(() => {
     if (voteLine.status !== "pending") return;
-    let busy = false;
-    const timer = setInterval(async () => {
-      if (busy) return;
-      busy = true;
-      try {
-        const height = await actions.chainHeight(io);
-        const stored = actions.readStoredVote(io.storage, namespace);
-        if (height !== null && voteStage(stored, height) !== "pending") await refresh();
-      } finally {
-        busy = false;
-      }
-    }, PENDING_POLL_MS);
-    return () => clearInterval(timer);
+    return repeatEvery(PENDING_POLL_MS, async ({ live }) => {
+      const height = await actions.chainHeight(io);
+      const stored = actions.readStoredVote(io.storage, namespace);
+      if (live() && height !== null && voteStage(stored, height) !== "pending") await refresh();
+    }, { atOnce: false });
   }, [voteLine]);
 }
 
