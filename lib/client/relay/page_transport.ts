@@ -30,7 +30,7 @@ export type PageTransportDeps = {
   pin(): RelayPin | null;
   /** True once this browser registered a key with the relay pinned (kept in its storage). */
   registered(): boolean;
-  /** Records that this browser registered a key. */
+  /** Records that this browser registered a key, or sent a vote (it has joined). */
   markRegistered(): void;
   /** Reads the relay's key configuration and holds it to `pin` (no HPKE needed). */
   keyCheck(pin: RelayPin): Promise<KeyCheck>;
@@ -123,7 +123,11 @@ export function createPageTransport(deps: PageTransportDeps): Transport {
         registering--;
       }
     }
-    if (registering === 0 && !deps.registered()) {
+    // A vote says the phone has joined, whether or not this browser saw its registration (made
+    // before the pin was held, or refused as made already): it and everything after it go through
+    // the relay. A read naming a ballot never goes straight.
+    if (kind === "vote") deps.markRegistered();
+    if (registering === 0 && !deps.registered() && kind !== "ballot") {
       const call = Promise.resolve(direct(url, init));
       underway.add(call);
       try {

@@ -244,3 +244,20 @@ Deno.test("a ballot's answer, once read through the relay, is kept and never ask
   await read("/api/rounds/3/groups");
   assert.equal(store.size, 1);
 });
+
+Deno.test("with a relay pinned, a vote and its ballot reads never go straight, registered here or not", async () => {
+  // A phone whose key was registered before it held the pin (or whose registration was refused
+  // as already made) has no registration mark: its vote still goes only through the relay.
+  const p = page({ registered: false, openedAt: LOADED - 10 * W });
+  await p.call("GET", "/api/rounds/3/groups");
+  await p.call("POST", "/api/rounds/3/vote");
+  await p.call("GET", "/api/rounds/3/tag/ab");
+  await p.call("GET", "/api/rounds/3/block/open");
+  assert.deepEqual(p.sent, [
+    "direct GET /api/rounds/3/groups",
+    "relay POST /api/rounds/3/vote",
+    "relay GET /api/rounds/3/tag/ab",
+    "relay GET /api/rounds/3/block/open",
+  ]);
+  assert.equal(p.state.registered, true, "a vote sent marks the phone as joined");
+});
