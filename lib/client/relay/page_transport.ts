@@ -117,7 +117,7 @@ export function createPageTransport(deps: PageTransportDeps): Transport {
       try {
         await Promise.allSettled(underway);
         const response = await direct(url, init);
-        if (response.ok) deps.markRegistered();
+        if (response.ok || await registeredAlready(response)) deps.markRegistered();
         return response;
       } finally {
         registering--;
@@ -156,6 +156,16 @@ export function createPageTransport(deps: PageTransportDeps): Transport {
     const transport = await deps.relayed(pin);
     return await transport(url, init);
   };
+}
+
+/** True for a registration refused 409 `duplicate_key`: the key is registered all the same. */
+async function registeredAlready(response: Response): Promise<boolean> {
+  if (response.status !== 409) return false;
+  try {
+    return (await response.clone().json())?.error?.code === "duplicate_key";
+  } catch {
+    return false;
+  }
 }
 
 /** The send plan of a vote asked for now: its round's window, or U[0, W] from now without one. */

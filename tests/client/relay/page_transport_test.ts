@@ -261,3 +261,26 @@ Deno.test("with a relay pinned, a vote and its ballot reads never go straight, r
   ]);
   assert.equal(p.state.registered, true, "a vote sent marks the phone as joined");
 });
+
+Deno.test("a registration refused as made already turns the relay on: the key is registered", async () => {
+  const p = page();
+  const transport = createPageTransport({
+    ...p.deps,
+    direct: (url, init) => {
+      p.sent.push(`direct ${init.method} ${url}`);
+      const body = { error: { code: "duplicate_key", message: "registered already" }, id: 4 };
+      return new Response(JSON.stringify(body), { status: 409 });
+    },
+  });
+  const response = await Promise.resolve(
+    transport("/api/rounds/3/pki/key", { method: "POST", body: "{}" }),
+  );
+  assert.equal(response.status, 409);
+  assert.equal((await response.json()).error.code, "duplicate_key", "the page still reads it");
+  assert.equal(p.state.registered, true);
+  await Promise.resolve(transport("/api/rounds/3/groups", { method: "GET" }));
+  assert.deepEqual(p.sent, [
+    "direct POST /api/rounds/3/pki/key",
+    "relay GET /api/rounds/3/groups",
+  ]);
+});
