@@ -7,6 +7,7 @@ import { keyConfigHash, type RelayPin } from "../../../lib/client/relay/fragment
 import {
   callKind,
   createPageTransport,
+  holdsRegisteredKey,
   type PageTransportDeps,
   roundOfPath,
   type Wait,
@@ -283,4 +284,24 @@ Deno.test("a registration refused as made already turns the relay on: the key is
     "direct POST /api/rounds/3/pki/key",
     "relay GET /api/rounds/3/groups",
   ]);
+});
+
+Deno.test("a phone whose key of the round was registered before it held the pin calls only through the relay", async () => {
+  const entries = new Map<string, string>([
+    ["round/3/voters", "Ada Byron"],
+    ["round/3/Ada Byron:keyId", "4"],
+    ["round/4/voters", "Alan Turing"],
+  ]);
+  const storage = { getItem: (key: string) => entries.get(key) ?? null };
+  assert.equal(holdsRegisteredKey(storage, 3), true);
+  assert.equal(holdsRegisteredKey(storage, 4), false, "a voter without a key id");
+  assert.equal(holdsRegisteredKey(storage, 5), false, "a round with no voter");
+  const p = page();
+  const transport = createPageTransport({
+    ...p.deps,
+    registered: (round) => typeof round === "number" && holdsRegisteredKey(storage, round),
+  });
+  await Promise.resolve(transport("/api/rounds/3/groups", { method: "GET" }));
+  await Promise.resolve(transport("/api/rounds/4/groups", { method: "GET" }));
+  assert.deepEqual(p.sent, ["relay GET /api/rounds/3/groups", "direct GET /api/rounds/4/groups"]);
 });
