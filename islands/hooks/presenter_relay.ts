@@ -47,7 +47,7 @@ export async function setPresenterRelay(text: string): Promise<void> {
   try {
     // The relay's code loads only in a presenter's browser that names one.
     const { servedKeyHash } = await import("../../lib/client/relay/relayed_transport.ts");
-    const ohttp = await servedKeyHash({ relay, fetch });
+    const ohttp = await servedKeyHash({ relay, origin: location.origin, fetch });
     if (mine === reading) presenterRelay.value = { kind: "pinned", pin: { relay, ohttp } };
   } catch (error) {
     if (mine === reading) {

@@ -9,6 +9,7 @@ import { createApiClient, type Transport } from "../../lib/client/api_client.ts"
 import type { RelayPin } from "../../lib/client/relay/fragment.ts";
 import {
   createPageTransport,
+  holdsRegisteredKey,
   mismatchText,
   roundOfPath,
   type RoundTiming,
@@ -149,13 +150,24 @@ const KEPT_PREFIX = "ringvote/relay-kept/";
 
 let transport: Transport | null = null;
 
+/** Records that this browser's phone has joined with a relay pinned. */
+function markRegistered(): void {
+  localStorage.setItem(RELAY_REGISTERED_KEY, String(Date.now()));
+}
+
 /** The page transport with the page's pin (see the module comment), made on first use. */
 export const relayPageTransport: Transport = (url, init) => {
   transport ??= createPageTransport({
     direct: fetch,
     pin: () => pagePin().pin,
-    registered: () => localStorage.getItem(RELAY_REGISTERED_KEY) !== null,
-    markRegistered: () => localStorage.setItem(RELAY_REGISTERED_KEY, String(Date.now())),
+    registered: (round) => {
+      if (localStorage.getItem(RELAY_REGISTERED_KEY) !== null) return true;
+      // A key of the round registered before the pin was held: the relay is on from now on.
+      if (typeof round !== "number" || !holdsRegisteredKey(localStorage, round)) return false;
+      markRegistered();
+      return true;
+    },
+    markRegistered,
     keyCheck: async (pin) => {
       const check = await checkPinnedKeys({ pin, fetch });
       // The phone joins: its sealing code and the anonymity worker load now, never when it votes.

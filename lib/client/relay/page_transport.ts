@@ -8,6 +8,8 @@
  * @module
  */
 import { callKind, roundOfPath, type Transport } from "../api_client.ts";
+import { type PageStorage, roundStorage } from "../rounds/round_storage.ts";
+import { parseVoterList, storageKey, VOTERS_KEY } from "../voter/voters.ts";
 import type { RelayPin } from "./fragment.ts";
 import { type KeyCheck, RelayError } from "./relayed_transport.ts";
 import { planResume, planVoteSend, type Random, type SendPlan } from "./send_window.ts";
@@ -28,9 +30,12 @@ export type PageTransportDeps = {
   direct: Transport;
   /** The relay pin the page holds, read at each call. */
   pin(): RelayPin | null;
-  /** True once this browser registered a key with the relay pinned (kept in its storage). */
-  registered(): boolean;
-  /** Records that this browser registered a key. */
+  /**
+   * True once this browser registered a key with the relay pinned (kept in its storage), or holds
+   * a registered key of `round` (made before the pin was held: see {@link holdsRegisteredKey}).
+   */
+  registered(round: number | "list"): boolean;
+  /** Records that this browser registered a key, or sent a vote (it has joined). */
   markRegistered(): void;
   /** Reads the relay's key configuration and holds it to `pin` (no HPKE needed). */
   keyCheck(pin: RelayPin): Promise<KeyCheck>;
@@ -117,13 +122,17 @@ export function createPageTransport(deps: PageTransportDeps): Transport {
       try {
         await Promise.allSettled(underway);
         const response = await direct(url, init);
-        if (response.ok) deps.markRegistered();
+        if (response.ok || await registeredAlready(response)) deps.markRegistered();
         return response;
       } finally {
         registering--;
       }
     }
-    if (registering === 0 && !deps.registered()) {
+    // A vote says the phone has joined, whether or not this browser saw its registration (made
+    // before the pin was held, or refused as made already): it and everything after it go through
+    // the relay. A read naming a ballot never goes straight.
+    if (kind === "vote") deps.markRegistered();
+    if (registering === 0 && !deps.registered(round) && kind !== "ballot") {
       const call = Promise.resolve(direct(url, init));
       underway.add(call);
       try {
@@ -152,6 +161,28 @@ export function createPageTransport(deps: PageTransportDeps): Transport {
     const transport = await deps.relayed(pin);
     return await transport(url, init);
   };
+}
+
+/**
+ * True when a voter of round `round` in `storage` holds a registered key (its key id): its
+ * registration has reached the server, pin or no pin, so every call of the round goes through
+ * the relay.
+ */
+export function holdsRegisteredKey(storage: Pick<PageStorage, "getItem">, round: number): boolean {
+  const kept = roundStorage({ ...storage, setItem() {}, removeItem() {} }, round);
+  return parseVoterList(kept.getItem(VOTERS_KEY)).some((namespace) =>
+    kept.getItem(storageKey(namespace, "keyId")) !== null
+  );
+}
+
+/** True for a registration refused 409 `duplicate_key`: the key is registered all the same. */
+async function registeredAlready(response: Response): Promise<boolean> {
+  if (response.status !== 409) return false;
+  try {
+    return (await response.clone().json())?.error?.code === "duplicate_key";
+  } catch {
+    return false;
+  }
 }
 
 /** The send plan of a vote asked for now: its round's window, or U[0, W] from now without one. */

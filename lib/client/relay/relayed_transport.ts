@@ -179,17 +179,34 @@ export async function checkPinnedKeys(
 
 /**
  * The hash of the key configuration `relay` serves, read within `timeoutMs`: what the presenter's
- * page puts in its QR code. Throws a {@link RelayError} when it cannot be read.
+ * page puts in its QR code. It is held to the configuration the server at `origin` publishes
+ * itself: a relay that served a key of its own could open every call it forwards and seal it again
+ * for the gateway, learning who sent what. Throws a {@link RelayError} when either cannot be read,
+ * `key-mismatch` when they differ.
  */
 export async function servedKeyHash(
-  { relay, fetch, timeoutMs = RELAYED_CALL_TIMEOUT_MS }: {
+  { relay, origin, fetch, timeoutMs = RELAYED_CALL_TIMEOUT_MS }: {
     relay: string;
+    origin: string;
     fetch: Transport;
     timeoutMs?: number;
   },
 ): Promise<string> {
-  const keys = await withDeadline(timeoutMs, null, (signal) => readKeys({ relay, fetch }, signal));
-  return keyConfigHash(keys);
+  const [served, published] = await withDeadline(timeoutMs, null, (signal) =>
+    Promise.all([
+      readKeys({ relay, fetch }, signal),
+      readKeys({ relay: origin, fetch, who: `The server ${origin}` }, signal),
+    ]));
+  const hash = keyConfigHash(served);
+  const own = keyConfigHash(published);
+  if (hash !== own) {
+    throw new RelayError(
+      "key-mismatch",
+      `The relay ${relay} serves key configuration ${shortHash(hash)}, not the one the server ` +
+        `publishes (${shortHash(own)}): it could read every vote it forwards. No code is shown.`,
+    );
+  }
+  return hash;
 }
 
 /** The inner request of one API call: its path and query at `origin`, and a JSON body if any. */
@@ -238,7 +255,8 @@ function responseOf({ status, headers, body }: InnerResponse): Response {
   return new Response(NULL_BODY.has(status) ? null : bytes, { status, headers: kept });
 }
 
-type RelayCall = { relay: string; fetch: Transport };
+/** Where a key configuration or a sealed call goes, and who that is in a failure's words. */
+type RelayCall = { relay: string; fetch: Transport; who?: string };
 
 /** Options of every request to the relay: no cookie, no referrer, nothing cached. */
 const TO_RELAY: RequestInit = {
@@ -248,13 +266,16 @@ const TO_RELAY: RequestInit = {
 };
 
 /** The key configurations the relay serves (`GET <relay>/.well-known/ohttp-gateway`). */
-async function readKeys({ relay, fetch }: RelayCall, signal: AbortSignal): Promise<Uint8Array> {
+async function readKeys(
+  { relay, fetch, who = `The relay ${relay}` }: RelayCall,
+  signal: AbortSignal,
+): Promise<Uint8Array> {
   const url = `${relay}/.well-known/ohttp-gateway`;
   const response = await reach(relay, () => fetch(url, { ...TO_RELAY, method: "GET", signal }));
   if (!response.ok) {
     throw new RelayError(
       "relay-refused",
-      `The relay ${relay} answered ${response.status} for its key configuration`,
+      `${who} answered ${response.status} for its key configuration`,
       response.status,
     );
   }
@@ -262,7 +283,7 @@ async function readKeys({ relay, fetch }: RelayCall, signal: AbortSignal): Promi
   if (!type.startsWith("application/ohttp-keys")) {
     throw new RelayError(
       "malformed-answer",
-      `The relay ${relay} served its key configuration as "${type}", not application/ohttp-keys`,
+      `${who} served its key configuration as "${type}", not application/ohttp-keys`,
     );
   }
   return await bodyOf(relay, response);

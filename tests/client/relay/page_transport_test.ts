@@ -7,6 +7,7 @@ import { keyConfigHash, type RelayPin } from "../../../lib/client/relay/fragment
 import {
   callKind,
   createPageTransport,
+  holdsRegisteredKey,
   type PageTransportDeps,
   roundOfPath,
   type Wait,
@@ -243,4 +244,64 @@ Deno.test("a ballot's answer, once read through the relay, is kept and never ask
   // Other reads and refusals are never kept.
   await read("/api/rounds/3/groups");
   assert.equal(store.size, 1);
+});
+
+Deno.test("with a relay pinned, a vote and its ballot reads never go straight, registered here or not", async () => {
+  // A phone whose key was registered before it held the pin (or whose registration was refused
+  // as already made) has no registration mark: its vote still goes only through the relay.
+  const p = page({ registered: false, openedAt: LOADED - 10 * W });
+  await p.call("GET", "/api/rounds/3/groups");
+  await p.call("POST", "/api/rounds/3/vote");
+  await p.call("GET", "/api/rounds/3/tag/ab");
+  await p.call("GET", "/api/rounds/3/block/open");
+  assert.deepEqual(p.sent, [
+    "direct GET /api/rounds/3/groups",
+    "relay POST /api/rounds/3/vote",
+    "relay GET /api/rounds/3/tag/ab",
+    "relay GET /api/rounds/3/block/open",
+  ]);
+  assert.equal(p.state.registered, true, "a vote sent marks the phone as joined");
+});
+
+Deno.test("a registration refused as made already turns the relay on: the key is registered", async () => {
+  const p = page();
+  const transport = createPageTransport({
+    ...p.deps,
+    direct: (url, init) => {
+      p.sent.push(`direct ${init.method} ${url}`);
+      const body = { error: { code: "duplicate_key", message: "registered already" }, id: 4 };
+      return new Response(JSON.stringify(body), { status: 409 });
+    },
+  });
+  const response = await Promise.resolve(
+    transport("/api/rounds/3/pki/key", { method: "POST", body: "{}" }),
+  );
+  assert.equal(response.status, 409);
+  assert.equal((await response.json()).error.code, "duplicate_key", "the page still reads it");
+  assert.equal(p.state.registered, true);
+  await Promise.resolve(transport("/api/rounds/3/groups", { method: "GET" }));
+  assert.deepEqual(p.sent, [
+    "direct POST /api/rounds/3/pki/key",
+    "relay GET /api/rounds/3/groups",
+  ]);
+});
+
+Deno.test("a phone whose key of the round was registered before it held the pin calls only through the relay", async () => {
+  const entries = new Map<string, string>([
+    ["round/3/voters", "Ada Byron"],
+    ["round/3/Ada Byron:keyId", "4"],
+    ["round/4/voters", "Alan Turing"],
+  ]);
+  const storage = { getItem: (key: string) => entries.get(key) ?? null };
+  assert.equal(holdsRegisteredKey(storage, 3), true);
+  assert.equal(holdsRegisteredKey(storage, 4), false, "a voter without a key id");
+  assert.equal(holdsRegisteredKey(storage, 5), false, "a round with no voter");
+  const p = page();
+  const transport = createPageTransport({
+    ...p.deps,
+    registered: (round) => typeof round === "number" && holdsRegisteredKey(storage, round),
+  });
+  await Promise.resolve(transport("/api/rounds/3/groups", { method: "GET" }));
+  await Promise.resolve(transport("/api/rounds/4/groups", { method: "GET" }));
+  assert.deepEqual(p.sent, ["relay GET /api/rounds/3/groups", "direct GET /api/rounds/4/groups"]);
 });

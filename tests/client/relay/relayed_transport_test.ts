@@ -11,6 +11,7 @@ import {
   type EncapsulatorFactory,
   type InnerRequest,
   RelayError,
+  servedKeyHash,
 } from "../../../lib/client/relay/relayed_transport.ts";
 
 const ORIGIN = "http://vote.example:8000";
@@ -319,4 +320,23 @@ Deno.test("the key check alone reads the configuration and holds it to the pin",
     fetch,
   });
   assert.equal(down.kind, "unavailable");
+});
+
+Deno.test("the presenter's pin is the relay's configuration only when the server publishes the same", async () => {
+  const relay = serveRelay();
+  const same = serveRelay();
+  const own = serveRelay({ config: new Uint8Array([0, 41, 1, 0, 32, 7, 7, 7]) });
+  try {
+    const hash = await servedKeyHash({ relay: relay.relay, origin: same.relay, fetch });
+    assert.equal(hash, keyConfigHash(CONFIG));
+    // A relay serving a key of its own could open every call it forwards: no code is drawn.
+    const failed = await servedKeyHash({ relay: relay.relay, origin: own.relay, fetch })
+      .catch((e) => e);
+    assert.ok(failed instanceof RelayError, String(failed));
+    assert.equal(failed.kind, "key-mismatch");
+    assert.match(failed.message, /not the one the server publishes/);
+    assert.deepEqual(own.seen, ["GET /.well-known/ohttp-gateway "]);
+  } finally {
+    await Promise.all([relay.close(), same.close(), own.close()]);
+  }
 });
