@@ -2,7 +2,7 @@
 // a client can make the relay do to its gateway.
 import assert from "node:assert/strict";
 import { encodeKeyConfigs, generateGatewayKey, KEYS_PATH } from "../../lib/protocol/ohttp.ts";
-import { createRelay } from "../../relay/app.ts";
+import { createRelay, type Relay, type RelayOptions } from "../../relay/app.ts";
 import { fetchKeys, PinError } from "../../relay/pin.ts";
 
 /** A gateway that publishes one key configuration and refuses every request 400 `ohttp_key`. */
@@ -23,7 +23,16 @@ async function refusingGateway() {
   return { url, counts, keyId: key.config.keyId, stop: () => server.shutdown() };
 }
 
-Deno.test("a client's refused requests make the relay read the gateway's keys once, not once each", async () => {
+type RefusingGateway = Awaited<ReturnType<typeof refusingGateway>>;
+
+/**
+ * Runs `test` with a relay pinned to a {@link refusingGateway} (`options` over a 5 s deadline, on
+ * the same machine), and stops both after it.
+ */
+async function withRelay(
+  options: Partial<RelayOptions>,
+  test: (relay: Relay, gateway: RefusingGateway) => Promise<void>,
+): Promise<void> {
   const gateway = await refusingGateway();
   const client = Deno.createHttpClient({});
   try {
@@ -34,20 +43,37 @@ Deno.test("a client's refused requests make the relay read the gateway's keys on
       client,
       deadlineMs: 5_000,
       sameMachine: true,
-      now: () => 1_000_000, // The clock stands still: every refusal falls in one spacing.
+      ...options,
     });
-    const info = { remoteAddr: { transport: "tcp", hostname: "192.0.2.1", port: 4000 } as const };
+    await test(relay, gateway);
+  } finally {
+    client.close();
+    await gateway.stop();
+  }
+}
+
+/** An encapsulated request to the relay, `body` as sent (a stream or bytes). */
+function relayPost(body: BodyInit): Request {
+  return new Request("http://relay.test/", {
+    method: "POST",
+    headers: { "content-type": "message/ohttp-req" },
+    body,
+  });
+}
+
+/** The connection of a client at `hostname`. */
+function from(hostname: string): Deno.ServeHandlerInfo<Deno.NetAddr> {
+  return { remoteAddr: { transport: "tcp", hostname, port: 4000 } } as Deno.ServeHandlerInfo<
+    Deno.NetAddr
+  >;
+}
+
+Deno.test("a client's refused requests make the relay read the gateway's keys once, not once each", () =>
+  // The clock stands still: every refusal falls in one spacing.
+  withRelay({ now: () => 1_000_000 }, async (relay, gateway) => {
     const body = new Uint8Array(80);
     body[0] = gateway.keyId;
-    const send = () =>
-      relay.handler(
-        new Request("http://relay.test/", {
-          method: "POST",
-          headers: { "content-type": "message/ohttp-req" },
-          body: body.slice(),
-        }),
-        info,
-      );
+    const send = () => relay.handler(relayPost(body.slice()), from("192.0.2.1"));
     const before = gateway.counts.keyReads;
     const answers = await Promise.all(Array.from({ length: 20 }, send));
     for (let i = 0; i < 20; i++) answers.push(await send());
@@ -64,83 +90,38 @@ Deno.test("a client's refused requests make the relay read the gateway's keys on
     // One read set off by the refusals, one asked for just now; unchanged keys keep it forwarding.
     assert.ok(gateway.counts.keyReads - before <= 2, `${gateway.counts.keyReads - before} reads`);
     assert.equal(relay.stopped(), null);
-  } finally {
-    client.close();
-    await gateway.stop();
-  }
-});
+  }));
 
-Deno.test("a client that sends its body slowly gets a 408 at the deadline, not a held request", async () => {
-  const gateway = await refusingGateway();
-  const client = Deno.createHttpClient({});
-  try {
-    const pinned = await fetchKeys(gateway.url, { client, deadlineMs: 5_000 });
-    const relay = createRelay({
-      gateway: gateway.url,
-      pinned,
-      client,
-      deadlineMs: 200,
-      sameMachine: true,
-    });
+Deno.test("a client that sends its body slowly gets a 408 at the deadline, not a held request", () =>
+  withRelay({ deadlineMs: 200 }, async (relay, gateway) => {
     // One byte, then nothing: the body never ends.
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
         controller.enqueue(new Uint8Array([gateway.keyId]));
       },
     });
-    const request = new Request("http://relay.test/", {
-      method: "POST",
-      headers: { "content-type": "message/ohttp-req" },
-      body,
-    });
-    const info = { remoteAddr: { transport: "tcp", hostname: "192.0.2.1", port: 4000 } as const };
     let timer: ReturnType<typeof setTimeout> | undefined;
     const held = new Promise<"held">((resolve) =>
       timer = setTimeout(() => resolve("held"), 10_000)
     );
-    const res = await Promise.race([relay.handler(request, info), held]);
+    const res = await Promise.race([relay.handler(relayPost(body), from("192.0.2.1")), held]);
     clearTimeout(timer);
     assert.notEqual(res, "held", "the relay held the request past its deadline");
     const answer = res as Response;
     assert.equal(answer.status, 408);
     assert.equal((await answer.json()).error.code, "request_timeout");
     assert.equal(gateway.counts.posts, 0);
-  } finally {
-    client.close();
-    await gateway.stop();
-  }
-});
+  }));
 
-Deno.test("distinct client addresses are counted up to a bound, never held without one", async () => {
-  const gateway = await refusingGateway();
-  const client = Deno.createHttpClient({});
-  try {
-    const pinned = await fetchKeys(gateway.url, { client, deadlineMs: 5_000 });
-    const relay = createRelay({
-      gateway: gateway.url,
-      pinned,
-      client,
-      deadlineMs: 5_000,
-      sameMachine: true,
-      maxClients: 5,
-    });
+Deno.test("distinct client addresses are counted up to a bound, never held without one", () =>
+  withRelay({ maxClients: 5 }, async (relay, gateway) => {
     for (let i = 0; i < 12; i++) {
-      const res = await relay.handler(
-        new Request("http://relay.test/", {
-          method: "POST",
-          headers: { "content-type": "message/ohttp-req" },
-          body: new Uint8Array([(gateway.keyId + 1) % 256]),
-        }),
-        { remoteAddr: { transport: "tcp", hostname: `2001:db8::${i}`, port: 4000 } },
-      );
+      const body = new Uint8Array([(gateway.keyId + 1) % 256]);
+      const res = await relay.handler(relayPost(body), from(`2001:db8::${i}`));
       await res.body?.cancel();
     }
     assert.equal(relay.stats().clients, 5);
-  } finally {
-    client.close();
-    await gateway.stop();
-  }
-});
+  }));
 
 Deno.test("the relay follows no redirect: a gateway cannot send it, or its clients' bodies, elsewhere", async () => {
   const key = await generateGatewayKey(9);
@@ -168,14 +149,7 @@ Deno.test("the relay follows no redirect: a gateway cannot send it, or its clien
     const relay = createRelay({ gateway, pinned, client, deadlineMs: 5_000, sameMachine: true });
     const body = new Uint8Array(80);
     body[0] = key.config.keyId;
-    const res = await relay.handler(
-      new Request("http://relay.test/", {
-        method: "POST",
-        headers: { "content-type": "message/ohttp-req" },
-        body,
-      }),
-      { remoteAddr: { transport: "tcp", hostname: "192.0.2.1", port: 4000 } },
-    );
+    const res = await relay.handler(relayPost(body), from("192.0.2.1"));
     assert.equal(res.status, 502);
     assert.doesNotMatch(await res.text(), /internal answer/);
     assert.equal(elsewhere, 0);
