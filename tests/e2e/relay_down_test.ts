@@ -5,6 +5,7 @@
 // both votes go through it and turn green, one vote each, and no phone ever sent the server
 // anything directly.
 import assert from "node:assert/strict";
+import { scannedAddress, signIn, startRelayedRound } from "./relay_presenter.ts";
 import type { Browser } from "playwright-core";
 import { build } from "../../scripts/build.ts";
 import { startServer } from "../helpers/server_process.ts";
@@ -46,19 +47,15 @@ Deno.test({
       const presenter = await (await browser.newContext()).newPage();
       let scanned = "";
       await t.step("the presenter names the relay and starts a round", async () => {
-        await presenter.goto(`${proxy.url}?admin=${TOKEN}`);
-        await presenter.locator('[data-section="presenter"]').waitFor({ timeout: 20_000 });
-        await presenter.locator("[data-relay-address]").fill(relay.url);
-        await presenter.locator('[data-action="set-relay"]').click();
-        await presenter.locator('[data-relay-setting="pinned"]').waitFor({ timeout: 20_000 });
-        const form = presenter.locator('[data-section="rounds"]');
-        await form.locator('[name="question"]').fill("Do we keep the Friday demo?");
-        await form.locator('[name="choices"]').fill(CHOICES.join("\n"));
-        await form.locator('[name="interval"]').fill("1");
-        await presenter.locator('[data-action="start-round"]').click();
-        await presenter.locator('.voting-page[data-round="2"]').waitFor({ timeout: 15_000 });
-        await presenter.locator('[data-action="present"]').click();
-        scanned = (await presenter.locator("[data-relay-qr]").getAttribute("data-relay-qr"))!;
+        await signIn(presenter, proxy.url, TOKEN);
+        await startRelayedRound(presenter, {
+          relay: relay.url,
+          question: "Do we keep the Friday demo?",
+          choices: CHOICES,
+          intervalSeconds: 1,
+          round: 2,
+        });
+        scanned = await scannedAddress(presenter);
         await presenter.locator('[data-action="present-close"]').click();
       });
 

@@ -4,6 +4,7 @@
 // code's address is not. Without OHTTP_RELAY, a round the presenter's page declares relayed (its
 // relay named and read) asks the same of a page with none pinned, and that page sends no vote.
 import assert from "node:assert/strict";
+import { signIn, startRelayedRound } from "./relay_presenter.ts";
 import { build } from "../../scripts/build.ts";
 import { keyConfigHash } from "../../lib/client/relay/fragment.ts";
 import { makeVoters } from "../helpers/ledger_fixtures.ts";
@@ -63,16 +64,13 @@ Deno.test({
     const browser = await launchChromium();
     try {
       const presenter = await (await browser.newContext()).newPage();
-      await presenter.goto(`${server.url}?admin=${TOKEN}`);
-      await presenter.locator('[data-section="presenter"]').waitFor({ timeout: 20_000 });
-      await presenter.locator("[data-relay-address]").fill(relay.url);
-      await presenter.locator('[data-action="set-relay"]').click();
-      await presenter.locator('[data-relay-setting="pinned"]').waitFor({ timeout: 20_000 });
-      const form = presenter.locator('[data-section="rounds"]');
-      await form.locator('[name="question"]').fill("Relayed?");
-      await form.locator('[name="choices"]').fill("Yes\nNo");
-      await presenter.locator('[data-action="start-round"]').click();
-      await presenter.locator('.voting-page[data-round="2"]').waitFor({ timeout: 15_000 });
+      await signIn(presenter, server.url, TOKEN);
+      await startRelayedRound(presenter, {
+        relay: relay.url,
+        question: "Relayed?",
+        choices: ["Yes", "No"],
+        round: 2,
+      });
       const listed = async () =>
         (await (await fetch(`${server.url}api/rounds`)).json()).rounds.map((
           r: { relayed: boolean },

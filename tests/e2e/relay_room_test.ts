@@ -8,6 +8,7 @@
 // bytes and every outer status 200; a timing attacker working from the server's log does no better
 // than chance; the projector's "Who saw what" shows both sides.
 import assert from "node:assert/strict";
+import { scannedAddress, signIn, startRelayedRound } from "./relay_presenter.ts";
 import type { Browser, Page } from "playwright-core";
 import { build } from "../../scripts/build.ts";
 import { keyConfigHash } from "../../lib/client/relay/fragment.ts";
@@ -73,19 +74,15 @@ Deno.test({
       let scanned = "";
 
       await t.step("the presenter names the relay; the code carries it and its hash", async () => {
-        await presenter.goto(`${proxy.url}?admin=${TOKEN}`);
-        await presenter.locator('[data-section="presenter"]').waitFor({ timeout: 20_000 });
-        await presenter.locator("[data-relay-address]").fill(relay.url);
-        await presenter.locator('[data-action="set-relay"]').click();
-        await presenter.locator('[data-relay-setting="pinned"]').waitFor({ timeout: 20_000 });
-        const form = presenter.locator('[data-section="rounds"]');
-        await form.locator('[name="question"]').fill("Do we keep the Friday demo?");
-        await form.locator('[name="choices"]').fill(CHOICES.join("\n"));
-        await form.locator('[name="interval"]').fill("1");
-        await presenter.locator('[data-action="start-round"]').click();
-        await presenter.locator('.voting-page[data-round="2"]').waitFor({ timeout: 15_000 });
-        await presenter.locator('[data-action="present"]').click();
-        scanned = (await presenter.locator("[data-relay-qr]").getAttribute("data-relay-qr"))!;
+        await signIn(presenter, proxy.url, TOKEN);
+        await startRelayedRound(presenter, {
+          relay: relay.url,
+          question: "Do we keep the Friday demo?",
+          choices: CHOICES,
+          intervalSeconds: 1,
+          round: 2,
+        });
+        scanned = await scannedAddress(presenter);
         const fragment = new URLSearchParams(new URL(scanned).hash.slice(1));
         assert.equal(fragment.get("relay"), relay.url.replace(/\/$/, ""));
         assert.equal(fragment.get("ohttp"), relay.sha256);
@@ -280,15 +277,13 @@ Deno.test({
       });
 
       await t.step("before, without the relay: every vote names its phone", async () => {
-        await presenter.locator("[data-relay-address]").fill("");
-        await presenter.locator('[data-action="set-relay"]').click();
-        await presenter.locator('[data-relay-setting="none"]').waitFor();
-        const form = presenter.locator('[data-section="rounds"]');
-        await form.locator('[name="question"]').fill("The same question, sent directly");
-        await form.locator('[name="choices"]').fill(CHOICES.join("\n"));
-        await form.locator('[name="interval"]').fill("1");
-        await presenter.locator('[data-action="start-round"]').click();
-        await presenter.locator('.voting-page[data-round="3"]').waitFor({ timeout: 15_000 });
+        await startRelayedRound(presenter, {
+          relay: "",
+          question: "The same question, sent directly",
+          choices: CHOICES,
+          intervalSeconds: 1,
+          round: 3,
+        });
         const direct = [];
         for (let i = 0; i < BEFORE; i++) {
           const p = await phone(browser, proxy.url, relay.url, `direct-${i}`);
