@@ -5,43 +5,13 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { decodeResponse, encodeRequest, pad } from "../../../lib/protocol/bhttp.ts";
-import {
-  decapsulateResponse,
-  encapsulateRequest,
-  KEYS_PATH,
-  parseKeyConfigs,
-} from "../../../lib/protocol/ohttp.ts";
-import { createApp } from "../../../server/app.ts";
-import { createGatewayKeys } from "../../../server/store/ohttp_key.ts";
-import { createStore } from "../../../server/store/mod.ts";
-import { createRounds } from "../../../server/store/rounds.ts";
-import { PRESENTER_TOKEN } from "../../helpers/app_fixture.ts";
+import { decapsulateResponse, encapsulateRequest } from "../../../lib/protocol/ohttp.ts";
+import { gatewayApp } from "../../helpers/app_fixture.ts";
 import { withKv } from "../../helpers/kv.ts";
-import { testVerifier } from "../../helpers/test_verifier.ts";
-
-const ORIGIN = "http://localhost";
 
 async function gateway(kv: Deno.Kv) {
-  const store = await createStore(kv);
-  const rounds = await createRounds(kv, {
-    election: store,
-    electionIntervalMs: 60_000,
-    adminToken: PRESENTER_TOKEN,
-  });
-  const app = createApp({
-    store,
-    rounds,
-    ohttp: await createGatewayKeys(kv),
-    verifier: testVerifier,
-  });
-  const keys = await app.request(`${ORIGIN}${KEYS_PATH}`);
-  const config = parseKeyConfigs(new Uint8Array(await keys.arrayBuffer()))[0];
-  const post = (body: Uint8Array) =>
-    app.request(`${ORIGIN}/api/ohttp`, {
-      method: "POST",
-      headers: { "content-type": "message/ohttp-req" },
-      body: body.slice(),
-    });
+  const { config: served, post } = await gatewayApp(kv);
+  const config = await served();
   /** Seals `message`, posts it, and answers the outer status and, on a 200, the inner answer. */
   const send = async (message: Uint8Array) => {
     const { encapsulated, context } = await encapsulateRequest(config, message);

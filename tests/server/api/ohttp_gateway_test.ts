@@ -15,39 +15,24 @@ import {
   KEYS_PATH,
   parseKeyConfigs,
 } from "../../../lib/protocol/ohttp.ts";
-import { createApp } from "../../../server/app.ts";
+import { GATEWAY_ORIGIN, gatewayApp, PRESENTER_TOKEN } from "../../helpers/app_fixture.ts";
 import { createGatewayKeys } from "../../../server/store/ohttp_key.ts";
-import { createStore } from "../../../server/store/mod.ts";
-import { createRounds } from "../../../server/store/rounds.ts";
-import { PRESENTER_TOKEN } from "../../helpers/app_fixture.ts";
 import { makeVoters, ringFor, signedVote } from "../../helpers/ledger_fixtures.ts";
 import { withKv } from "../../helpers/kv.ts";
 import { sealNextBlock } from "../../../server/sealer.ts";
 import { voteProofLength } from "../../../lib/protocol/vote_padding.ts";
-import { testVerifier } from "../../helpers/test_verifier.ts";
 
-const ORIGIN = "http://localhost";
+const ORIGIN = GATEWAY_ORIGIN;
 
-async function gatewayApp(kv: Deno.Kv) {
-  const store = await createStore(kv);
-  const rounds = await createRounds(kv, {
-    election: store,
-    electionIntervalMs: 60_000,
-    adminToken: PRESENTER_TOKEN,
+/** {@link gatewayApp}, with the gateway as a client targets it and one call through it. */
+async function gatewayTest(kv: Deno.Kv) {
+  const parts = await gatewayApp(kv);
+  const { post } = parts;
+  const target = async (): Promise<GatewayTarget> => ({
+    config: await parts.config(),
+    scheme: "http",
+    authority: "localhost",
   });
-  const ohttp = await createGatewayKeys(kv);
-  const app = createApp({ store, rounds, ohttp, verifier: testVerifier });
-  const target = async (): Promise<GatewayTarget> => {
-    const res = await app.request(`${ORIGIN}${KEYS_PATH}`);
-    const config = parseKeyConfigs(new Uint8Array(await res.arrayBuffer()))[0];
-    return { config, scheme: "http", authority: "localhost" };
-  };
-  const post = (body: Uint8Array, type = "message/ohttp-req") =>
-    app.request(`${ORIGIN}/api/ohttp`, {
-      method: "POST",
-      headers: { "content-type": type },
-      body: body.slice(),
-    });
   /** One call through the gateway: the outer status and the opened inner answer. */
   const through = async (call: ApiCall, voteBytes?: number) => {
     const sealed = await sealCall(await target(), call, { voteBytes });
@@ -60,7 +45,7 @@ async function gatewayApp(kv: Deno.Kv) {
     const length = bytes.length - 32;
     return { ...inner, length, json: JSON.parse(new TextDecoder().decode(inner.body)) };
   };
-  return { app, store, ohttp, target, post, through };
+  return { ...parts, target, through };
 }
 
 /** An encapsulated request of raw Binary HTTP bytes, and the opener of its answer's raw bytes. */
@@ -72,7 +57,7 @@ async function raw(target: GatewayTarget, message: Uint8Array) {
 Deno.test(
   "GET /.well-known/ohttp-gateway answers one key configuration of the one suite",
   withKv(async (kv) => {
-    const { app } = await gatewayApp(kv);
+    const { app } = await gatewayTest(kv);
     const res = await app.request(`${ORIGIN}${KEYS_PATH}`);
     assert.equal(res.status, 200);
     assert.equal(res.headers.get("content-type"), "application/ohttp-keys");
@@ -86,7 +71,7 @@ Deno.test(
 Deno.test(
   "a read through the gateway answers what a direct read does, padded, 200 outside",
   withKv(async (kv) => {
-    const { app, target, post, through } = await gatewayApp(kv);
+    const { app, target, post, through } = await gatewayTest(kv);
     const direct = await (await app.request(`${ORIGIN}/api/rounds`)).json();
     const inner = await through({ method: "GET", path: "/api/rounds" });
     assert.equal(inner.status, 200);
@@ -118,7 +103,7 @@ Deno.test(
 Deno.test(
   "a key registration and a vote through the gateway are accepted, the vote at its round's length",
   withKv(async (kv) => {
-    const { target, post, through } = await gatewayApp(kv);
+    const { target, post, through } = await gatewayTest(kv);
     const voters = makeVoters(3);
     for (const voter of voters) {
       const made = await through({
@@ -169,7 +154,7 @@ Deno.test(
 Deno.test(
   "the answer to a read of a vote's proof has one length, whatever its ring and choice",
   withKv(async (kv) => {
-    const { store, target, through } = await gatewayApp(kv);
+    const { store, target, through } = await gatewayTest(kv);
     const voters = makeVoters(12);
     for (const voter of voters) {
       const body = JSON.stringify({ key: voter.key });
@@ -213,7 +198,7 @@ Deno.test(
 Deno.test(
   "refusals are 4xx, never 5xx: key id, garbage, paths, headers, authority, padding",
   withKv(async (kv) => {
-    const { target, post } = await gatewayApp(kv);
+    const { target, post } = await gatewayTest(kv);
     const t = await target();
     const code = async (res: Response) => [res.status, (await res.json()).error.code];
     const request = (over: Partial<Parameters<typeof encodeRequest>[0]> = {}) =>
@@ -303,7 +288,7 @@ Deno.test(
 Deno.test(
   "the presenter replaces the key: the old one is deleted and its ciphertexts no longer open",
   withKv(async (kv) => {
-    const { app, target, post, through } = await gatewayApp(kv);
+    const { app, target, post, through } = await gatewayTest(kv);
     const before = await target();
     const { privateKey: oldPrivate } = (await createGatewayKeys(kv).then((k) => k.current())).key;
     const recorded = (await raw(
