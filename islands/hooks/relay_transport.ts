@@ -169,7 +169,8 @@ export const relayPageTransport: Transport = (url, init) => {
     },
     markRegistered,
     keyCheck: async (pin) => {
-      const check = await checkPinnedKeys({ pin, fetch });
+      // Before the registration: the server's own configuration may be read directly.
+      const check = await checkPinnedKeys({ pin, fetch, origin: location.origin });
       // The phone joins: its sealing code and the anonymity worker load now, never when it votes.
       if (check.kind === "ok") {
         relayedFor(pin).catch(() => {});

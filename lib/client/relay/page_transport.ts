@@ -195,10 +195,21 @@ function votePlan(
   return planVoteSend({ openedAt, pressedAt: at, intervalMs }, random);
 }
 
-/** The words of a key configuration mismatch: what the relay served, what the code said. */
-export function mismatchText(pin: RelayPin, check: { served: string; expected: string }): string {
-  return `The relay ${pin.relay} serves key configuration ${check.served.slice(0, 8)}, not ${
-    check.expected.slice(0, 8)
-  } as the presenter's code says: nothing was sent. ` +
-    "Scan the presenter's code again.";
+/**
+ * The words of a key configuration mismatch: what the relay served (or the server publishes), what
+ * the code said.
+ */
+export function mismatchText(
+  pin: RelayPin,
+  check: { served: string; expected: string; by?: "relay" | "server" },
+): string {
+  const served = check.served.slice(0, 8);
+  const expected = check.expected.slice(0, 8);
+  if (check.by === "server") {
+    return `The server publishes key configuration ${served}, not ${expected} as the presenter's ` +
+      `code says: the relay ${pin.relay} could read every call it forwards. Nothing was sent. ` +
+      "Scan the presenter's code again.";
+  }
+  return `The relay ${pin.relay} serves key configuration ${served}, not ${expected} as the ` +
+    "presenter's code says: nothing was sent. Scan the presenter's code again.";
 }

@@ -57,10 +57,13 @@ export class RelayError extends Error {
   }
 }
 
-/** The key configuration check: held to the pin, refused, or not read yet (with why). */
+/**
+ * The key configuration check: held to the pin, refused, or not read yet (with why). A mismatch
+ * says whose configuration differs from the pin: the relay's, or the one the server publishes.
+ */
 export type KeyCheck =
   | { kind: "ok" }
-  | { kind: "mismatch"; expected: string; served: string }
+  | { kind: "mismatch"; expected: string; served: string; by?: "relay" | "server" }
   | { kind: "unavailable"; reason: string };
 
 /** Where the transport sends and how long each call may take. */
@@ -153,25 +156,34 @@ export function createRelayedTransport(options: RelayedTransportOptions): Relaye
 
 /**
  * Reads the relay's key configuration and holds it to `pin`, within `timeoutMs`, with no HPKE
- * code: what a page runs at load and before its key registration.
+ * code: what a page runs at load and before its key registration. Given the server's `origin`
+ * (before the registration, while calls to the server may still name the phone), the
+ * configuration the server publishes there is held to the pin too: a code that names a relay and a
+ * key of someone else's would let that relay open every call it forwards.
  */
 export async function checkPinnedKeys(
-  { pin, fetch, timeoutMs = RELAYED_CALL_TIMEOUT_MS }: {
+  { pin, fetch, origin, timeoutMs = RELAYED_CALL_TIMEOUT_MS }: {
     pin: RelayPin;
     fetch: Transport;
+    origin?: string;
     timeoutMs?: number;
   },
 ): Promise<KeyCheck> {
   try {
-    const keys = await withDeadline(
-      timeoutMs,
-      null,
-      (signal) => readKeys({ relay: pin.relay, fetch }, signal),
-    );
-    const served = keyConfigHash(keys);
-    return served === pin.ohttp
-      ? { kind: "ok" }
-      : { kind: "mismatch", expected: pin.ohttp, served };
+    const [relayed, published] = await withDeadline(timeoutMs, null, (signal) =>
+      Promise.all([
+        readKeys({ relay: pin.relay, fetch }, signal),
+        origin === undefined
+          ? null
+          : readKeys({ relay: origin, fetch, who: `The server ${origin}` }, signal),
+      ]));
+    const served = keyConfigHash(relayed);
+    if (served !== pin.ohttp) return { kind: "mismatch", expected: pin.ohttp, served, by: "relay" };
+    const own = published === null ? served : keyConfigHash(published);
+    if (own !== pin.ohttp) {
+      return { kind: "mismatch", expected: pin.ohttp, served: own, by: "server" };
+    }
+    return { kind: "ok" };
   } catch (error) {
     return { kind: "unavailable", reason: messageOf(error) };
   }

@@ -10,9 +10,11 @@ import {
   createRelayedTransport,
   type EncapsulatorFactory,
   type InnerRequest,
+  type KeyCheck,
   RelayError,
   servedKeyHash,
 } from "../../../lib/client/relay/relayed_transport.ts";
+import { mismatchText } from "../../../lib/client/relay/page_transport.ts";
 
 const ORIGIN = "http://vote.example:8000";
 const CONFIG: Uint8Array<ArrayBuffer> = new Uint8Array([0, 41, 1, 0, 32, 9, 9, 9]);
@@ -307,6 +309,7 @@ Deno.test("the key check alone reads the configuration and holds it to the pin",
       kind: "mismatch",
       expected: other,
       served: keyConfigHash(CONFIG),
+      by: "relay",
     });
     assert.deepEqual(served.seen, [
       "GET /.well-known/ohttp-gateway ",
@@ -339,4 +342,50 @@ Deno.test("the presenter's pin is the relay's configuration only when the server
   } finally {
     await Promise.all([relay.close(), same.close(), own.close()]);
   }
+});
+
+Deno.test("before its registration a phone holds the server's published configuration to its pin too", async () => {
+  // A code made by someone else names their relay and the hash of their own key: the relay serves
+  // that key, so only the server's own configuration tells them apart.
+  const theirs = new Uint8Array([0, 41, 1, 0, 32, 6, 6, 6]);
+  const relay = serveRelay({ config: theirs });
+  const server = serveRelay();
+  const honest = serveRelay();
+  try {
+    const pin = { relay: relay.relay, ohttp: keyConfigHash(theirs) };
+    assert.deepEqual(
+      await checkPinnedKeys({ pin, fetch }),
+      { kind: "ok" },
+      "the relay alone agrees",
+    );
+    const check = await checkPinnedKeys({ pin, fetch, origin: server.relay });
+    assert.deepEqual(check, {
+      kind: "mismatch",
+      expected: keyConfigHash(theirs),
+      served: keyConfigHash(CONFIG),
+      by: "server",
+    });
+    assert.deepEqual(server.seen, ["GET /.well-known/ohttp-gateway "]);
+    assert.equal(
+      mismatchText(pin, check as KeyCheck & { kind: "mismatch" }),
+      `The server publishes key configuration ${keyConfigHash(CONFIG).slice(0, 8)}, not ` +
+        `${keyConfigHash(theirs).slice(0, 8)} as the presenter's code says: the relay ` +
+        `${relay.relay} could read every call it forwards. Nothing was sent. Scan the ` +
+        "presenter's code again.",
+    );
+    // The honest code: relay and server serve the pinned configuration.
+    const fair = { relay: honest.relay, ohttp: keyConfigHash(CONFIG) };
+    assert.deepEqual(await checkPinnedKeys({ pin: fair, fetch, origin: server.relay }), {
+      kind: "ok",
+    });
+  } finally {
+    await Promise.all([relay.close(), server.close(), honest.close()]);
+  }
+  // A server that cannot be read leaves the check undecided: nothing is sent.
+  const check = await checkPinnedKeys({
+    pin: { relay: honest.relay, ohttp: keyConfigHash(CONFIG) },
+    fetch,
+    origin: server.relay,
+  });
+  assert.equal(check.kind, "unavailable");
 });
