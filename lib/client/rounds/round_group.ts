@@ -54,6 +54,8 @@ export async function readGroupState(
   if (served.phase === "join") return { kind: "join" };
   const { keysAtOpen, groups, pending } = served;
   if (keysAtOpen === null) {
+    // The next round started while this one was still joining: no key of it ever votes.
+    if (served.phase === "closed") return { kind: "closed" };
     return { kind: "refused", reason: "the server lists no keys at the opening of voting" };
   }
   if (!ruleIsSound({ keysAtOpen, ...rule })) {

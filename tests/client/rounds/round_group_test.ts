@@ -178,3 +178,12 @@ Deno.test("a lying server cannot narrow a phone's ring below minVoters keys", as
   const honest = await readGroupState(api, { ownId: 2, rule });
   assert.equal(honest.kind === "group" && honest.ids.length, 24);
 });
+
+Deno.test("a round closed before voting opened: its keys are told so, not refused", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const { api, register, rule } = await roundWith(kv, false);
+  await register(8);
+  // The presenter starts the next round without opening voting in this one.
+  await api.startRound({ question: "Next?", choices: ["Yes", "No"] }, PRESENTER_TOKEN);
+  assert.deepEqual(await readGroupState(api, { ownId: 3, rule }), { kind: "closed" });
+});
