@@ -114,10 +114,13 @@ export function createApp(options: AppOptions): Hono {
 
   if (options.lab) mountLab(app, { lab: options.lab, verifier });
   // The presenter's pin of the room's witness (protocol §4.10) goes through the one presenter
-  // check, `GET /api/presenter`, and its count of wrong tokens per address.
+  // check, `GET /api/presenter`, and its count of wrong tokens per address: the client's, so with
+  // TRUST_PROXY the address the proxy appended goes along.
   const presenter: MiddlewareHandler | undefined = options.rounds && (async (c, next) => {
-    const authorization = c.req.header("authorization") ?? "";
-    const check = await app.request("/api/presenter", { headers: { authorization } }, c.env);
+    const headers = new Headers({ authorization: c.req.header("authorization") ?? "" });
+    const forwarded = c.req.header("x-forwarded-for");
+    if (forwarded !== undefined) headers.set("x-forwarded-for", forwarded);
+    const check = await app.request("/api/presenter", { headers }, c.env);
     if (check.status !== 204) return check;
     await next();
   });

@@ -44,7 +44,7 @@ export function presenterOnly(
   const expected = new TextEncoder().encode(token);
   const failures = new Map<string, Failures>();
   const middleware: MiddlewareHandler = async (c: Context, next) => {
-    const address = (trustProxy ? forwardedFor(c) : null) ?? peerOf(c) ?? "unknown";
+    const address = addressBucket((trustProxy ? forwardedFor(c) : null) ?? peerOf(c) ?? "unknown");
     const at = now();
     let seen = failures.get(address);
     if (seen !== undefined && at - seen.since >= PRESENTER_WINDOW_MS) {
@@ -84,6 +84,47 @@ export function presenterOnly(
 function forwardedFor(c: Context): string | null {
   const values = (c.req.header("x-forwarded-for") ?? "").split(",").map((v) => v.trim());
   return values.findLast((v) => v !== "") ?? null;
+}
+
+/**
+ * What wrong tokens are counted under for `address`: an IPv4 address as it is (an IPv4-mapped
+ * IPv6 one as its IPv4 address), an IPv6 address by its /64 network, which one client commonly
+ * holds whole (RFC 6177), so that walking through its addresses buys no more guesses. Anything
+ * that is not an address is counted as it is.
+ */
+export function addressBucket(address: string): string {
+  const groups = ipv6Groups(address.replace(/^\[|\]$/g, "").replace(/%.*$/, "").toLowerCase());
+  if (groups === null) return address;
+  if (groups.slice(0, 6).every((g, i) => g === (i === 5 ? 0xffff : 0))) {
+    return [groups[6] >> 8, groups[6] & 255, groups[7] >> 8, groups[7] & 255].join(".");
+  }
+  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(":")}::/64`;
+}
+
+/** The eight 16-bit groups of an IPv6 address in text (`::` and an IPv4 tail allowed), or null. */
+function ipv6Groups(text: string): number[] | null {
+  const halves = text.split("::");
+  if (!text.includes(":") || halves.length > 2) return null;
+  const parts = (half: string): number[] | null => {
+    if (half === "") return [];
+    const out: number[] = [];
+    for (const part of half.split(":")) {
+      const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(part);
+      if (v4) {
+        const [a, b, c, d] = v4.slice(1).map(Number);
+        if ([a, b, c, d].some((n) => n > 255)) return null;
+        out.push(a << 8 | b, c << 8 | d);
+      } else if (/^[0-9a-f]{1,4}$/.test(part)) out.push(parseInt(part, 16));
+      else return null;
+    }
+    return out;
+  };
+  const head = parts(halves[0]);
+  const tail = halves.length === 2 ? parts(halves[1]) : [];
+  if (head === null || tail === null) return null;
+  const missing = 8 - head.length - tail.length;
+  if (halves.length === 2 ? missing < 1 : missing !== 0) return null;
+  return [...head, ...Array(missing).fill(0), ...tail];
 }
 
 /** Makes room for one more address: drops windows that ended, then the oldest if still full. */

@@ -177,12 +177,12 @@ export function createApiClient(
     /** GET /api/log/checkpoint: the log's checkpoint as a signed note (protocol §4.10). */
     checkpoint: () => text("/api/log/checkpoint"),
     /**
-     * GET /api/log/cosigned?min={min}&key={keyId}…: the newest checkpoint that carries at least
-     * `min` kept cosignatures (of the witnesses whose key IDs are given, if any); 404 `not_found`
+     * GET /api/log/cosigned?min={min}&key={vkey}…: the newest checkpoint that carries at least
+     * `min` kept cosignatures (of the witnesses whose vkeys are given, if any); 404 `not_found`
      * when none does.
      */
-    cosignedCheckpoint: (min: number, keyIds: readonly string[] = []) =>
-      text(`/api/log/cosigned?min=${id(min)}${keyIds.map((k) => `&key=${id(k)}`).join("")}`),
+    cosignedCheckpoint: (min: number, vkeys: readonly string[] = []) =>
+      text(`/api/log/cosigned?min=${id(min)}${vkeys.map((k) => `&key=${id(k)}`).join("")}`),
     /** GET /api/log/consistency/{old}/{new}: the consistency proof, one base64 hash a line. */
     consistencyProof: (oldSize: number, newSize: number) =>
       proof(`/api/log/consistency/${id(oldSize)}/${id(newSize)}`),

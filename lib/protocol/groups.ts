@@ -9,6 +9,7 @@
  */
 import { bytesToHex, concatBytes } from "./bytes.ts";
 import { sha256 } from "./hash.ts";
+import { ROUND_MIN_VOTERS } from "./schemas.ts";
 
 /** The most keys of one group: the verifier's ring limit (protocol §2.7). */
 export const MAX_GROUP = 64;
@@ -81,15 +82,26 @@ export function groupOf(groups: readonly number[][], id: number): number[] | nul
 }
 
 /**
+ * True when `rule` is one an honest round can have: `minVoters` an integer from 8 to 64, and at
+ * least `minVoters` keys at the opening, since voting never opens with fewer (protocol §4.9). Then
+ * every group holds at least 8 keys; a rule served otherwise would let a server narrow a ring.
+ */
+export function ruleIsSound({ keysAtOpen, minVoters }: Omit<GroupRule, "total">): boolean {
+  return Number.isInteger(minVoters) && minVoters >= ROUND_MIN_VOTERS.min &&
+    minVoters <= ROUND_MIN_VOTERS.max && Number.isInteger(keysAtOpen) && keysAtOpen >= minVoters;
+}
+
+/**
  * True when the registered keys `ids` (a ring's members, in ring order) are exactly one group of
  * the round: its keys, each once, in id order. Only the ids are needed: a late group whose keys
- * are all registered is complete.
+ * are all registered is complete. No ring is a group under a rule that is not sound
+ * ({@link ruleIsSound}).
  */
 export function ringIsGroup(
   ids: readonly number[],
   rule: Omit<GroupRule, "total">,
 ): boolean {
-  if (ids.length === 0) return false;
+  if (ids.length === 0 || !ruleIsSound(rule)) return false;
   const total = Math.max(rule.keysAtOpen, ...ids);
   const group = groupOf(roundGroups({ ...rule, total }).groups, ids[0]);
   return group !== null && group.length === ids.length && group.every((id, i) => ids[i] === id);

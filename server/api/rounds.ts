@@ -7,6 +7,7 @@
  * @module
  */
 import { Hono, type MiddlewareHandler } from "hono";
+import * as z from "zod/mini";
 import { presenterOnly } from "../presenter_auth.ts";
 import { type RoundGroups, RoundStart } from "../../lib/protocol/schemas.ts";
 import { liveJson } from "./caching.ts";
@@ -24,6 +25,9 @@ export type LedgerApiFactory = (
 
 /** Where every round's API lives: `/api/rounds/{id}/…`. */
 export const ROUNDS_API = "/api/rounds";
+
+/** The body of `POST /api/rounds/{id}/relay` (protocol §4.9). */
+const RelayDeclaration = z.object({ relayed: z.literal(true) });
 
 /** A round id in a path: a positive decimal integer of at most 9 digits. */
 const ROUND_ID = /^[1-9][0-9]{0,8}$/;
@@ -97,7 +101,8 @@ export function mountRounds(
   // The presenter declares that the round's votes go through a relay, naming none (§7.4).
   app.post(`${ROUNDS_API}/:id/relay`, presenter, async (c) => {
     const record = await laterRoundOf(rounds, c.req.param("id"));
-    await c.req.arrayBuffer(); // the body is empty, or ignored
+    // `{relayed: true}` only: the declaration cannot be taken back, so no other body makes it.
+    await parseJson(c, RelayDeclaration);
     await rounds.declareRelayed(record.id);
     return c.json({ relayed: true });
   });

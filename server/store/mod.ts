@@ -278,7 +278,7 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
             guarding: { ...guarding(), gate: null },
             guard,
           });
-          guard.last!.gate = known;
+          guard.last!.gate ??= known;
           gateRead = false;
           tagUsed = entries[unread.length].versionstamp !== null;
           return entries.slice(0, unread.length).map((entry) => entry.value as KeyIdRecord | null);

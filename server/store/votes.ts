@@ -65,8 +65,21 @@ export function guardKeys({ keys }: KvLedger, { bounded, gate }: VoteGuarding): 
 }
 
 /**
+ * The later of two reads of one gate entry, by versionstamp: a gate entry only moves forward (a
+ * round's phase, the election's closing), so a read answered after a fresher one, sent before
+ * it, never takes the remembered entry back. An absent entry is older than any present one.
+ */
+function laterRead(
+  a: Deno.KvEntryMaybe<unknown> | null,
+  b: Deno.KvEntryMaybe<unknown>,
+): Deno.KvEntryMaybe<unknown> {
+  return a !== null && (a.versionstamp ?? "") > (b.versionstamp ?? "") ? a : b;
+}
+
+/**
  * Reads `before` and the guard entries in one `getMany`; answers the entries of `before` and
- * remembers the guard's in `guard`.
+ * remembers the guard's in `guard`. The gate's entry remembered is the latest read of it
+ * ({@link laterRead}); a read without the gate keeps the one remembered.
  */
 export async function readWithGuard(
   ledger: KvLedger,
@@ -80,10 +93,12 @@ export async function readWithGuard(
     ledger.kv.getMany<unknown[]>([...before, ...guardKeys(ledger, guarding)])
   );
   const [open, ...rest] = entries.slice(before.length);
+  // Read now, after the read's answer came: what another read remembered meanwhile.
+  const known = guard.last?.gate ?? null;
   guard.last = {
     open: open as Deno.KvEntryMaybe<OpenRecord>,
     count: guarding.bounded ? rest.shift() as Deno.KvEntryMaybe<VoteCountRecord> : null,
-    gate: guarding.gate ? rest.shift()! : null,
+    gate: guarding.gate ? laterRead(known, rest.shift()!) : known,
   };
   return entries.slice(0, before.length);
 }

@@ -95,3 +95,19 @@ Deno.test("the fingerprint: the first 8 hex digits of SHA-256 over the keys in i
   assert.match(fingerprint, /^[0-9a-f]{8}$/);
   assert.notEqual(groupFingerprint([keys[1], keys[0], keys[2]]), fingerprint, "order matters");
 });
+
+Deno.test("no ring is a group under a rule no honest round has: minVoters 8–64, keysAtOpen ≥ it", () => {
+  // Voting never opens with fewer than minVoters keys, and minVoters is at least 8 (§4.9).
+  assert.equal(ringIsGroup([1, 2], { keysAtOpen: 2, minVoters: 8, lateJoiners: false }), false);
+  assert.equal(ringIsGroup([1, 2], { keysAtOpen: 2, minVoters: 2, lateJoiners: false }), false);
+  assert.equal(ringIsGroup([9], { keysAtOpen: 8, minVoters: 1, lateJoiners: true }), false);
+  assert.equal(
+    ringIsGroup(range(1, 8), { keysAtOpen: 8, minVoters: 65, lateJoiners: true }),
+    false,
+  );
+  assert.equal(ringIsGroup(range(1, 8), { keysAtOpen: 8, minVoters: 8, lateJoiners: true }), true);
+  assert.equal(
+    ringIsGroup(range(1, 33), { keysAtOpen: 65, minVoters: 64, lateJoiners: true }),
+    true,
+  );
+});

@@ -155,3 +155,22 @@ Deno.test("main.ts prints the sign-in link with the token in the fragment, and r
     /ADMIN_TOKEN is too easy to guess/,
   );
 });
+
+Deno.test("an IPv6 client is counted by its /64: walking through its addresses buys no guesses", async () => {
+  const app = new Hono();
+  app.get("/p", presenterOnly(ADMIN_TOKEN), (c) => c.body(null, 204));
+  app.onError((error) => (error as { getResponse(): Response }).getResponse());
+  const get = (token: string, peer: string) =>
+    app.request("/p", { headers: { authorization: `Bearer ${token}` } }, fromPeer(peer));
+  for (let i = 0; i < PRESENTER_FAILURES_PER_WINDOW; i++) {
+    const res = await get("x", `2001:db8:1:2:${(i + 1).toString(16)}::${i + 7}`);
+    assert.equal(res.status, 401);
+  }
+  assert.equal((await get("x", "2001:db8:1:2:ffff:1:2:3")).status, 429, "the same /64");
+  assert.equal((await get(ADMIN_TOKEN, "2001:0db8:0001:0002::1")).status, 429, "spelled longer");
+  assert.equal((await get(ADMIN_TOKEN, "2001:db8:1:3::1")).status, 204, "another /64");
+  // An IPv4 client is its address, mapped into IPv6 or not.
+  for (let i = 0; i < PRESENTER_FAILURES_PER_WINDOW; i++) await get("x", "::ffff:192.0.2.9");
+  assert.equal((await get(ADMIN_TOKEN, "192.0.2.9")).status, 429);
+  assert.equal((await get(ADMIN_TOKEN, "192.0.2.10")).status, 204);
+});

@@ -7,7 +7,7 @@
  * of a check is O(log n) hashes whatever the distance.
  * @module
  */
-import { bytesToBase64, bytesToHex, equalBytes, hexToBytes } from "../../protocol/bytes.ts";
+import { bytesToBase64, equalBytes, hexToBytes } from "../../protocol/bytes.ts";
 import { type Checkpoint, openCheckpoint } from "../../protocol/checkpoint.ts";
 import { logLeafHash } from "../../protocol/block_log.ts";
 import { type LogForkEvidence, logForkEvidence } from "../../protocol/log_evidence.ts";
@@ -16,6 +16,7 @@ import { verifyConsistency, verifyInclusion } from "../../protocol/merkle_verify
 import {
   decodeBase64Strict,
   ED25519_TYPE,
+  formatVerifierKey,
   parseNote,
   type SignedNote,
   verifierKey,
@@ -246,8 +247,9 @@ async function caughtUp(
 > {
   let note: string;
   try {
-    const keyIds = policy.witnesses.map((w) => bytesToHex(w.keyId));
-    note = await api.cosignedCheckpoint(policy.quorum, keyIds);
+    // Whole vkeys: a stranger's key can be made to share a witness's 4-byte key ID.
+    const vkeys = policy.witnesses.map((w) => formatVerifierKey(w));
+    note = await api.cosignedCheckpoint(policy.quorum, vkeys);
   } catch (error) {
     if (error instanceof ApiCallError && error.status === 404) return { read: null };
     const failed = await read(() => Promise.reject(error), {

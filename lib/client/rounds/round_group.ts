@@ -7,7 +7,7 @@
  * @module
  */
 import { hexToBytes } from "../../protocol/bytes.ts";
-import { groupFingerprint, groupOf, roundGroups } from "../../protocol/groups.ts";
+import { groupFingerprint, groupOf, roundGroups, ruleIsSound } from "../../protocol/groups.ts";
 import type { ApiClient } from "../api_client.ts";
 import { messageOf } from "../text.ts";
 import type { PageStorage } from "./round_storage.ts";
@@ -36,8 +36,9 @@ function sameGroups(a: readonly number[][], b: readonly number[][]): boolean {
 }
 
 /**
- * The group state of key `ownId` in the round `api` calls. The served partition must be the one
- * the group rule gives for its `keysAtOpen` and the keys it lists, within the directory's size;
+ * The group state of key `ownId` in the round `api` calls. The rule must be sound (at least
+ * `minVoters` keys at the opening, `minVoters` 8 to 64), and the served partition the one the
+ * group rule gives for its `keysAtOpen` and the keys it lists, within the directory's size;
  * every member's key is read by its id, and must come back under that id.
  */
 export async function readGroupState(
@@ -53,7 +54,16 @@ export async function readGroupState(
   if (served.phase === "join") return { kind: "join" };
   const { keysAtOpen, groups, pending } = served;
   if (keysAtOpen === null) {
+    // The next round started while this one was still joining: no key of it ever votes.
+    if (served.phase === "closed") return { kind: "closed" };
     return { kind: "refused", reason: "the server lists no keys at the opening of voting" };
+  }
+  if (!ruleIsSound({ keysAtOpen, ...rule })) {
+    return {
+      kind: "refused",
+      reason: `the server says voting opened with ${keysAtOpen} keys and minVoters ` +
+        `${rule.minVoters}: a round opens with at least minVoters keys, 8 to 64 (protocol §4.9)`,
+    };
   }
   const late = groups.reduce((sum, g) => sum + g.length, 0) - keysAtOpen;
   const total = keysAtOpen + Math.max(0, late) + pending.length;

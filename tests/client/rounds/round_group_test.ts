@@ -142,3 +142,48 @@ Deno.test("the texts of a round with phases, word for word", () => {
   assert.equal(groupAnonymity({ groupSize: 17, revealedOthers: 2, ownRevealed: false }), 15);
   assert.equal(groupAnonymity({ groupSize: 17, revealedOthers: 2, ownRevealed: true }), 1);
 });
+
+/** `api` whose `groups()` answers `lie` instead of what the server holds. */
+function lyingGroups<T extends object>(api: T, lie: unknown): T {
+  return { ...api, groups: () => Promise.resolve(lie) };
+}
+
+Deno.test("a lying server cannot narrow a phone's ring below minVoters keys", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const { api, register, rule } = await roundWith(kv, true);
+  await register(24);
+  await api.openVoting(PRESENTER_TOKEN);
+  // One phone is told voting opened with 2 keys: its "group" would be itself and one other.
+  const narrow = lyingGroups(api, {
+    phase: "voting",
+    keysAtOpen: 2,
+    groups: [[1, 2], [3, 4, 5, 6, 7, 8, 9, 10], [11, 12, 13, 14, 15, 16, 17, 18]],
+    pending: [19, 20, 21, 22, 23, 24],
+  });
+  const state = await readGroupState(narrow, { ownId: 2, rule });
+  assert.equal(state.kind, "refused");
+  // Or told that a late group is one key: the round's rule itself is a lie (minVoters is 8–64).
+  const alone = lyingGroups(api, {
+    phase: "voting",
+    keysAtOpen: 23,
+    groups: [Array.from({ length: 23 }, (_, i) => i + 1), [24]],
+    pending: [],
+  });
+  const lone = await readGroupState(alone, {
+    ownId: 24,
+    rule: { minVoters: 1, lateJoiners: true },
+  });
+  assert.equal(lone.kind, "refused");
+  // The honest answer still gives the whole room.
+  const honest = await readGroupState(api, { ownId: 2, rule });
+  assert.equal(honest.kind === "group" && honest.ids.length, 24);
+});
+
+Deno.test("a round closed before voting opened: its keys are told so, not refused", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const { api, register, rule } = await roundWith(kv, false);
+  await register(8);
+  // The presenter starts the next round without opening voting in this one.
+  await api.startRound({ question: "Next?", choices: ["Yes", "No"] }, PRESENTER_TOKEN);
+  assert.deepEqual(await readGroupState(api, { ownId: 3, rule }), { kind: "closed" });
+});

@@ -75,3 +75,24 @@ Deno.test("the presenter declares a round relayed; the listing says so, naming n
     kv.close();
   }
 });
+
+Deno.test("a relay declaration other than {relayed: true} is refused 400, and declares nothing", async () => {
+  const { kv, app } = await setup();
+  try {
+    const started = await post(app, "/api/rounds", { question: "Lunch?", choices: ["Yes", "No"] });
+    const id = started.body.id;
+    for (const body of [{ relayed: false }, {}, "{", null]) {
+      const res = await app.request(`/api/rounds/${id}/relay`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${ADMIN_TOKEN}` },
+        ...(body === null ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+      });
+      assert.equal(res.status, 400, JSON.stringify(body));
+      assert.equal((await res.json()).error.code, "invalid_request");
+    }
+    const list = await listing(app);
+    assert.deepEqual(list.rounds.map((r) => r.relayed), [false, false]);
+  } finally {
+    kv.close();
+  }
+});
