@@ -53,6 +53,11 @@ function browserIO(
   };
 }
 
+/** How long a kept choice refused "voting not open" waits before it is tried again. */
+const NOT_OPEN_RETRY_MS = 2000;
+/** How many times it is tried again: a minute of retries, then a reload starts over. */
+const MAX_NOT_OPEN_RETRIES = 30;
+
 /** Props of {@link VoterPanel}. */
 type VoterPanelProps = {
   namespace: string;
@@ -107,6 +112,9 @@ export default function VoterPanel(
     rule: phased ? { minVoters, lateJoiners } : null,
   });
   const inGroup = group?.kind === "group" ? group : null;
+  // A kept choice refused "voting not open" while this key has its group is tried again, a few
+  // seconds apart and a bounded number of times: nothing else would send it before a reload.
+  const [retries, setRetries] = useState(0);
 
   async function refreshVote() {
     const hasVote = actions.readStoredVote(io.storage, namespace).voteId !== null;
@@ -153,7 +161,7 @@ export default function VoterPanel(
     if (inGroup !== null && voteLine.status === "unvoted" && queued !== null && working === null) {
       handlers.current.vote(queued);
     }
-  }, [group, voteLine.status]);
+  }, [group, voteLine.status, retries]);
   const tagLine = useOwnTagCheck(io, namespace, voteLine);
 
   function onGenerate() {
@@ -194,6 +202,9 @@ export default function VoterPanel(
         if (phased && notOpen && round.choices.length > 0) {
           // A choice is kept and sent by itself once voting opens for this key (page §14.2).
           setQueued(text);
+          if (inGroup !== null && outcome.code === "refused" && retries < MAX_NOT_OPEN_RETRIES) {
+            setTimeout(() => setRetries((n) => n + 1), NOT_OPEN_RETRY_MS);
+          }
         } else if (outcome.code === "too_few_keys" && round.choices.length > 0) {
           // A choice is kept and sent by itself once enough voters have joined (page §14.2).
           setQueued(text);
