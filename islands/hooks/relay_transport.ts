@@ -9,7 +9,6 @@ import { createApiClient, type Transport } from "../../lib/client/api_client.ts"
 import type { RelayPin } from "../../lib/client/relay/fragment.ts";
 import {
   createPageTransport,
-  holdsRegisteredKey,
   mismatchText,
   roundOfPath,
   type RoundTiming,
@@ -22,6 +21,7 @@ import {
 import type { RoundInfo } from "../../lib/protocol/schemas.ts";
 import { loadSigning } from "../../lib/client/voter/panel_actions.ts";
 import { startWorker } from "../runtime.ts";
+import { holdsRegisteredKey } from "./registered_key.ts";
 import {
   pageLoadedAt,
   pagePin,

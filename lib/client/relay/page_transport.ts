@@ -8,8 +8,6 @@
  * @module
  */
 import { callKind, roundOfPath, type Transport } from "../api_client.ts";
-import { type PageStorage, roundStorage } from "../rounds/round_storage.ts";
-import { parseVoterList, storageKey, VOTERS_KEY } from "../voter/voters.ts";
 import type { RelayPin } from "./fragment.ts";
 import { type KeyCheck, RelayError } from "./relayed_transport.ts";
 import { planResume, planVoteSend, type Random, type SendPlan } from "./send_window.ts";
@@ -32,7 +30,7 @@ export type PageTransportDeps = {
   pin(): RelayPin | null;
   /**
    * True once this browser registered a key with the relay pinned (kept in its storage), or holds
-   * a registered key of `round` (made before the pin was held: see {@link holdsRegisteredKey}).
+   * a registered key of `round` (made before the pin was held).
    */
   registered(round: number | "list"): boolean;
   /** Records that this browser registered a key, or sent a vote (it has joined). */
@@ -161,18 +159,6 @@ export function createPageTransport(deps: PageTransportDeps): Transport {
     const transport = await deps.relayed(pin);
     return await transport(url, init);
   };
-}
-
-/**
- * True when a voter of round `round` in `storage` holds a registered key (its key id): its
- * registration has reached the server, pin or no pin, so every call of the round goes through
- * the relay.
- */
-export function holdsRegisteredKey(storage: Pick<PageStorage, "getItem">, round: number): boolean {
-  const kept = roundStorage({ ...storage, setItem() {}, removeItem() {} }, round);
-  return parseVoterList(kept.getItem(VOTERS_KEY)).some((namespace) =>
-    kept.getItem(storageKey(namespace, "keyId")) !== null
-  );
 }
 
 /** True for a registration refused 409 `duplicate_key`: the key is registered all the same. */

@@ -2,12 +2,12 @@
 // the registration straight after the key check, everything after it through the relay and never
 // straight again; a vote held for its send window; a ballot read held after a load.
 import assert from "node:assert/strict";
+import { holdsRegisteredKey } from "../../../islands/hooks/registered_key.ts";
 import type { Transport } from "../../../lib/client/api_client.ts";
 import { keyConfigHash, type RelayPin } from "../../../lib/client/relay/fragment.ts";
 import {
   callKind,
   createPageTransport,
-  holdsRegisteredKey,
   type PageTransportDeps,
   roundOfPath,
   type Wait,
