@@ -203,11 +203,15 @@ async function runResume(
 
 /**
  * Audits the election record in `file`, offline, against the pinned `key` and the trusted
- * `witnesses`; answers the exit status.
+ * `witnesses`, as a round's record when `round` is 2 or more; answers the exit status.
  */
 async function runRecord(
   file: string,
-  { key, witnesses }: { key: string | null; witnesses: TrustedWitnesses | null },
+  { key, witnesses, round }: {
+    key: string | null;
+    witnesses: TrustedWitnesses | null;
+    round: number | null;
+  },
 ): Promise<number> {
   let input;
   try {
@@ -218,6 +222,11 @@ async function runRecord(
   const { done, ...opts } = auditOptions({ key, witnesses });
   const report = await auditRecord(input, opts);
   done();
+  // A round's record whose group rule was taken out would pass under the election's ring rule.
+  if (round !== null && round >= 2 && report.groupRule === null) {
+    report.failures.push({ kind: "record-no-groups" });
+    report.ok = false;
+  }
   console.log(formatReport(`${file} (election record, offline)`, report));
   return report.ok ? 0 : 1;
 }

@@ -16,10 +16,11 @@ import {
 export const USAGE =
   `usage: deno task audit [URL] [--round ID] [--key HEX] [--witness VKEY …] [--quorum K]
                        [--save FILE | --resume FILE]
-       deno task audit FILE [--key HEX] [--witness VKEY …] [--quorum K]
+       deno task audit FILE [--round ID] [--key HEX] [--witness VKEY …] [--quorum K]
        deno task audit --evidence FILE [URL] [--round ID] [--key HEX]
 A URL starts with http:// or https://; anything else is an election record file.
 --round ID      audits round ID of the server (2, 3, …); without it, round 1, the election.
+                With a record FILE, 2 and up: the record must be a round's (its group rule).
 --key HEX       the server's public key, had out of band: another key is refused.
 --witness VKEY  a witness trusted to cosign the log's checkpoint: its cosignature/v1 vkey,
                 <name>+<key ID>+<base64 key>; repeat it for more witnesses.
@@ -44,7 +45,13 @@ export type Command =
     save: string | null;
     resume: string | null;
   }
-  | { kind: "record"; file: string; key: string | null; witnesses: TrustedWitnesses | null }
+  | {
+    kind: "record";
+    file: string;
+    key: string | null;
+    witnesses: TrustedWitnesses | null;
+    round: number | null;
+  }
   | { kind: "evidence"; file: string; key: string | null; url: string | null; round: number | null }
   | { kind: "help" };
 
@@ -99,10 +106,7 @@ export function parseCommand(args: readonly string[]): Command {
     if (resume !== null) {
       throw new UsageError("--resume takes up the record of a URL: give a URL as well");
     }
-    if (round !== null) {
-      throw new UsageError("--round names a round of a server: give a URL, not a record file");
-    }
-    return { kind: "record", file: target, key, witnesses: trusted };
+    return { kind: "record", file: target, key, witnesses: trusted, round };
   }
   return {
     kind: "audit",

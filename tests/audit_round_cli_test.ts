@@ -174,7 +174,29 @@ Deno.test({
         const offline = await audit(["--allow-read"], record);
         assert.equal(offline.code, 0, offline.stdout + offline.stderr);
         assert.match(offline.stdout, /votes verified {4}3\n/);
+        assert.match(
+          offline.stdout,
+          /^ {2}ring rule {9}a round's groups: 8 keys at the opening, minVoters 8, late joiners off$/m,
+        );
         assert.match(offline.stdout, /VERDICT: the record is consistent/);
+        const asRound = await audit(["--allow-read"], record, "--round", "2");
+        assert.equal(asRound.code, 0, asRound.stdout + asRound.stderr);
+      });
+
+      await t.step("a round's record with its group rule taken out fails --round", async () => {
+        const lines = (await Deno.readTextFile(`${dir}/round-2.ndjson`)).split("\n");
+        const { groups: _, ...header } = JSON.parse(lines[0]);
+        const stripped = `${dir}/round-2-stripped.ndjson`;
+        await Deno.writeTextFile(stripped, [JSON.stringify(header), ...lines.slice(1)].join("\n"));
+        // Read alone, it is held to the election's ring rule, and says so.
+        const alone = await audit(["--allow-read"], stripped);
+        assert.equal(alone.code, 0, alone.stdout + alone.stderr);
+        assert.match(alone.stdout, /^ {2}ring rule {9}the election's: rings drawn from/m);
+        const asRound = await audit(["--allow-read"], stripped, "--round", "2");
+        assert.equal(asRound.code, 1, asRound.stdout + asRound.stderr);
+        assert.deepEqual(failureLines(asRound.stdout), [
+          findingText({ kind: "record-no-groups" }),
+        ]);
       });
 
       await t.step("an unknown round: exit 1, the line naming it", async () => {
@@ -202,9 +224,6 @@ Deno.test({
         const missing = await audit(TASK, served.url, "--round");
         assert.equal(missing.code, 2);
         assert.match(missing.stderr, /--round needs a value/);
-        const onFile = await audit(TASK, `${dir}/round-2.ndjson`, "--round", "2");
-        assert.equal(onFile.code, 2);
-        assert.match(onFile.stderr, /--round names a round of a server: give a URL/);
       });
 
       await t.step(

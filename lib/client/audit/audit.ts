@@ -33,6 +33,7 @@ import {
   signedBy,
 } from "./reads.ts";
 import { type AuditMemory, memoryOf } from "./remembered_audit.ts";
+import type { RoundGroupRule } from "./groups.ts";
 import type { VoteChecker } from "./vote_checks.ts";
 
 /** The audit's phases, in the order they run. */
@@ -95,6 +96,11 @@ export type AuditReport = {
   /** What this audit verified, for the next one of the ledger; null unless it passed. */
   memory: AuditMemory | null;
   tally: { payload: string; count: number }[];
+  /**
+   * The ring rule the votes were held to: a round's group rule, or null for the election's
+   * (rings drawn from the registered keys, protocol §2.8); null too before the votes are read.
+   */
+  groupRule: RoundGroupRule | null;
   /** Every failure, in the order found (./report_text.ts puts them in words). */
   failures: AuditFinding[];
   /** The failures that belong to one vote, grouped by vote, in chain order. */
@@ -186,6 +192,7 @@ async function auditOnce(
     remembered: 0,
     memory: null,
     tally: [],
+    groupRule: null,
     failures,
     voteFailures: [],
   };
@@ -266,7 +273,7 @@ async function auditOnce(
       parallel: opts.parallel ?? 4,
       remembered: reused,
       // A round's group rule, read once the directory and the chain are.
-      groups: api.groupRule ? await api.groupRule() : null,
+      groups: report.groupRule = api.groupRule ? await api.groupRule() : null,
     });
     report.remembered = reused?.votes ?? 0;
     report.votes = ledger.votes.length + report.remembered;

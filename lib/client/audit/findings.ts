@@ -111,7 +111,8 @@ export type RecordFinding =
     held: { keys: number; blocks: number; votes: number };
   }
   | { kind: "record-after-end"; line: number }
-  | { kind: "record-unreadable"; reason: string };
+  | { kind: "record-unreadable"; reason: string }
+  | { kind: "record-no-groups" };
 
 /** The audit could not go on: an answer it needed was not given or could not be read. */
 export type StopFinding = { kind: "stopped"; reason: string };

@@ -178,6 +178,9 @@ export function findingText(finding: AuditFinding): string {
       return `record line ${f.line}: a line after the end line`;
     case "record-unreadable":
       return f.reason;
+    case "record-no-groups":
+      return "the record's header carries no group rule, so its rings were held to the " +
+        "election's rule: it is not a round's record, or its rule was taken out";
     case "stopped":
       return `audit stopped: ${f.reason}`;
   }
@@ -224,6 +227,7 @@ export function formatReport(url: string, report: AuditReport): string {
     `  blocks            ${report.blocks} (height ${report.height})`,
     ...checkpointLines(report),
     `  votes verified    ${report.votes}`,
+    `  ring rule         ${ringRuleText(report)}`,
     // An audit held to an earlier one's memory says how many of them it took from there.
     ...(report.remembered > 0
       ? [`    of which remembered from an earlier audit (not read again): ${report.remembered}`]
@@ -238,6 +242,14 @@ export function formatReport(url: string, report: AuditReport): string {
     lines.push(...report.failures.map((f) => `  - ${findingText(f)}`));
   }
   return lines.join("\n");
+}
+
+/** The ring rule the votes were held to, in words (protocol §2.8). */
+function ringRuleText({ groupRule: rule }: AuditReport): string {
+  if (rule === null) return "the election's: rings drawn from the registered keys (no groups)";
+  if (rule.keysAtOpen === null) return "a round's groups: voting never opened";
+  return `a round's groups: ${rule.keysAtOpen} keys at the opening, minVoters ` +
+    `${rule.minVoters}, late joiners ${rule.lateJoiners ? "on" : "off"}`;
 }
 
 /** The report's lines on the log: the checkpoint verified, and each trusted witness's finding. */

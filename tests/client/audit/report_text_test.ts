@@ -90,6 +90,7 @@ const EXAMPLES: { [K in AuditFindingKind]: Extract<AuditFinding, { kind: K }> } 
   },
   "record-after-end": { kind: "record-after-end", line: 10 },
   "record-unreadable": { kind: "record-unreadable", reason: "why" },
+  "record-no-groups": { kind: "record-no-groups" },
   "stopped": { kind: "stopped", reason: "why" },
 };
 
@@ -118,10 +119,16 @@ Deno.test("the printed report lists the findings in the order found, each in its
     remembered: 0,
     memory: null,
     tally: [],
+    groupRule: { keysAtOpen: 24, minVoters: 8, lateJoiners: true },
     failures,
     voteFailures: [],
   };
   const printed = formatReport("test", report).split("\n");
+  assert.ok(
+    printed.includes(
+      "  ring rule         a round's groups: 24 keys at the opening, minVoters 8, late joiners on",
+    ),
+  );
   const listed = printed.slice(printed.findIndex((l) => l.startsWith("VERDICT")) + 1);
   assert.deepEqual(listed, failures.map((f) => `  - ${findingText(f)}`));
 });
