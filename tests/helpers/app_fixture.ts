@@ -7,6 +7,7 @@ import { createLabLedger } from "../../server/store/lab.ts";
 import { createGatewayKeys } from "../../server/store/ohttp_key.ts";
 import { createStore } from "../../server/store/mod.ts";
 import { createRounds } from "../../server/store/rounds.ts";
+import type { Verifier } from "../../server/verifier/types.ts";
 import { testVerifier } from "./test_verifier.ts";
 
 /** The presenter's token of {@link fullApp}. */
@@ -14,14 +15,22 @@ export const PRESENTER_TOKEN = "presenter-token-0123456789";
 
 /**
  * The app with the election, the practice ledger, the rounds and, with `ohttp`, the gateway, over
- * `kv`; and its parts.
+ * `kv`, verifying on `verifier` (the test verifier by default); and its parts.
  */
 export async function fullApp(
   kv: Deno.Kv,
-  { electionIntervalMs = 60_000, currentTtlMs, ohttp: withGateway = false }: {
+  {
+    electionIntervalMs = 60_000,
+    currentTtlMs,
+    ohttp: withGateway = false,
+    verifier = testVerifier,
+    bodyDeadlineMs,
+  }: {
     electionIntervalMs?: number;
     currentTtlMs?: number;
     ohttp?: boolean;
+    verifier?: Verifier;
+    bodyDeadlineMs?: number;
   } = {},
 ) {
   const store = await createStore(kv);
@@ -33,7 +42,7 @@ export async function fullApp(
     ...(currentTtlMs === undefined ? {} : { currentTtlMs }),
   });
   const ohttp = withGateway ? await createGatewayKeys(kv) : undefined;
-  const app = createApp({ store, lab, rounds, ohttp, verifier: testVerifier });
+  const app = createApp({ store, lab, rounds, ohttp, verifier, bodyDeadlineMs });
   return { store, lab, rounds, ohttp, app };
 }
 

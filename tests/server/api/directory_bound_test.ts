@@ -3,26 +3,16 @@
 // counter every registration commit checks is set near the bound, as that many registrations
 // would leave it.
 import assert from "node:assert/strict";
-import { createApp } from "../../../server/app.ts";
 import { kvKeys, ledgerKeys } from "../../../server/store/layout.ts";
-import { createStore, ELECTION_KEY_CAPACITY } from "../../../server/store/mod.ts";
-import { createRounds, ROUND_KEY_CAPACITY, roundPrefix } from "../../../server/store/rounds.ts";
+import { ELECTION_KEY_CAPACITY } from "../../../server/store/mod.ts";
+import { ROUND_KEY_CAPACITY, roundPrefix } from "../../../server/store/rounds.ts";
 import { call, dumpKv, makeVoters } from "../../helpers/ledger_fixtures.ts";
-import { testVerifier } from "../../helpers/test_verifier.ts";
-
-const ADMIN_TOKEN = "presenter-token-0123456789";
+import { fullApp, PRESENTER_TOKEN as ADMIN_TOKEN } from "../../helpers/app_fixture.ts";
 
 Deno.test("the election's directory and a round's are bounded: 409 directory_full beyond", async () => {
   const kv = await Deno.openKv(":memory:");
   try {
-    const store = await createStore(kv);
-    const rounds = await createRounds(kv, {
-      election: store,
-      electionIntervalMs: 60_000,
-      adminToken: ADMIN_TOKEN,
-      currentTtlMs: 0,
-    });
-    const app = createApp({ store, rounds, verifier: testVerifier });
+    const { app } = await fullApp(kv, { currentTtlMs: 0 });
     const [last, beyond, inRound, beyondRound] = makeVoters(4);
     assert.equal(ELECTION_KEY_CAPACITY, 100_000);
     await kv.set(kvKeys.keyCount(), { total: ELECTION_KEY_CAPACITY - 1 });

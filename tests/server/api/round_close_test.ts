@@ -3,28 +3,17 @@
 // is refused 409 round_closed by its commit and stores nothing — in a later round and in round 1 —
 // and a body that does not arrive within the deadline is refused 408 body_timeout.
 import assert from "node:assert/strict";
-import { createApp } from "../../../server/app.ts";
-import { createStore } from "../../../server/store/mod.ts";
-import { createRounds } from "../../../server/store/rounds.ts";
 import type { Verifier } from "../../../server/verifier/types.ts";
 import { dumpKv, makeVoters, signedVote, type TestVoter } from "../../helpers/ledger_fixtures.ts";
 import { testVerifier } from "../../helpers/test_verifier.ts";
-
-const ADMIN_TOKEN = "presenter-token-0123456789";
+import { fullApp, PRESENTER_TOKEN as ADMIN_TOKEN } from "../../helpers/app_fixture.ts";
 const JSON_TYPE = { "content-type": "application/json" };
 const PRESENTER = { ...JSON_TYPE, authorization: `Bearer ${ADMIN_TOKEN}` };
 
 /** The app with rounds over in-memory KV, verifying on `verifier`. */
 async function setup(verifier: Verifier = testVerifier, bodyDeadlineMs?: number) {
   const kv = await Deno.openKv(":memory:");
-  const store = await createStore(kv);
-  const rounds = await createRounds(kv, {
-    election: store,
-    electionIntervalMs: 60_000,
-    adminToken: ADMIN_TOKEN,
-    currentTtlMs: 0,
-  });
-  const app = createApp({ store, rounds, verifier, bodyDeadlineMs });
+  const { app } = await fullApp(kv, { currentTtlMs: 0, verifier, bodyDeadlineMs });
   const post = async (path: string, body: unknown, headers: HeadersInit = JSON_TYPE) => {
     const res = await app.request(path, { method: "POST", headers, body: JSON.stringify(body) });
     return { status: res.status, body: await res.json() };
