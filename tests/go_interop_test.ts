@@ -10,6 +10,7 @@
 // name, where Go or golang-golang-x-mod-dev is missing — except under CI=true, where that is a
 // failure.
 import assert from "node:assert/strict";
+import { buildGoProgram, goMissing } from "./helpers/go_program.ts";
 import { derivedOrigin } from "../lib/protocol/block_log.ts";
 import { base64ToBytes, bytesToBase64, bytesToHex, hexToBytes } from "../lib/protocol/bytes.ts";
 import { parseCheckpoint, signCheckpoint } from "../lib/protocol/checkpoint.ts";
@@ -42,24 +43,7 @@ const CONFIG = new URL("deno.json", ROOT).pathname;
 const GO_NOTE = "/usr/share/gocode/src/golang.org/x/mod/sumdb/note";
 const CI = Deno.env.get("CI") === "true";
 
-/** Why the Go check cannot run here, or null when it can. */
-async function missing(): Promise<string | null> {
-  try {
-    const { success } = await new Deno.Command("go", { args: ["version"], stdout: "null" })
-      .output();
-    if (!success) return "`go version` failed";
-  } catch {
-    return "go is not installed (apt-get install golang-go)";
-  }
-  try {
-    await Deno.stat(GO_NOTE);
-  } catch {
-    return `${GO_NOTE} is missing (apt-get install golang-golang-x-mod-dev)`;
-  }
-  return null;
-}
-
-const reason = await missing();
+const reason = await goMissing(GO_NOTE, "golang-golang-x-mod-dev");
 if (reason !== null && !CI) console.warn(`go_interop_test skipped: ${reason}`);
 
 type Request = {
@@ -81,23 +65,6 @@ async function check(binary: string, request: Request) {
   const { code, stdout, stderr } = await child.output();
   const lines = new TextDecoder().decode(stdout).trimEnd().split("\n");
   return { code, lines, stderr: new TextDecoder().decode(stderr) };
-}
-
-/** Builds the program with Go in GOPATH mode, the Debian golang.org/x/mod on the GOPATH. */
-async function build(dir: string): Promise<string> {
-  const binary = `${dir}/checkpoint_check`;
-  const { success, stderr } = await new Deno.Command("go", {
-    args: ["build", "-o", binary, "."],
-    cwd: PROGRAM.pathname,
-    env: {
-      GO111MODULE: "off",
-      GOPATH: `${dir}/gopath:/usr/share/gocode`,
-      GOCACHE: `${dir}/gocache`,
-      GOFLAGS: "",
-    },
-  }).output();
-  assert.ok(success, `go build failed:\n${new TextDecoder().decode(stderr)}`);
-  return binary;
 }
 
 /** One base64 hash per line, as the log calls serve them. */
@@ -131,7 +98,7 @@ Deno.test({
       return await res.text();
     };
     try {
-      const binary = await build(dir);
+      const binary = await buildGoProgram(PROGRAM, dir, "checkpoint_check");
       // Genesis and 11 sealed blocks: a log of 12 entries.
       await buildLedger(store, { votes: 22, perBlock: 2, ringSize: 2 });
       const { key } = JSON.parse(await read("/api/server-key"));
@@ -342,7 +309,7 @@ Deno.test({
     let witness: WitnessProcess | null = null;
     let server: ServerProcess | null = null;
     try {
-      const binary = await build(dir);
+      const binary = await buildGoProgram(PROGRAM, dir, "checkpoint_check");
       // The server makes its key at its first start; made here first instead, the log's vkey is
       // known before the server starts, so the witness can be told it (`--log`) and the server
       // the witness (WITNESS_POLICY).

@@ -4,6 +4,7 @@
 // sealed, and a request it tampers with gets a 4xx. Skipped, with the reason in its name, where
 // Go or golang-github-cloudflare-circl-dev is missing — except under CI=true.
 import assert from "node:assert/strict";
+import { buildGoProgram, goMissing } from "../helpers/go_program.ts";
 import { sealCall, voteLength } from "../../lib/client/relay/ohttp_client.ts";
 import { bytesToBase64 } from "../../lib/protocol/bytes.ts";
 import { KEYS_PATH, parseKeyConfigs } from "../../lib/protocol/ohttp.ts";
@@ -15,41 +16,7 @@ const PROGRAM = new URL("../go/ohttp_client/", import.meta.url);
 const CIRCL = "/usr/share/gocode/src/github.com/cloudflare/circl/hpke";
 const CI = Deno.env.get("CI") === "true";
 
-async function missing(): Promise<string | null> {
-  try {
-    const { success } = await new Deno.Command("go", { args: ["version"], stdout: "null" })
-      .output();
-    if (!success) return "`go version` failed";
-  } catch {
-    return "go is not installed (apt-get install golang-go)";
-  }
-  try {
-    await Deno.stat(CIRCL);
-  } catch {
-    return `${CIRCL} is missing (apt-get install golang-github-cloudflare-circl-dev)`;
-  }
-  return null;
-}
-
-const reason = await missing();
-
-async function build(dir: string): Promise<string> {
-  const binary = `${dir}/ohttp_client`;
-  const { success, stderr } = await new Deno.Command("go", {
-    args: ["build", "-o", binary, "."],
-    cwd: PROGRAM.pathname,
-    env: {
-      GO111MODULE: "off",
-      GOPATH: `${dir}/gopath:/usr/share/gocode`,
-      GOCACHE: `${dir}/gocache`,
-      GOFLAGS: "",
-      PATH: Deno.env.get("PATH") ?? "",
-      HOME: dir,
-    },
-  }).output();
-  assert.ok(success, `go build failed:\n${new TextDecoder().decode(stderr)}`);
-  return binary;
-}
+const reason = await goMissing(CIRCL, "golang-github-cloudflare-circl-dev");
 
 type GoResult = { relay: number; status?: number; body?: string; length?: number; error?: string };
 
@@ -74,7 +41,7 @@ Deno.test({
     const server = await startServer({ env: { BLOCK_INTERVAL_MS: "250" } });
     let relay;
     try {
-      const binary = await build(dir);
+      const binary = await buildGoProgram(PROGRAM, dir, "ohttp_client");
       relay = await startRelay(server.url);
       const keys = new Uint8Array(await (await fetch(new URL(KEYS_PATH, relay.url))).arrayBuffer());
       const authority = new URL(server.url).host;
