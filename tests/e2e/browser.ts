@@ -1,7 +1,7 @@
 // Chromium for the browser tests: the Debian build at /usr/bin/chromium driven by playwright-core.
 // Without it the tests are skipped with the install command, except under CI=true, where a
 // missing browser fails the run.
-import { type Browser, type BrowserContext, chromium } from "playwright-core";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { storedKeysFromSeed } from "../../lib/protocol/keys.ts";
 
 /** Where Debian's chromium package installs the browser. */
@@ -58,6 +58,22 @@ export async function launchProfile(
     args: CHROMIUM_ARGS,
     ...options,
   });
+}
+
+/** A phone's browser context: 390×844, mobile, with touch. */
+export const PHONE_CONTEXT = {
+  viewport: { width: 390, height: 844 },
+  isMobile: true,
+  hasTouch: true,
+  deviceScaleFactor: 1,
+} as const;
+
+/** A phone: a fresh browser context of {@link PHONE_CONTEXT} and its page. */
+export async function openPhone(
+  browser: Browser,
+): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext(PHONE_CONTEXT);
+  return { context, page: await context.newPage() };
 }
 
 /** The computed CSS colours of page §4's colour names. */

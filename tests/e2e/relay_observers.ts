@@ -5,6 +5,7 @@
 
 /** One request as the server's log would keep it. */
 import type { Browser, BrowserContext } from "playwright-core";
+import { PHONE_CONTEXT } from "./browser.ts";
 export type Logged = {
   at: number;
   method: string;
@@ -33,14 +34,10 @@ export async function hashOf(bytes: Uint8Array): Promise<string> {
  */
 export function startLoggingProxy() {
   const log: Logged[] = [];
-  const inFlight = new Set<Promise<unknown>>();
+  /** Each logged request's answer, settled once it is given (or could not be). */
+  const answers = new WeakMap<Logged, Promise<unknown>>();
   let target = "";
-  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, (request) => {
-    const answered = forward(request);
-    inFlight.add(answered);
-    answered.finally(() => inFlight.delete(answered)).catch(() => {});
-    return answered;
-  });
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, forward);
   async function forward(request: Request): Promise<Response> {
     const url = new URL(request.url);
     const body = request.method === "GET" || request.method === "HEAD"
@@ -58,6 +55,22 @@ export function startLoggingProxy() {
       bytes: body?.length ?? 0,
     };
     log.push(entry);
+    let answered = () => {};
+    answers.set(entry, new Promise<void>((resolve) => answered = resolve));
+    try {
+      return await passOn(request, url, body, headers, entry);
+    } finally {
+      answered();
+    }
+  }
+  /** Forwards `request` (its `body` read already) to the target, noting its answer in `entry`. */
+  async function passOn(
+    request: Request,
+    url: URL,
+    body: Uint8Array | null,
+    headers: Headers,
+    entry: Logged,
+  ): Promise<Response> {
     if (url.pathname === "/api/ohttp" && body !== null) entry.bodyHash = await hashOf(body);
     const answer = await fetch(new URL(url.pathname + url.search, target), {
       method: request.method,
@@ -79,9 +92,14 @@ export function startLoggingProxy() {
   return {
     url: `http://127.0.0.1:${server.addr.port}/`,
     log,
-    /** Waits for every request already logged to have its answer (and so its status). */
-    async settled() {
-      await Promise.allSettled([...inFlight]);
+    /**
+     * The requests logged so far that `which` picks, once each has its answer (and so its status);
+     * requests that come meanwhile are not among them.
+     */
+    async answered(which: (entry: Logged) => boolean): Promise<Logged[]> {
+      const picked = log.filter(which);
+      await Promise.all(picked.map((entry) => answers.get(entry)));
+      return picked;
     },
     forwardTo(url: string) {
       target = url;
@@ -138,12 +156,7 @@ export async function phoneContext(
   server: string,
   name: string,
 ): Promise<BrowserContext> {
-  const context = await browser.newContext({
-    viewport: { width: 390, height: 844 },
-    isMobile: true,
-    hasTouch: true,
-    deviceScaleFactor: 1,
-  });
+  const context = await browser.newContext(PHONE_CONTEXT);
   const origin = new URL(server).origin;
   await context.route(
     (url) => url.origin === origin,

@@ -8,12 +8,12 @@
 // round runs alone and opens voting itself.
 // The same room under the specified ring rule is worked out too: the "before" table.
 import assert from "node:assert/strict";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { build } from "../../scripts/build.ts";
 import { analyseAnonymity } from "../../lib/client/anonymity/anonymity.ts";
 import { cryptoRandomIndex } from "../../lib/client/voter/voters.ts";
 import { startServer } from "../helpers/server_process.ts";
-import { COLOURS, launchChromium, skipWithoutChromium } from "./browser.ts";
+import { COLOURS, launchChromium, openPhone, skipWithoutChromium } from "./browser.ts";
 import {
   anonymityTable,
   exactSigners,
@@ -27,19 +27,7 @@ const TOKEN = "room-phases-presenter-0123456789";
 const CHOICES = ["Yes", "No"];
 const ON_TIME = 16;
 const LATE = 8;
-const PHONE = { width: 390, height: 844 };
 const PROJECTOR = { width: 1920, height: 1080 };
-
-/** A phone: a fresh browser context at a phone's size, with touch. */
-async function phone(browser: Browser): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({
-    viewport: PHONE,
-    isMobile: true,
-    hasTouch: true,
-    deviceScaleFactor: 1,
-  });
-  return { context, page: await context.newPage() };
-}
 
 /** GET `path` of the server as JSON. */
 async function json(url: string, path: string) {
@@ -123,7 +111,7 @@ Deno.test({
       const phones: Page[] = [];
       /** A phone arrives, joins, presses a choice at once; answers its page. */
       const arrive = async (i: number) => {
-        const { page } = await phone(browser);
+        const { page } = await openPhone(browser);
         watch(page);
         await page.goto(server.url);
         await page.locator('.voting-page[data-ready="true"][data-round="2"]').waitFor();

@@ -5,11 +5,11 @@
 // above the fold at 1920×1080; round 1's tally is unchanged; the presenter's QR code decodes from a
 // quarter-scale screenshot; and a returning browser raises no alarm when the next round starts.
 import assert from "node:assert/strict";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { build } from "../../scripts/build.ts";
 import { startServer } from "../helpers/server_process.ts";
 import { checkAxeAtWidths } from "./axe.ts";
-import { COLOURS, launchChromium, skipWithoutChromium } from "./browser.ts";
+import { COLOURS, launchChromium, openPhone, skipWithoutChromium } from "./browser.ts";
 import { decodeQrPng } from "./qr.ts";
 
 const ARTIFACTS = new URL("../artifacts/", import.meta.url);
@@ -17,19 +17,7 @@ const TOKEN = "room-test-presenter-0123456789";
 const QUESTION = "Where do we eat tonight?";
 const CHOICES = ["Pizza", "Sushi", "Salad"];
 const PHONES = 8;
-const PHONE = { width: 390, height: 844 };
 const PROJECTOR = { width: 1920, height: 1080 };
-
-/** A phone: a fresh browser context at a phone's size, with touch. */
-async function phone(browser: Browser): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({
-    viewport: PHONE,
-    isMobile: true,
-    hasTouch: true,
-    deviceScaleFactor: 1,
-  });
-  return { context, page: await context.newPage() };
-}
 
 /** True when the whole of `selector`'s first match is inside the viewport, without scrolling. */
 async function inViewport(page: Page, selector: string): Promise<boolean> {
@@ -109,7 +97,7 @@ Deno.test({
         "eight phones join and choose, and wait for the presenter to open voting",
         async () => {
           for (let i = 0; i < PHONES; i++) {
-            const { context, page } = await phone(browser);
+            const { context, page } = await openPhone(browser);
             page.on("pageerror", (error) => pageErrors.push(String(error)));
             const choice = CHOICES[i % CHOICES.length];
             phones.push({ context, page, choice });
@@ -182,7 +170,7 @@ Deno.test({
 
       await t.step("a phone joining after voting opened is told it votes next round", async () => {
         // The round takes no late joiners (the default): its key stays out of every group.
-        const { context, page } = await phone(browser);
+        const { context, page } = await openPhone(browser);
         page.on("pageerror", (error) => pageErrors.push(String(error)));
         await page.goto(server.url);
         await page.locator('.voting-page[data-ready="true"][data-round="2"]').waitFor();

@@ -7,7 +7,7 @@ import { build } from "../../scripts/build.ts";
 import { makeVoters } from "../helpers/ledger_fixtures.ts";
 import { startServer } from "../helpers/server_process.ts";
 import { startTamperingProxy } from "../helpers/tampering_proxy.ts";
-import { COLOURS, launchChromium, skipWithoutChromium } from "./browser.ts";
+import { COLOURS, launchChromium, openPhone, skipWithoutChromium } from "./browser.ts";
 
 const TOKEN = "vote-retry-presenter-0123456789";
 
@@ -53,12 +53,7 @@ Deno.test({
         });
         assert.equal(res.status, 201, await res.text());
       }
-      const context = await browser.newContext({
-        viewport: { width: 390, height: 844 },
-        isMobile: true,
-        hasTouch: true,
-      });
-      const page = await context.newPage();
+      const { page } = await openPhone(browser);
       page.on("pageerror", (error) => pageErrors.push(String(error)));
       await page.goto(proxy.url);
       await page.locator('.voting-page[data-ready="true"][data-round="2"]').waitFor();

@@ -22,7 +22,7 @@ import {
   showLog,
 } from "../helpers/lying_server.ts";
 import { startTamperingProxy } from "../helpers/tampering_proxy.ts";
-import { launchChromium, skipWithoutChromium } from "./browser.ts";
+import { launchChromium, PHONE_CONTEXT, skipWithoutChromium } from "./browser.ts";
 import { decodeQrPng } from "./qr.ts";
 
 const ARTIFACTS = new URL("../artifacts/", import.meta.url);
@@ -33,7 +33,6 @@ const BOUND_MS = unwitnessedBoundMs(INTERVAL_MS);
 const ALERT_WITHIN_MS = BOUND_MS + 5_000 + 1_000;
 /** What a machine running the whole suite in parallel may add to that, timers slipping. */
 const LOADED_SLACK_MS = 15_000;
-const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true };
 
 /**
  * The real app over a temporary KV file on a free loopback port, with eight keys registered (a
@@ -130,7 +129,7 @@ Deno.test({
       const fragment = new URL(address).hash;
 
       await t.step("a fresh phone at the witness address votes and ends witnessed", async () => {
-        const phone = await (await browser.newContext(PHONE)).newPage();
+        const phone = await (await browser.newContext(PHONE_CONTEXT)).newPage();
         await phone.goto(`${election.url}${fragment}`);
         await phone.locator('.voting-page[data-ready="true"]').waitFor();
         await phone.locator("[data-witness-notice]").waitFor();
@@ -151,8 +150,8 @@ Deno.test({
       await t.step(
         "shown a forked history by a server with the real key: with the fragment an alert within the bound, without it none",
         async () => {
-          const withWitness = await (await browser.newContext(PHONE)).newPage();
-          const without = await (await browser.newContext(PHONE)).newPage();
+          const withWitness = await (await browser.newContext(PHONE_CONTEXT)).newPage();
+          const without = await (await browser.newContext(PHONE_CONTEXT)).newPage();
           await withWitness.goto(`${liar.url}${fragment}`);
           await without.goto(liar.url);
           // The wait starts when the page first accepts the forked checkpoint: "waiting" shows.
