@@ -197,6 +197,18 @@ Deno.test({
         assert.deepEqual(failureLines(asRound.stdout), [
           findingText({ kind: "record-no-groups" }),
         ]);
+        // A round's record cut after its header stops before the votes: its rule was never read,
+        // so the report says it is not known and blames no missing rule.
+        const cut = `${dir}/round-2-cut.ndjson`;
+        await Deno.writeTextFile(cut, `${lines[0]}\n`);
+        const stopped = await audit(["--allow-read"], cut, "--round", "2");
+        assert.equal(stopped.code, 1, stopped.stdout + stopped.stderr);
+        assert.match(stopped.stdout, /^ {2}ring rule {9}not known: the audit stopped/m);
+        assert.ok(failureLines(stopped.stdout).length > 0, stopped.stdout);
+        assert.ok(
+          !failureLines(stopped.stdout).includes(findingText({ kind: "record-no-groups" })),
+          stopped.stdout,
+        );
       });
 
       await t.step("an unknown round: exit 1, the line naming it", async () => {

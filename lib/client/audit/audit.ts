@@ -98,9 +98,10 @@ export type AuditReport = {
   tally: { payload: string; count: number }[];
   /**
    * The ring rule the votes were held to: a round's group rule, or null for the election's
-   * (rings drawn from the registered keys, protocol §2.8); null too before the votes are read.
+   * (rings drawn from the registered keys, protocol §2.8); absent when the audit stopped before
+   * it read the votes, so that the rule is not known.
    */
-  groupRule: RoundGroupRule | null;
+  groupRule?: RoundGroupRule | null;
   /** Every failure, in the order found (./report_text.ts puts them in words). */
   failures: AuditFinding[];
   /** The failures that belong to one vote, grouped by vote, in chain order. */
@@ -192,7 +193,6 @@ async function auditOnce(
     remembered: 0,
     memory: null,
     tally: [],
-    groupRule: null,
     failures,
     voteFailures: [],
   };

@@ -246,6 +246,7 @@ export function formatReport(url: string, report: AuditReport): string {
 
 /** The ring rule the votes were held to, in words (protocol §2.8). */
 function ringRuleText({ groupRule: rule }: AuditReport): string {
+  if (rule === undefined) return "not known: the audit stopped before it read the votes";
   if (rule === null) return "the election's: rings drawn from the registered keys (no groups)";
   if (rule.keysAtOpen === null) return "a round's groups: voting never opened";
   return `a round's groups: ${rule.keysAtOpen} keys at the opening, minVoters ` +

@@ -170,20 +170,22 @@ export async function checkPinnedKeys(
   },
 ): Promise<KeyCheck> {
   try {
-    const [relayed, published] = await withDeadline(timeoutMs, null, (signal) =>
-      Promise.all([
-        readKeys({ relay: pin.relay, fetch }, signal),
-        origin === undefined
-          ? null
-          : readKeys({ relay: origin, fetch, who: `The server ${origin}` }, signal),
-      ]));
-    const served = keyConfigHash(relayed);
-    if (served !== pin.ohttp) return { kind: "mismatch", expected: pin.ohttp, served, by: "relay" };
-    const own = published === null ? served : keyConfigHash(published);
-    if (own !== pin.ohttp) {
-      return { kind: "mismatch", expected: pin.ohttp, served: own, by: "server" };
-    }
-    return { kind: "ok" };
+    return await withDeadline<KeyCheck>(timeoutMs, null, async (signal) => {
+      const published = origin === undefined
+        ? null
+        : readKeys({ relay: origin, fetch, who: `The server ${origin}` }, signal);
+      // The relay is judged first: a server that cannot be read hides no mismatch of the relay.
+      published?.catch(() => {});
+      const served = keyConfigHash(await readKeys({ relay: pin.relay, fetch }, signal));
+      if (served !== pin.ohttp) {
+        return { kind: "mismatch", expected: pin.ohttp, served, by: "relay" };
+      }
+      const own = published === null ? served : keyConfigHash(await published);
+      if (own !== pin.ohttp) {
+        return { kind: "mismatch", expected: pin.ohttp, served: own, by: "server" };
+      }
+      return { kind: "ok" };
+    });
   } catch (error) {
     return { kind: "unavailable", reason: messageOf(error) };
   }
@@ -283,7 +285,7 @@ async function readKeys(
   signal: AbortSignal,
 ): Promise<Uint8Array> {
   const url = `${relay}/.well-known/ohttp-gateway`;
-  const response = await reach(relay, () => fetch(url, { ...TO_RELAY, method: "GET", signal }));
+  const response = await reach(who, () => fetch(url, { ...TO_RELAY, method: "GET", signal }));
   if (!response.ok) {
     throw new RelayError(
       "relay-refused",
@@ -298,7 +300,7 @@ async function readKeys(
       `${who} served its key configuration as "${type}", not application/ohttp-keys`,
     );
   }
-  return await bodyOf(relay, response);
+  return await bodyOf(who, response);
 }
 
 /** Posts `request` to the relay and answers the encapsulated response's bytes. */
@@ -307,7 +309,7 @@ async function postToRelay(
   request: Uint8Array,
   signal: AbortSignal,
 ): Promise<Uint8Array> {
-  const response = await reach(relay, () =>
+  const response = await reach(`The relay ${relay}`, () =>
     fetch(`${relay}/`, {
       ...TO_RELAY,
       method: "POST",
@@ -336,29 +338,29 @@ async function postToRelay(
       `The relay ${relay} answered "${type}", not message/ohttp-res`,
     );
   }
-  return await bodyOf(relay, response);
+  return await bodyOf(`The relay ${relay}`, response);
 }
 
-/** `send()`, with a failure to reach the relay made a {@link RelayError}. */
-async function reach(relay: string, send: () => Response | Promise<Response>): Promise<Response> {
+/** `send()`, with a failure to reach `who` (the relay, or the server) made a {@link RelayError}. */
+async function reach(who: string, send: () => Response | Promise<Response>): Promise<Response> {
   try {
     return await send();
   } catch (error) {
     if (error instanceof RelayError) throw error;
     throw new RelayError(
       "relay-unreachable",
-      `The relay ${relay} could not be reached: ${messageOf(error)}`,
+      `${who} could not be reached: ${messageOf(error)}`,
     );
   }
 }
 
-async function bodyOf(relay: string, response: Response): Promise<Uint8Array> {
+async function bodyOf(who: string, response: Response): Promise<Uint8Array> {
   try {
     return new Uint8Array(await response.arrayBuffer());
   } catch (error) {
     throw new RelayError(
       "relay-unreachable",
-      `The relay ${relay}'s answer broke off: ${messageOf(error)}`,
+      `${who}'s answer broke off: ${messageOf(error)}`,
     );
   }
 }

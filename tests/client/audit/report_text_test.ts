@@ -129,6 +129,12 @@ Deno.test("the printed report lists the findings in the order found, each in its
       "  ring rule         a round's groups: 24 keys at the opening, minVoters 8, late joiners on",
     ),
   );
+  const { groupRule: _, ...stopped } = report;
+  assert.ok(
+    formatReport("test", stopped).split("\n").includes(
+      "  ring rule         not known: the audit stopped before it read the votes",
+    ),
+  );
   const listed = printed.slice(printed.findIndex((l) => l.startsWith("VERDICT")) + 1);
   assert.deepEqual(listed, failures.map((f) => `  - ${findingText(f)}`));
 });
