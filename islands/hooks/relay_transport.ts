@@ -40,8 +40,21 @@ export function checkRelayAtLoad(): Promise<void> {
     if (pin === null) return;
     const check = await checkPinnedKeys({ pin, fetch });
     if (check.kind === "mismatch") relayAlert.value = mismatchText(pin, check);
+    // A phone reloaded after it joined fetches what its vote needs with the page, not with the vote.
+    if (check.kind === "ok") loadVotingCode(pin);
   })();
   return loadCheck;
+}
+
+/**
+ * Fetches the code a vote and a verified vote run (the sealing, the signing, the lens and its
+ * worker), so that no fetch of the page's files comes near the vote: at join, and with the page.
+ */
+function loadVotingCode(pin: RelayPin): void {
+  relayedFor(pin).catch(() => {});
+  warmWorker("anonymity");
+  loadSigning().catch(() => {});
+  import("../../lib/client/anonymity/anonymity_lens.ts").catch(() => {});
 }
 
 /** Rounds as last read through the page's transport, by id. */
@@ -172,13 +185,7 @@ export const relayPageTransport: Transport = (url, init) => {
       // Before the registration: the server's own configuration may be read directly.
       const check = await checkPinnedKeys({ pin, fetch, origin: location.origin });
       // The phone joins: its sealing code and the anonymity worker load now, never when it votes.
-      if (check.kind === "ok") {
-        relayedFor(pin).catch(() => {});
-        warmWorker("anonymity");
-        // The code a vote runs and a verified vote runs, loaded now: no load comes near the vote.
-        loadSigning().catch(() => {});
-        import("../../lib/client/anonymity/anonymity_lens.ts").catch(() => {});
-      }
+      if (check.kind === "ok") loadVotingCode(pin);
       return check;
     },
     relayed: relayedFor,

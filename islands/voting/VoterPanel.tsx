@@ -115,6 +115,10 @@ export default function VoterPanel(
   // A kept choice refused "voting not open" while this key has its group is tried again, a few
   // seconds apart and a bounded number of times: nothing else would send it before a reload.
   const [retries, setRetries] = useState(0);
+  const retryTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  useEffect(() => () => {
+    if (retryTimer.current !== null) clearTimeout(retryTimer.current);
+  }, []);
 
   async function refreshVote() {
     const hasVote = actions.readStoredVote(io.storage, namespace).voteId !== null;
@@ -203,7 +207,7 @@ export default function VoterPanel(
           // A choice is kept and sent by itself once voting opens for this key (page §14.2).
           setQueued(text);
           if (inGroup !== null && outcome.code === "refused" && retries < MAX_NOT_OPEN_RETRIES) {
-            setTimeout(() => setRetries((n) => n + 1), NOT_OPEN_RETRY_MS);
+            retryTimer.current = setTimeout(() => setRetries((n) => n + 1), NOT_OPEN_RETRY_MS);
           }
         } else if (outcome.code === "too_few_keys" && round.choices.length > 0) {
           // A choice is kept and sent by itself once enough voters have joined (page §14.2).

@@ -130,6 +130,24 @@ Deno.test({
         }
       });
 
+      await t.step(
+        "a joined phone whose browser forgot every file reloads before voting opens",
+        async () => {
+          // Its next load fetches the page's files again, and with them the code its vote runs.
+          const { page } = phones[2];
+          const session = await page.context().newCDPSession(page);
+          await session.send("Network.clearBrowserCache");
+          await session.detach();
+          await page.reload();
+          await page.locator('.voting-page[data-ready="true"][data-round="2"]').waitFor({
+            timeout: 30_000,
+          });
+          // Still joined, its choice kept: the waiting line says voting has not opened.
+          await page.locator("[data-waiting-for]").waitFor({ timeout: 30_000 });
+          assert.equal(await page.locator('[data-action="join"]').count(), 0);
+        },
+      );
+
       let openToGreenMs = 0;
       let votingOpenedAt = Infinity;
       await t.step(
