@@ -1,7 +1,7 @@
 // The whole API over one database for tests: the election, the practice ledger (50 keys, 50 votes)
 // and the rounds, with the test verifier; on demand the Oblivious HTTP gateway, and a client's
 // view of it (its key configuration and a post of an encapsulated request).
-import { createApp } from "../../server/app.ts";
+import { type AppOptions, createApp } from "../../server/app.ts";
 import { type KeyConfig, KEYS_PATH, parseKeyConfigs } from "../../lib/protocol/ohttp.ts";
 import { createLabLedger } from "../../server/store/lab.ts";
 import { createGatewayKeys } from "../../server/store/ohttp_key.ts";
@@ -25,12 +25,14 @@ export async function fullApp(
     ohttp: withGateway = false,
     verifier = testVerifier,
     bodyDeadlineMs,
+    config,
   }: {
     electionIntervalMs?: number;
     currentTtlMs?: number;
     ohttp?: boolean;
     verifier?: Verifier;
     bodyDeadlineMs?: number;
+    config?: AppOptions["config"];
   } = {},
 ) {
   const store = await createStore(kv);
@@ -42,7 +44,7 @@ export async function fullApp(
     ...(currentTtlMs === undefined ? {} : { currentTtlMs }),
   });
   const ohttp = withGateway ? await createGatewayKeys(kv) : undefined;
-  const app = createApp({ store, lab, rounds, ohttp, verifier, bodyDeadlineMs });
+  const app = createApp({ store, lab, rounds, ohttp, verifier, bodyDeadlineMs, config });
   return { store, lab, rounds, ohttp, app };
 }
 

@@ -15,6 +15,7 @@ import { createRounds } from "../../server/store/rounds.ts";
 import { Hono } from "hono";
 import { startServer } from "../helpers/server_process.ts";
 import { testVerifier } from "../helpers/test_verifier.ts";
+import { fullApp } from "../helpers/app_fixture.ts";
 
 const ADMIN_TOKEN = "presenter-token-0123456789";
 
@@ -84,20 +85,7 @@ Deno.test("wrong presenter tokens: ten per minute per address, then 429 with Ret
 Deno.test("with TRUST_PROXY, a proxy's clients are counted apart by the address it appends", async () => {
   const kv = await Deno.openKv(":memory:");
   try {
-    const store = await createStore(kv);
-    const rounds = await createRounds(kv, {
-      election: store,
-      electionIntervalMs: 250,
-      adminToken: ADMIN_TOKEN,
-    });
-    const config = {
-      ringSize: 8,
-      publicUrl: null,
-      trustProxy: true,
-      logOrigin: null,
-      witnessPolicy: null,
-    };
-    const app = createApp({ store, rounds, verifier: testVerifier, config });
+    const { app } = await fullApp(kv, { electionIntervalMs: 250, config: { trustProxy: true } });
     // Every request comes from the proxy's one address; the client's is the last value it appended
     // (a client may send its own X-Forwarded-For first: that value is not the one counted).
     const viaProxy = (token: string, forwarded: string) =>

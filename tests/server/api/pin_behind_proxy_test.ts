@@ -3,30 +3,12 @@
 // a stranger's guesses through the same proxy never lock the presenter's pin out.
 import assert from "node:assert/strict";
 import { COSIGNATURE_V1_TYPE, formatVerifierKey, signerKey } from "../../../lib/protocol/note.ts";
-import { createApp } from "../../../server/app.ts";
 import { PRESENTER_FAILURES_PER_WINDOW } from "../../../server/presenter_auth.ts";
-import { createStore } from "../../../server/store/mod.ts";
-import { createRounds } from "../../../server/store/rounds.ts";
-import { testVerifier } from "../../helpers/test_verifier.ts";
-
-const ADMIN_TOKEN = "presenter-token-0123456789";
+import { fullApp, PRESENTER_TOKEN as ADMIN_TOKEN } from "../../helpers/app_fixture.ts";
 
 Deno.test("behind TRUST_PROXY a stranger's wrong pins do not lock out the presenter's", async () => {
   using kv = await Deno.openKv(":memory:");
-  const store = await createStore(kv);
-  const rounds = await createRounds(kv, {
-    election: store,
-    electionIntervalMs: 250,
-    adminToken: ADMIN_TOKEN,
-  });
-  const config = {
-    ringSize: 8,
-    publicUrl: null,
-    trustProxy: true,
-    logOrigin: null,
-    witnessPolicy: null,
-  };
-  const app = createApp({ store, rounds, verifier: testVerifier, config });
+  const { app } = await fullApp(kv, { electionIntervalMs: 250, config: { trustProxy: true } });
   const vkey = formatVerifierKey(
     signerKey(
       { name: "witness.example/room", seed: new Uint8Array(32).fill(3) },

@@ -3,23 +3,12 @@
 // GET /api/rounds lists `relayed` for every round, never a relay's address.
 import assert from "node:assert/strict";
 import { RoundList } from "../../../lib/protocol/schemas.ts";
-import { createApp } from "../../../server/app.ts";
-import { createStore } from "../../../server/store/mod.ts";
-import { createRounds } from "../../../server/store/rounds.ts";
-import { testVerifier } from "../../helpers/test_verifier.ts";
 
-const ADMIN_TOKEN = "presenter-token-0123456789";
+import { fullApp, PRESENTER_TOKEN as ADMIN_TOKEN } from "../../helpers/app_fixture.ts";
 
 async function setup() {
   const kv = await Deno.openKv(":memory:");
-  const store = await createStore(kv);
-  const rounds = await createRounds(kv, {
-    election: store,
-    electionIntervalMs: 60_000,
-    adminToken: ADMIN_TOKEN,
-    currentTtlMs: 0,
-  });
-  return { kv, app: createApp({ store, rounds, verifier: testVerifier }) };
+  return { kv, app: (await fullApp(kv, { currentTtlMs: 0 })).app };
 }
 
 type App = Awaited<ReturnType<typeof setup>>["app"];
