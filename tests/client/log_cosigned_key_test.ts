@@ -8,15 +8,12 @@
 import assert from "node:assert/strict";
 import { createApiClient } from "../../lib/client/api_client.ts";
 import { checkShownChain } from "../../lib/client/log/chain_check.ts";
-import { policyFromFragment, type WitnessPolicy } from "../../lib/client/log/witness_policy.ts";
 import { parseCheckpoint } from "../../lib/protocol/checkpoint.ts";
 import {
   COSIGNATURE_V1_TYPE,
-  formatNote,
   formatVerifierKey,
   parseNote,
   parseVerifierKey,
-  signCosignature,
   signerKey,
 } from "../../lib/protocol/note.ts";
 import { createApp } from "../../server/app.ts";
@@ -25,6 +22,7 @@ import { ledgerKeys } from "../../server/store/layout.ts";
 import { createStore } from "../../server/store/mod.ts";
 import { appendEmptyBlocks } from "../helpers/ledger_builder.ts";
 import { MapStorage } from "../helpers/map_storage.ts";
+import { policyWitness } from "../helpers/policy_witness.ts";
 
 Deno.test("a stranger sharing a witness's key ID does not hide the witness's cosigned size", async () => {
   using kv = await Deno.openKv(":memory:");
@@ -32,17 +30,7 @@ Deno.test("a stranger sharing a witness's key ID does not hide the witness's cos
   const store = await createStore(kv, { now: () => t0 });
   const app = createApp({ store });
   const api = createApiClient({ fetch: app.request });
-  const witness = { name: "witness.example/1", seed: new Uint8Array(32).fill(1) };
-  const vkey = formatVerifierKey(signerKey(witness, COSIGNATURE_V1_TYPE));
-  const policy = policyFromFragment(`#witness=${encodeURIComponent(vkey)}`);
-  assert.equal(policy.kind, "policy");
-  const options = { policy: (policy as { policy: WitnessPolicy }).policy, boundMs: 20_000 };
-  const cosign = async (at: number) => {
-    const text = parseNote(await api.checkpoint()).text;
-    const line = signCosignature(text, witness, Math.floor(at / 1000));
-    const cosignature = formatNote({ text, signatures: [line] }).slice(text.length + 1, -1);
-    await api.submitCosignature({ vkey, size: parseCheckpoint(text).size, cosignature });
-  };
+  const { vkey, options, cosign } = policyWitness(api);
   const storage = new MapStorage();
   await appendEmptyBlocks(store, 3);
   await cosign(t0);

@@ -33,6 +33,7 @@ import { createApp } from "../../server/app.ts";
 import { createStore, type Store } from "../../server/store/mod.ts";
 import { resign, serverSeedOf } from "../helpers/lying_server.ts";
 import { MapStorage } from "../helpers/map_storage.ts";
+import { policyWitness } from "../helpers/policy_witness.ts";
 import { appendEmptyBlocks } from "../helpers/ledger_builder.ts";
 
 const T0 = 1_700_000_000_000;
@@ -429,19 +430,7 @@ Deno.test("a log that grows ahead of its witness: the witnesses' newest cosigned
   const s = await server();
   await growTo(s.store, 3);
   const api = createApiClient({ fetch: s.app.request });
-  const witness = { name: "witness.example/1", seed: new Uint8Array(32).fill(1) };
-  const vkey = formatVerifierKey(signerKey(witness, COSIGNATURE_V1_TYPE));
-  const policy = policyFromFragment(`#witness=${encodeURIComponent(vkey)}`);
-  assert.equal(policy.kind, "policy");
-  const options = { policy: (policy as { policy: WitnessPolicy }).policy, boundMs: 20_000 };
-  const cosign = async (at: number) => {
-    const note = await api.checkpoint();
-    const textOf = parseNote(note).text;
-    const line = signCosignature(textOf, witness, Math.floor(at / 1000));
-    const cosignature = formatNote({ text: textOf, signatures: [line] })
-      .slice(textOf.length + 1, -1);
-    await api.submitCosignature({ vkey, size: parseCheckpoint(textOf).size, cosignature });
-  };
+  const { options, cosign } = policyWitness(api);
   const t0 = Date.now();
   const storage = new MapStorage();
   await cosign(t0);
