@@ -8,10 +8,9 @@ import assert from "node:assert/strict";
 import { scannedAddress, signIn, startRelayedRound } from "./relay_presenter.ts";
 import type { Browser } from "playwright-core";
 import { build } from "../../scripts/build.ts";
-import { startServer } from "../helpers/server_process.ts";
 import { startRelay } from "../relay/relay_process.ts";
 import { launchChromium, skipWithoutChromium } from "./browser.ts";
-import { isPageLoad, phoneContext, startLoggingProxy } from "./relay_observers.ts";
+import { isPageLoad, phoneContext, startServerBehindProxy } from "./relay_observers.ts";
 
 const TOKEN = "relay-down-presenter-0123456789";
 const CHOICES = ["Yes", "No"];
@@ -33,11 +32,7 @@ Deno.test({
   sanitizeResources: false,
   async fn(t) {
     await build({ ifNeeded: true });
-    const proxy = startLoggingProxy();
-    const server = await startServer({
-      env: { ADMIN_TOKEN: TOKEN, BLOCK_INTERVAL_MS: "1000", PUBLIC_URL: proxy.url },
-    });
-    proxy.forwardTo(server.url);
+    const { proxy, server } = await startServerBehindProxy(TOKEN);
     const relay = await startRelay(proxy.url);
     const relays = [relay];
     const browser = await launchChromium();

@@ -5,6 +5,7 @@
 
 /** One request as the server's log would keep it. */
 import type { Browser, BrowserContext } from "playwright-core";
+import { startServer } from "../helpers/server_process.ts";
 import { PHONE_CONTEXT } from "./browser.ts";
 export type Logged = {
   at: number;
@@ -106,6 +107,19 @@ export function startLoggingProxy() {
     },
     stop: () => server.shutdown(),
   };
+}
+
+/**
+ * The real server (with `ADMIN_TOKEN` `token`, sealing every second) behind a logging proxy, its
+ * `PUBLIC_URL` the proxy's: everything a phone or the relay sends the server is logged.
+ */
+export async function startServerBehindProxy(token: string) {
+  const proxy = startLoggingProxy();
+  const server = await startServer({
+    env: { ADMIN_TOKEN: token, BLOCK_INTERVAL_MS: "1000", PUBLIC_URL: proxy.url },
+  });
+  proxy.forwardTo(server.url);
+  return { proxy, server };
 }
 
 /**

@@ -13,7 +13,6 @@ import type { Browser, Page } from "playwright-core";
 import { build } from "../../scripts/build.ts";
 import { keyConfigHash } from "../../lib/client/relay/fragment.ts";
 import { KEEP_OPEN_TEXT } from "../../lib/client/relay/send_window.ts";
-import { startServer } from "../helpers/server_process.ts";
 import { startRelay } from "../relay/relay_process.ts";
 import { COLOURS, launchChromium, skipWithoutChromium } from "./browser.ts";
 import { decodeQrPng } from "./qr.ts";
@@ -25,7 +24,7 @@ import {
   phoneContext,
   REQUEST_OVERHEAD,
   RESPONSE_OVERHEAD,
-  startLoggingProxy,
+  startServerBehindProxy,
   withinChance,
 } from "./relay_observers.ts";
 
@@ -57,11 +56,7 @@ Deno.test({
   sanitizeResources: false,
   async fn(t) {
     await build({ ifNeeded: true });
-    const proxy = startLoggingProxy();
-    const server = await startServer({
-      env: { ADMIN_TOKEN: TOKEN, BLOCK_INTERVAL_MS: "1000", PUBLIC_URL: proxy.url },
-    });
-    proxy.forwardTo(server.url);
+    const { proxy, server } = await startServerBehindProxy(TOKEN);
     const relay = await startRelay(proxy.url);
     const browser = await launchChromium();
     const pageErrors: string[] = [];
