@@ -134,11 +134,16 @@ function alerting(pin: RelayPin, transport: Transport): Transport {
 /** How long a worker started only to load its code is kept. */
 const WARM_WORKER_MS = 15_000;
 
+/** The workers started once already by this page. */
+const warmed = new Set<string>();
+
 /**
- * Starts worker `name` and stops it a little later: its code is then in the browser's cache, so
- * the lens started once the vote is verified asks the server for nothing.
+ * Starts worker `name` and stops it a little later, once per page: its code is then in the
+ * browser's cache, so the lens started once the vote is verified asks the server for nothing.
  */
 function warmWorker(name: string): void {
+  if (warmed.has(name)) return;
+  warmed.add(name);
   try {
     const worker = startWorker(name);
     setTimeout(() => worker.terminate(), WARM_WORKER_MS);
