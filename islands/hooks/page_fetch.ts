@@ -6,11 +6,8 @@
  * call through the relay.
  * @module
  */
-import type { Transport } from "../../lib/client/api_client.ts";
+import { callKind, roundOfPath, type Transport } from "../../lib/client/api_client.ts";
 import { readPagePin, relayRequired } from "./relay_state.ts";
-
-/** A round's vote: `POST /api/rounds/{id}/vote` (round 1, the election, is unchanged). */
-const ROUND_VOTE = /^\/api\/rounds\/(?:[2-9]|[1-9][0-9]+)\/vote$/;
 
 type RelayModule = typeof import("./relay_transport.ts");
 let relayModule: Promise<RelayModule> | null = null;
@@ -31,8 +28,10 @@ function loadRelay(): Promise<RelayModule> {
 export const pageFetch: Transport = async (url, init) => {
   if ((await readPagePin()).pin === null) {
     // No downgrade: where relays are declared, a page without one does not send its vote.
-    const vote = (init.method ?? "GET").toUpperCase() === "POST" &&
-      ROUND_VOTE.test(new URL(url, location.href).pathname);
+    // A round's vote (round 1, the election, is unchanged).
+    const path = new URL(url, location.href).pathname;
+    const vote = callKind(init.method ?? "GET", path) === "vote" &&
+      typeof roundOfPath(path) === "number";
     if (vote && relayRequired.peek() !== null) {
       relayRequired.value = "refused";
       throw new Error(
