@@ -127,3 +127,27 @@ export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
+
+const BASE64URL = /^[A-Za-z0-9_-]*$/;
+
+/** Base64url without padding (RFC 4648 §5) of `bytes`: card keys and signatures on the wire. */
+export function bytesToBase64url(bytes: Uint8Array): string {
+  return bytesToBase64(bytes).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/**
+ * Decodes canonical base64url without padding: TypeError for a non-string, RangeError for other
+ * characters, padding, a length that is not `length` bytes, or unused bits that are not zero (so
+ * one value has exactly one text).
+ */
+export function base64urlToBytes(text: unknown, length?: number, name = "base64url"): Uint8Array {
+  if (typeof text !== "string") throw new TypeError(`${name} must be a string`);
+  if (!BASE64URL.test(text) || text.length % 4 === 1) {
+    throw new RangeError(`${name} is not base64url without padding`);
+  }
+  const padded = text.replace(/-/g, "+").replace(/_/g, "/") +
+    "==".slice(0, (4 - text.length % 4) % 4);
+  const bytes = base64ToBytes(padded, name);
+  if (bytesToBase64url(bytes) !== text) throw new RangeError(`${name} is not canonical base64url`);
+  return assertBytes(bytes, length, name);
+}

@@ -2,6 +2,7 @@
 // schemas: the server validates with them at the edge and the page validates before it submits.
 import * as z from "zod/mini";
 import { HEX32_PATTERN } from "./bytes.ts";
+import { CardAdmissionWire, CardSetId } from "./card_schemas.ts";
 
 /** Largest vote payload, in Unicode code points (protocol §4). */
 export const MAX_PAYLOAD_CODE_POINTS = 1000;
@@ -36,12 +37,19 @@ const Id = z.int().check(z.gte(1, "must be a positive integer"));
 export const KeyRegistration = z.object({
   key: Hex32,
   name: z.optional(z.string().check(z.maxLength(200, "must be at most 200 characters"))),
+  /** A carded round's admission (protocol §2.11); refused in a round without cards. */
+  card: z.optional(CardAdmissionWire),
 });
 /** Answer of `POST /api/pki/key` (201) and `GET /api/pki/key/id/{id}`. */
-export const KeyRecord = z.object({ id: Id, key: Hex32, total: Count });
+export const KeyRecord = z.object({
+  id: Id,
+  key: Hex32,
+  total: Count,
+  card: z.optional(CardAdmissionWire),
+});
 /** Answer of `GET /api/pki/key/offset/{o}/limit/{l}`. */
 export const KeyPage = z.object({
-  keys: z.array(z.object({ id: Id, key: Hex32 })),
+  keys: z.array(z.object({ id: Id, key: Hex32, card: z.optional(CardAdmissionWire) })),
   total: Count,
 });
 
@@ -205,6 +213,8 @@ export const RoundStart = z.object({
   minVoters: z.optional(boundedInt(ROUND_MIN_VOTERS)),
   joinSeconds: z.optional(boundedInt(ROUND_JOIN_SECONDS)),
   lateJoiners: z.optional(z.boolean()),
+  /** The card set whose cards alone admit keys (protocol §2.11). */
+  cards: z.optional(CardSetId),
 });
 /** A round's phase: `join`, `voting` or `closed` (protocol §4.9). */
 export const RoundPhase = z.enum(ROUND_PHASES);
@@ -226,6 +236,8 @@ export const RoundInfo = z.object({
   joinDeadline: z.nullable(Count),
   /** True once the presenter declared the round's votes relayed (protocol §7.4); no address. */
   relayed: z.boolean(),
+  /** A carded round's card set id (protocol §2.11); absent (read as null) for an open round. */
+  cards: z.optional(CardSetId),
 });
 /**
  * Answer of `GET /api/rounds/{id}/groups` (protocol §2.8): the round's partition into rings and

@@ -39,7 +39,12 @@ export type RoundRecord = {
   minVoters?: number;
   joinSeconds?: number;
   lateJoiners?: boolean;
+  /** A carded round's card set (protocol §2.11); none for a round open to any key. */
+  cards?: RoundCardSet;
 };
+
+/** A round's card set as its record keeps it: id, hash (hex, the genesis `prev_hash`), count. */
+export type RoundCardSet = { set: string; sha256: string; count: number };
 
 /**
  * The value under {@link phaseKey}: still joining past a join deadline that found too few keys
@@ -254,5 +259,6 @@ export function roundInfo(record: RoundRecord, phase: PhaseRecord | null): wire.
     openedAt: phase?.openedAt ?? null,
     joinDeadline: joinDeadline(record),
     relayed: false,
+    ...(record.cards ? { cards: record.cards.set } : {}),
   };
 }
