@@ -47,18 +47,29 @@ export function blockHash(header: BlockHeader): string {
   );
 }
 
-/** The genesis block closed at `timestamp`: height 0, size 0, empty-tree root, zero prev_hash. */
-export function genesisBlock(timestamp: number): BlockRecord {
-  const header = { ...GENESIS_FIELDS, timestamp: assertNonNegativeInteger(timestamp, "timestamp") };
+/**
+ * The genesis block closed at `timestamp`: height 0, size 0, empty-tree root, zero prev_hash — or,
+ * for a carded round (protocol §2.11), `prevHash`, its card set's sha256 (hex).
+ */
+export function genesisBlock(timestamp: number, prevHash = GENESIS_PREV_HASH): BlockRecord {
+  const header = {
+    ...GENESIS_FIELDS,
+    prev_hash: hexToBytes(prevHash, 32, "prev_hash") && prevHash,
+    timestamp: assertNonNegativeInteger(timestamp, "timestamp"),
+  };
   return { ...header, hash: blockHash(header) };
 }
 
 /**
- * True when `block` has the genesis fields of protocol §3 (any timestamp). Its hash is not
+ * True when `block` has the genesis fields of protocol §3 (any timestamp), with `prevHash` (a
+ * carded round's: its card set's sha256) in place of the zero `prev_hash` when given. Its hash is not
  * compared here: {@link verifyBlockHash} says whether it matches the fields. Never throws.
  */
-export function isGenesis(block: BlockHeader): boolean {
-  const fields = Object.entries(GENESIS_FIELDS) as [keyof typeof GENESIS_FIELDS, unknown][];
+export function isGenesis(block: BlockHeader, prevHash = GENESIS_PREV_HASH): boolean {
+  const fields = Object.entries({ ...GENESIS_FIELDS, prev_hash: prevHash }) as [
+    keyof typeof GENESIS_FIELDS,
+    unknown,
+  ][];
   return fields.every(([name, value]) => block[name] === value);
 }
 

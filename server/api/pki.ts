@@ -11,6 +11,7 @@ import { integerParam, pageLimit, readJson } from "./common.ts";
 import { duplicateKey, invalidRequest, quote, refusal } from "../errors.ts";
 import type { Store } from "../store/mod.ts";
 import type { Verifier } from "../verifier/types.ts";
+import { type CardVerifier, createCardVerifier } from "../card_verify.ts";
 
 /**
  * Routes under `/api/pki`. Registration runs the key's checks and precomputation on `verifier`
@@ -20,9 +21,13 @@ import type { Verifier } from "../verifier/types.ts";
 export function createPkiApp(
   store: Store,
   verifier: Verifier,
-  { bodyDeadlineMs }: { bodyDeadlineMs?: number } = {},
+  { bodyDeadlineMs, verifyCard = createCardVerifier() }: {
+    bodyDeadlineMs?: number;
+    verifyCard?: CardVerifier;
+  } = {},
 ): Hono {
   const app = new Hono();
+  const cards = store.cards();
 
   app.get("/key/offset/:offset/limit/:limit", async (c) => {
     const offset = integerParam(c.req.param("offset"), "offset");
@@ -44,15 +49,48 @@ export function createPkiApp(
       if (keyIssues) throw refusal("invalid_key", describeIssues(parsed.error));
       throw invalidRequest(`Invalid body: ${describeIssues(parsed.error)}`);
     }
-    const { key } = parsed.data;
+    const { key, card } = parsed.data;
+    if (cards === null && card !== undefined) {
+      throw invalidRequest("This round admits any key: it takes no card");
+    }
+    if (cards !== null) {
+      // Protocol §2.11: a card of the round's set, its signature, then the key and the card unused.
+      if (card === undefined) {
+        throw refusal(
+          "card_required",
+          "This round admits card holders only: send the key with its card's signature",
+        );
+      }
+      if (!cards.members.has(card.key)) {
+        throw refusal("card_unknown", `Card "${quote(card.key)}" is not one of this round's cards`);
+      }
+      const signed = await verifyCard({
+        cardKey: card.key,
+        sig: card.sig,
+        setHash: cards.sha256,
+        roundId: cards.round,
+        voterKey: key,
+      });
+      if (!signed) {
+        throw refusal(
+          "card_signature",
+          "The card's signature does not admit this key to this round",
+        );
+      }
+    }
     // A key registered already costs one read, not a precomputation, before its 409.
     const [existing] = await store.lookupKeys([key]);
-    if (existing) throw duplicateKey(key, existing.id);
+    if (existing) {
+      const first = card && await store.cardUse(card.key);
+      // The same card with the same key: a retry whose answer was lost, answered the same again.
+      if (first && first.key === key) return c.json(first, 201);
+      throw duplicateKey(key, existing.id);
+    }
     const pre = await verifier.precompute(key);
     if (typeof pre === "string") {
       throw refusal("invalid_key", `Key "${quote(key)}" is refused: ${pre}`);
     }
-    return c.json(await store.registerKey(key, pre), 201);
+    return c.json(await store.registerKey(key, pre, card), 201);
   });
 
   return app;

@@ -16,6 +16,7 @@ import { quote, refusal } from "../errors.ts";
 import { nextSealAt, type PhaseRecord, type Rounds } from "../store/rounds.ts";
 import { joinDeadline } from "../store/round_phases.ts";
 import type { Store } from "../store/mod.ts";
+import { mountCards } from "./cards.ts";
 
 /** Builds the ledger API of one round's store under `base`, refusing payloads outside `choices`. */
 export type LedgerApiFactory = (
@@ -66,6 +67,7 @@ export function mountRounds(
     return c.json({ id: await rounds.start(body) }, 201);
   });
   app.get("/api/presenter", presenter, (c) => c.body(null, 204));
+  mountCards(app, { rounds, presenter });
 
   // Every open page asks every two seconds: one count a second per round serves them all.
   const counted = new Map<

@@ -21,6 +21,8 @@ import {
 import {
   absent,
   type CapacityBound,
+  type CardAdmission,
+  type CardUseRecord,
   type KeyCountRecord,
   type KeyIdRecord,
   type KvLedger,
@@ -38,6 +40,8 @@ export type CheckedKeyRecord = { id: number; pre?: KeyPrecomputation };
 /** A registration waiting for its commit; `mac` binds `pre` to `key` (protocol §5.2). */
 type Registration = {
   key: string;
+  /** A carded round's admission, bound in the commit that registers the key. */
+  card?: CardAdmission;
   pre?: KeyPrecomputation;
   mac?: Uint8Array;
   resolve(record: wire.KeyRecord): void;
@@ -50,6 +54,11 @@ type Registration = {
  * checks its gate too, and takes one key fewer.
  */
 const REGISTRATION_BATCH = 9;
+/**
+ * Most carded keys one commit takes: each adds a check of its card's entry too (and a read), so
+ * the counter, the gate and four keys with their cards fill the 10 checks and the 10-key getMany.
+ */
+const CARDED_BATCH = 4;
 
 /**
  * Registrations of one process, committed in batches: concurrent registrations would otherwise
@@ -75,12 +84,17 @@ export function createRegistrar(
       while (waiting.length > 0) {
         const batch: Registration[] = [];
         const keys = new Set<string>();
+        const cards = new Set<string>();
         const gated = gate();
-        const most = gated ? REGISTRATION_BATCH - 1 : REGISTRATION_BATCH;
-        // A key sent twice at once goes into a later batch, where it meets its own first copy.
+        const carded = waiting[0].card !== undefined;
+        const most = carded ? CARDED_BATCH : gated ? REGISTRATION_BATCH - 1 : REGISTRATION_BATCH;
+        // A key or card sent twice at once goes into a later batch, where it meets its first copy.
         for (let i = 0; i < waiting.length && batch.length < most; i++) {
-          if (keys.has(waiting[i].key)) continue;
+          const card = waiting[i].card?.key;
+          if (keys.has(waiting[i].key) || (card !== undefined && cards.has(card))) continue;
+          if ((card !== undefined) !== carded) continue;
           keys.add(waiting[i].key);
+          if (card !== undefined) cards.add(card);
           batch.push(...waiting.splice(i--, 1));
         }
         try {
@@ -95,10 +109,14 @@ export function createRegistrar(
   }
 
   return {
-    register(key: string, pre?: KeyPrecomputation): Promise<wire.KeyRecord> {
+    register(
+      key: string,
+      pre?: KeyPrecomputation,
+      card?: CardAdmission,
+    ): Promise<wire.KeyRecord> {
       const mac = pre && keyRecordMac(pre, { key: hexToBytes(key, 32, "key"), secret });
       const answer = new Promise<wire.KeyRecord>((resolve, reject) => {
-        waiting.push({ key, pre, mac, resolve, reject });
+        waiting.push({ key, pre, mac, card, resolve, reject });
       });
       if (!running) drain();
       return answer;
@@ -129,13 +147,19 @@ async function commitRegistrations(
         ...(gate ? [gate.key] : []),
         keys.keyCount(),
         ...pending.map((r) => keys.keyId(r.key)),
+        ...pending.flatMap((r) => r.card ? [keys.cardUse(r.card.key)] : []),
       ])
     );
     const gateEntry = gate ? read.shift()! : null;
-    const [count, ...existing] = read as [
+    const [count, ...rest] = read as [
       Deno.KvEntryMaybe<KeyCountRecord>,
       ...Deno.KvEntryMaybe<KeyIdRecord>[],
     ];
+    const existing = rest.slice(0, pending.length);
+    const uses = new Map<string, CardUseRecord | null>();
+    rest.slice(pending.length).forEach((entry) => {
+      uses.set(lastPart<string>(entry.key), entry.value as CardUseRecord | null);
+    });
     if (gate) {
       const verdict = await gate.admitKey(gateEntry!.value);
       if (verdict === "again" && attempt < MAX_ATTEMPTS) continue;
@@ -149,8 +173,12 @@ async function commitRegistrations(
     }
     pending = pending.filter((registration, i) => {
       const found = existing[i].value as KeyIdRecord | null;
-      if (found) registration.reject(duplicateKey(registration.key, found.id));
-      return !found;
+      const use = registration.card ? uses.get(registration.card.key) ?? null : null;
+      // The same card with the same key again: a retry, answered as the first was.
+      if (found && use?.key === registration.key) registration.resolve(use);
+      else if (found) registration.reject(duplicateKey(registration.key, found.id));
+      else if (use) registration.reject(cardUsed(registration.card!.key));
+      return !found && !use;
     });
     const first = ((count.value as KeyCountRecord | null)?.total ?? 0) + 1;
     if (capacity) {
@@ -161,9 +189,13 @@ async function commitRegistrations(
     const total = first + pending.length - 1;
     const op = kv.atomic().check(count).set(keys.keyCount(), { total } satisfies KeyCountRecord);
     if (gateEntry) op.check(gateEntry);
-    pending.forEach(({ key, pre, mac }, i) => {
+    pending.forEach(({ key, pre, mac, card }, i) => {
+      if (card) {
+        op.check(absent(keys.cardUse(card.key)))
+          .set(keys.cardUse(card.key), { id: first + i, key, total } satisfies CardUseRecord);
+      }
       op.check(absent(keys.keyId(key)))
-        .set(keys.key(first + i), { key } satisfies StoredKey)
+        .set(keys.key(first + i), (card ? { key, card } : { key }) satisfies StoredKey)
         .set(
           keys.keyId(key),
           (pre ? { id: first + i, pre, mac } : { id: first + i }) satisfies KeyIdRecord,
@@ -299,6 +331,14 @@ function checkedRecord(key: string, value: KeyIdRecord, secret: Uint8Array): Che
   return { id: value.id };
 }
 
+/** 409 `card_used`: the card admitted another key in this round already. */
+export function cardUsed(cardKey: string): Error {
+  return refusal(
+    "card_used",
+    `Card "${quote(cardKey)}" has already admitted another key in this round`,
+  );
+}
+
 async function keyTotal({ kv, keys }: KvLedger): Promise<number> {
   const count = await readRetrying(() => kv.get<KeyCountRecord>(keys.keyCount()));
   return count.value?.total ?? 0;
@@ -310,7 +350,8 @@ export async function keyById({ kv, keys }: KvLedger, id: number): Promise<wire.
     kv.getMany<[StoredKey, KeyCountRecord]>([keys.key(id), keys.keyCount()])
   );
   if (!record.value) throw refusal("unknown_key", `No key with id ${id}`);
-  return { id, key: record.value.key, total: count.value?.total ?? 0 };
+  const card = record.value.card;
+  return { id, key: record.value.key, total: count.value?.total ?? 0, ...(card ? { card } : {}) };
 }
 
 /** Up to `limit` keys from id `offset + 1`, and the directory size. */
@@ -325,7 +366,12 @@ export async function keyPage(
       selector: { start: ledger.keys.key(offset + 1), end: ledger.keys.key(offset + limit + 1) },
       options: { limit, batchSize: limit },
       restart: () => page.length = 0,
-      each: (entry) => page.push({ id: lastPart<number>(entry.key), key: entry.value.key }),
+      each: ({ key, value }) =>
+        page.push({
+          id: lastPart<number>(key),
+          key: value.key,
+          ...(value.card ? { card: value.card } : {}),
+        }),
     });
   }
   return { keys: page, total: await keyTotal(ledger) };

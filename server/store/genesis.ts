@@ -15,12 +15,19 @@ import {
 } from "./layout.ts";
 import { backoff, MAX_ATTEMPTS, readRetrying, tryCommit } from "./kv_calls.ts";
 
-/** Creates the genesis block, the guard and the head of a ledger that has none yet. */
-export async function ensureGenesis({ kv, keys }: KvLedger, now: number): Promise<void> {
+/**
+ * Creates the genesis block, the guard and the head of a ledger that has none yet; a carded
+ * round's genesis has its card set's sha256 as `prev_hash` (protocol §2.11).
+ */
+export async function ensureGenesis(
+  { kv, keys }: KvLedger,
+  now: number,
+  prevHash?: string,
+): Promise<void> {
   for (let attempt = 0;; attempt++) {
     const existing = await readRetrying(() => kv.get<wire.BlockRecord>(keys.block(0)));
     if (existing.value) return;
-    const genesis = genesisBlock(now);
+    const genesis = genesisBlock(now, prevHash);
     const res = await tryCommit(
       kv.atomic()
         .check(absent(keys.block(0)))

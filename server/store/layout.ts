@@ -18,8 +18,15 @@ export type HeadRecord = { height: number; hash: string; timestamp?: number };
 export type KeyCountRecord = { total: number };
 /** How many votes a ledger with a vote capacity has accepted. */
 export type VoteCountRecord = { total: number };
-/** A registered key, stored under its id. */
-export type StoredKey = { key: string };
+/** A card's admission of a key: the card key and its signature, base64url (protocol §2.11). */
+export type CardAdmission = { key: string; sig: string };
+/** A registered key, stored under its id; in a carded round, with the card that admitted it. */
+export type StoredKey = { key: string; card?: CardAdmission };
+/**
+ * The key a card admitted in a carded round, stored under the card key, with the `total` first
+ * answered: a retry with the same card and key is answered the same again (protocol §2.11).
+ */
+export type CardUseRecord = { id: number; key: string; total: number };
 /**
  * The id a registered key holds, stored under the key (the uniqueness index), with what its votes
  * need precomputed (lib/protocol/key_precomputation.ts) and the MAC binding it to the key
@@ -115,6 +122,8 @@ export function ledgerKeys(prefix: Deno.KvKey = []) {
     key: (id: number): Deno.KvKey => at("key", id),
     /** {@link KeyIdRecord}: the id of this key. */
     keyId: (key: string): Deno.KvKey => at("keyid", key),
+    /** {@link CardUseRecord}: the key this card (base64url card key) admitted. */
+    cardUse: (cardKey: string): Deno.KvKey => at("carduse", cardKey),
     /** The vote record; listing a block's votes in key order gives leaf order. */
     vote: (height: number, voteId: string): Deno.KvKey => at("vote", height, voteId),
     /** {@link LeafRecord}: the vote at a leaf index of a sealed block. */

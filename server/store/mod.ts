@@ -28,7 +28,14 @@ import {
 import { keyRecordSecret } from "./key_record_mac.ts";
 import { GET_MANY_LIMIT, readRetrying } from "./kv_calls.ts";
 import { type BatchOptions } from "./batches.ts";
-import { type CapacityBound, type KeyIdRecord, type KvLedger, ledgerKeys } from "./layout.ts";
+import {
+  type CapacityBound,
+  type CardAdmission,
+  type CardUseRecord,
+  type KeyIdRecord,
+  type KvLedger,
+  ledgerKeys,
+} from "./layout.ts";
 import {
   blockRange,
   blockVotes,
@@ -67,7 +74,14 @@ export interface Store {
    * Registers `key` with the next id, storing `pre` (its precomputation) with it; 409
    * `duplicate_key` if it is registered already.
    */
-  registerKey(key: string, pre?: KeyPrecomputation): Promise<wire.KeyRecord>;
+  registerKey(key: string, pre?: KeyPrecomputation, card?: CardAdmission): Promise<wire.KeyRecord>;
+  /**
+   * A carded round's card set (protocol §2.11): every key needs a card of it, bound in the commit
+   * that registers the key (409 `card_used` for a card that admitted another key). Null: open.
+   */
+  cards(): StoreCards | null;
+  /** The key card `cardKey` admitted, with the first answer's `total`, or null. */
+  cardUse(cardKey: string): Promise<CardUseRecord | null>;
   /** The key with id `id`; 404 `unknown_key` if there is none. */
   keyById(id: number): Promise<wire.KeyRecord>;
   /** Up to `limit` keys from id `offset + 1`, and the directory size. */
@@ -183,6 +197,20 @@ export type StoreOptions = {
   capacity?: LedgerCapacity;
   /** The entry every registration and vote commit checks, and what it admits (./votes.ts). */
   gate?: LedgerGate;
+  /** A carded round's card set: its genesis commits to it and every key needs a card of it. */
+  cards?: StoreCards;
+};
+
+/**
+ * A carded ledger's card set: id, sha256 (hex, the genesis `prev_hash`), its card keys, and the
+ * round whose id the cards sign (protocol §2.11).
+ */
+export type StoreCards = {
+  round: number;
+  set: string;
+  sha256: string;
+  count: number;
+  members: ReadonlySet<string>;
 };
 
 /** Bounds of a ledger: its key directory and its accepted votes, each with its refusal. */
@@ -225,7 +253,7 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
   const now = options.now ?? Date.now;
   const newVoteId = options.newVoteId ?? randomVoteId;
   const ledger: KvLedger = { kv, keys: ledgerKeys(options.prefix ?? []) };
-  await ensureGenesis(ledger, now());
+  await ensureGenesis(ledger, now(), options.cards?.sha256);
   const serverSeed = await ensureServerKey(ledger);
   const recordSecret = keyRecordSecret(serverSeed);
   const capacity = options.capacity;
@@ -252,11 +280,14 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
   };
   const tallyCache: TallyCache = { height: 0, counts: new Map(), total: 0, pending: null };
   return {
-    async registerKey(key, pre) {
-      const registered = await registrar.register(key, pre);
+    async registerKey(key, pre, card) {
+      const registered = await registrar.register(key, pre, card);
       records.set(key, pre ? { id: registered.id, pre } : { id: registered.id });
       return registered;
     },
+    cards: () => options.cards ?? null,
+    cardUse: async (cardKey) =>
+      (await readRetrying(() => kv.get<CardUseRecord>(ledger.keys.cardUse(cardKey)))).value,
     keyById: (id) => keyById(ledger, id),
     keyPage: (offset, limit) => keyPage(ledger, offset, limit),
     lookupKeys: (keys) => lookupKeys({ records, secret: recordSecret, read: readKeyIds }, keys),

@@ -20,6 +20,7 @@ import {
   tryCommit,
 } from "./kv_calls.ts";
 import { createStore, directoryBound, type Store } from "./mod.ts";
+import { type CardSets, createCardSets, roundCardSet, storeCardsOf } from "./cards.ts";
 import {
   closedPhase,
   currentPhase,
@@ -115,6 +116,8 @@ export type Rounds = {
   openVoting(id: number): Promise<PhaseRecord>;
   /** The groups of round `id` (2 and up) and its pending keys (protocol §2.8). */
   groups(id: number): Promise<wire.RoundGroups>;
+  /** The card sets of the database (protocol §2.11). */
+  readonly cardSets: CardSets;
 };
 
 /** The rounds over `kv`; makes the presenter's token on the first start when none is set. */
@@ -136,8 +139,10 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
   const stores = new Map<number, Promise<Store>>([[1, Promise.resolve(options.election)]]);
   /** Phase records seen voting: they change only by closing, which every commit checks. */
   const voting = new Map<number, PhaseRecord>();
-  const storeFor = (record: RoundRecord) =>
+  const cardSets = createCardSets(kv);
+  const storeFor = async (record: RoundRecord) =>
     createStore(kv, {
+      ...(record.cards ? { cards: await storeCardsOf(cardSets, record) } : {}),
       prefix: roundPrefix(record.id),
       now,
       recordBudgetBytes: ROUND_RECORD_BUDGET,
@@ -168,6 +173,7 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
 
   const rounds: Rounds = {
     adminToken,
+    cardSets,
     ttlMs: ttl,
     async list() {
       // Every open page asks every few seconds: one listing a second serves them all.
@@ -268,6 +274,7 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
       return groupsOf(record, phase, (await store.keyPage(0, 0)).total);
     },
     async start(body) {
+      const cards = await roundCardSet(cardSets, body, ROUND_MIN_VOTERS.fallback);
       for (let attempt = 0;; attempt++) {
         const current = await readRetrying(() => kv.get<CurrentRecord>(roundKeys.current()));
         const closing = current.value?.id ?? 1;
@@ -283,6 +290,7 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
           minVoters: body.minVoters ?? ROUND_MIN_VOTERS.fallback,
           lateJoiners: body.lateJoiners ?? false,
           ...(body.joinSeconds === undefined ? {} : { joinSeconds: body.joinSeconds }),
+          ...(cards ? { cards } : {}),
         };
         // Genesis and key are in place before any process is pointed at the round.
         const store = storeFor(record);
