@@ -30,6 +30,7 @@ import {
   WitnessPins,
 } from "../protocol/schemas.ts";
 import { ApiCallError, type PagedCall, send, TEXT, type Transport } from "./api_transport.ts";
+import { CardSet, RoundCards } from "../protocol/card_schemas.ts";
 
 export {
   ApiCallError,
@@ -122,6 +123,12 @@ export function createApiClient(
       }),
     /** GET /api/rounds: every round, with its phase, and the current one (protocol §4.9). */
     rounds: () => send(transport, { method: "GET", path: "/api/rounds", schema: RoundList }),
+    /** GET /api/cards/{set}: a card set's keys in card order (protocol §2.11). */
+    cardSet: (set: string) =>
+      send(transport, { method: "GET", path: `/api/cards/${id(set)}`, schema: CardSet }),
+    /** GET /api/rounds/{id}/cards: the round's card set and the cards used (protocol §2.11). */
+    roundCards: () =>
+      send(transport, { method: "GET", path: `${roundPath()}cards`, schema: RoundCards }),
     /** GET /api/rounds/{id}/groups: the round's groups and the keys still pending (protocol §2.8). */
     groups: () =>
       send(transport, { method: "GET", path: `${roundPath()}groups`, schema: RoundGroups }),

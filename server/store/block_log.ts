@@ -24,8 +24,14 @@ export type BlockLog = {
   current(): Promise<AppendOnlyTree>;
 };
 
-/** The log of the ledger of `store`, empty until its first `current()`. */
-export function createBlockLog(store: Pick<Store, "blocks">): BlockLog {
+/**
+ * The log of the ledger of `store`, empty until its first `current()`. A carded round's genesis
+ * links to its card set's sha256 (protocol §2.11), every other genesis to zero.
+ */
+export function createBlockLog(
+  store: Pick<Store, "blocks"> & Partial<Pick<Store, "cards">>,
+): BlockLog {
+  const genesisPrev = store.cards?.()?.sha256 ?? GENESIS_PREV_HASH;
   const tree = createAppendOnlyTree();
   const hashes: string[] = [];
 
@@ -55,7 +61,7 @@ export function createBlockLog(store: Pick<Store, "blocks">): BlockLog {
       }
       return;
     }
-    const prev = height === 0 ? GENESIS_PREV_HASH : hashes[height - 1];
+    const prev = height === 0 ? genesisPrev : hashes[height - 1];
     if (block.prev_hash !== prev) {
       throw logMismatch(`block ${height} links to ${block.prev_hash}, not ${prev}`);
     }

@@ -35,6 +35,8 @@ import {
 import { type AuditMemory, memoryOf } from "./remembered_audit.ts";
 import type { RoundGroupRule } from "./groups.ts";
 import type { VoteChecker } from "./vote_checks.ts";
+import type { DirectoryEntry } from "../api_client.ts";
+import { type CardsReport, checkCards } from "./cards.ts";
 
 /** The audit's phases, in the order they run. */
 export const AUDIT_PHASES = [
@@ -102,6 +104,8 @@ export type AuditReport = {
    * it read the votes, so that the rule is not known.
    */
   groupRule?: RoundGroupRule | null;
+  /** A carded round's cards: keys, distinct cards and the set's count (protocol §2.11). */
+  cards?: CardsReport;
   /** Every failure, in the order found (./report_text.ts puts them in words). */
   failures: AuditFinding[];
   /** The failures that belong to one vote, grouped by vote, in chain order. */
@@ -234,14 +238,21 @@ async function auditOnce(
     const served = await readCheckpoint(api);
     const status = await api.blockStatus();
     report.height = status.height;
-    const registered = await readKeys(api, context("keys"));
+    const directory: DirectoryEntry[] = [];
+    const registered = await readKeys(api, context("keys"), directory);
     report.keys = registered.size;
+    // A carded round's set (protocol §2.11): its genesis commits to it, every key has a card.
+    const cards = api.cards ? await api.cards() : null;
     const blocks = await readBlocks(api, {
       status,
       serverKey,
       ctx: context("blocks"),
       remembered: reused,
+      cards,
     });
+    // Keys are judged against the committed set only: another set says nothing of them.
+    const changed = failures.some((f) => f.kind === "cards_changed" || f.kind === "genesis");
+    if (cards !== null && !changed) report.cards = checkCards(directory, cards, fail);
     report.blocks = blocks.length;
     if (blocks.length === 0) throw new Error("the server lists no block, not even genesis");
     checkTrustedHeads(blocks, {

@@ -13,6 +13,7 @@ import {
 import { type AuditSource, pageRequests } from "./reads.ts";
 import { type BlockVoteEntry, type DirectoryEntry, pagesOf } from "../api_client.ts";
 import type { RoundGroupRule } from "./groups.ts";
+import type { RoundCardsRead } from "./cards.ts";
 import {
   blockFields,
   encodeLine,
@@ -67,6 +68,7 @@ export function recordWriter(
   let counts: RecordCounts = { keys: 0, blocks: 0, votes: 0 };
   let ended = new Set<number>();
   let groups: Promise<RoundGroupRule | null> | null = null;
+  let cards: Promise<RoundCardsRead | null> | null = null;
   const write = (line: RecordLine) => sink.write(encodeLine(line));
 
   const source: AuditSource = {
@@ -97,19 +99,25 @@ export function recordWriter(
       // A round's group rule goes in the header: read once, before it is written.
       groups ??= api.groupRule ? api.groupRule() : null;
       const rule = await groups;
+      // So does a carded round's card set (protocol §2.11).
+      cards ??= api.cards ? api.cards() : null;
+      const set = await cards;
       await inOrder(async () => {
         if (header || key === null) return;
         header = true;
-        await write(headerOf(key, status, rule));
+        await write(headerOf(key, status, rule, set));
         if (checkpoint !== null) await write({ kind: "checkpoint", note: checkpoint });
       });
       return status;
     },
     ...(api.groupRule ? { groupRule: () => groups ?? api.groupRule!() } : {}),
+    ...(api.cards ? { cards: () => cards ?? api.cards!() } : {}),
     keys: async (offset, limit) => {
       const page = await api.keys(offset, limit);
       await inOrder(async () => {
-        for (const { id, key } of page.items) await write({ kind: "key", id, key });
+        for (const { id, key, card } of page.items) {
+          await write({ kind: "key", id, key, ...(card ? { card } : {}) });
+        }
         counts.keys += page.items.length;
       });
       return page;
@@ -151,12 +159,27 @@ export function recordWriter(
 
 /**
  * The header line: the server key, the head the record was taken at and, in a round's record, its
- * group rule (protocol §2.8).
+ * group rule (protocol §2.8) and, in a carded round's, its card set (§2.11).
  */
-function headerOf(key: string, status: BlockStatus, groups: RoundGroupRule | null): RecordLine {
+function headerOf(
+  key: string,
+  status: BlockStatus,
+  groups: RoundGroupRule | null,
+  cards: RoundCardsRead | null,
+): RecordLine {
   const { height, hash, timestamp, head_signature } = status;
   const rule = groups === null ? {} : { groups };
-  return { kind: RECORD_KIND, key, height, hash, timestamp, ...signed(head_signature), ...rule };
+  const set = cards === null ? {} : { cards: { round: cards.round, ...cards.set } };
+  return {
+    kind: RECORD_KIND,
+    key,
+    height,
+    hash,
+    timestamp,
+    ...signed(head_signature),
+    ...rule,
+    ...set,
+  };
 }
 
 function voteLine(h: number, { voteId, index, vote }: BlockVoteEntry): RecordLine {

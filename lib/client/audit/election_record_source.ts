@@ -250,6 +250,14 @@ export function recordSource(input: ReadableStream<Uint8Array>): RecordSource {
       }),
     // A round's record holds its group rule in its header (protocol §2.8); round 1's none.
     groupRule: () => serial(async () => (await readHeader()).groups ?? null),
+    // A carded round's record holds its card set in its header (protocol §2.11).
+    cards: () =>
+      serial(async () => {
+        const cards = (await readHeader()).cards;
+        if (cards === undefined) return null;
+        const { round, set, count, sha256, keys } = cards;
+        return { round, set: { set, count, sha256, keys } };
+      }),
     blockStatus: () =>
       serial(async () => {
         const { height, hash, timestamp, head_signature } = await readHeader();
@@ -263,8 +271,8 @@ export function recordSource(input: ReadableStream<Uint8Array>): RecordSource {
           // The whole directory at once, for its size: the audit holds every key anyway.
           keys = [];
           for (let line = await peek(); line?.kind === "key"; line = await peek()) {
-            const { id, key } = take() as Extract<RecordLine, { kind: "key" }>;
-            keys.push({ id, key });
+            const { id, key, card } = take() as Extract<RecordLine, { kind: "key" }>;
+            keys.push({ id, key, ...(card ? { card } : {}) });
           }
         }
         return { items: keys.slice(offset, offset + limit), total: keys.length };

@@ -114,6 +114,19 @@ export type RecordFinding =
   | { kind: "record-unreadable"; reason: string }
   | { kind: "record-no-groups" };
 
+/**
+ * What is wrong with a carded round's cards (protocol §2.11): a key without a card, with a card
+ * key not in the set, with a signature that does not admit it, a card that admitted a second key
+ * (`first` the id of its first), or a set that is not the one the genesis commits to (`why`: the
+ * set read does not hash to what it names, or the genesis commits to another).
+ */
+export type CardFinding =
+  | { kind: "card_missing"; id: number; key: string }
+  | { kind: "card_not_in_set"; id: number; key: string; card: string }
+  | { kind: "card_signature"; id: number; key: string; card: string }
+  | { kind: "card_reused"; id: number; key: string; card: string; first: number }
+  | { kind: "cards_changed"; set: string; why: "set" | "genesis" };
+
 /** The audit could not go on: an answer it needed was not given or could not be read. */
 export type StopFinding = { kind: "stopped"; reason: string };
 
@@ -126,6 +139,7 @@ export type AuditFinding =
   | LogFinding
   | TallyFinding
   | RecordFinding
+  | CardFinding
   | StopFinding;
 
 /** One kind of {@link AuditFinding}. */

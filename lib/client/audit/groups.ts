@@ -7,12 +7,13 @@
  */
 import { ringIsGroup } from "../../protocol/groups.ts";
 import type { ApiClient } from "../api_client.ts";
+import { readRoundCards, type RoundCardsRead } from "./cards.ts";
 
 /** A round's group rule: null `keysAtOpen` when voting never opened (then no ring is a group). */
 export type RoundGroupRule = { keysAtOpen: number | null; minVoters: number; lateJoiners: boolean };
 
 /** The calls of a round's API client the group rule is read with (lib/client/api_client.ts). */
-export type GroupRuleSource = Pick<ApiClient, "rounds" | "groups">;
+export type GroupRuleSource = Pick<ApiClient, "rounds" | "groups" | "cardSet">;
 
 /**
  * The group rule of round `round` (2 and up) through `api`, the round's API client: its settings
@@ -32,15 +33,24 @@ export async function readGroupRule(api: GroupRuleSource, round: number): Promis
 
 /**
  * `api` with the group rule of its round `round` (2 and up), read once when the audit asks for it
- * ({@link readGroupRule}); round 1 has none, and `api` is answered as it is.
+ * ({@link readGroupRule}), and its card set, null for an open round (./cards.ts); round 1 has
+ * neither, and `api` is answered as it is.
  */
 export function withGroupRule<T extends GroupRuleSource>(
   api: T,
   round: number | null,
-): T & { groupRule?: () => Promise<RoundGroupRule> } {
+): T & {
+  groupRule?: () => Promise<RoundGroupRule>;
+  cards?: () => Promise<RoundCardsRead | null>;
+} {
   if (round === null || round === 1) return api;
   let rule: Promise<RoundGroupRule> | null = null;
-  return { ...api, groupRule: () => rule ??= readGroupRule(api, round) };
+  let cards: Promise<RoundCardsRead | null> | null = null;
+  return {
+    ...api,
+    groupRule: () => rule ??= readGroupRule(api, round),
+    cards: () => cards ??= readRoundCards(api, round),
+  };
 }
 
 /**

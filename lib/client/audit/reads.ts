@@ -9,7 +9,8 @@ import { checkLink, isGenesis, verifyBlockHash } from "../../protocol/chain.ts";
 import { checkVote } from "../../protocol/check_vote.ts";
 import { verifyHead } from "../../protocol/head.ts";
 import { type BlockRecord, type BlockStatus, MAX_PAGE_LIMIT } from "../../protocol/schemas.ts";
-import { pagesOf } from "../api_client.ts";
+import { type DirectoryEntry, pagesOf } from "../api_client.ts";
+import { checkCardedGenesis, type RoundCardsRead } from "./cards.ts";
 import type { AuditFinding, VoteAt, VoteProblem } from "./findings.ts";
 import { groupCheck, type RoundGroupRule } from "./groups.ts";
 import type { AuditMemory } from "./remembered_audit.ts";
@@ -79,8 +80,15 @@ export function signedBy(key: string, head: SignedHeadFields): boolean {
   }
 }
 
-/** Keys phase: the key directory, ids contiguous from 1, keys distinct. */
-export async function readKeys(api: AuditSource, ctx: PhaseContext): Promise<Set<string>> {
+/**
+ * Keys phase: the key directory, ids contiguous from 1, keys distinct; every entry as listed is
+ * pushed onto `entries` when given (a carded round's cards are checked from them).
+ */
+export async function readKeys(
+  api: AuditSource,
+  ctx: PhaseContext,
+  entries?: DirectoryEntry[],
+): Promise<Set<string>> {
   const registered = new Set<string>();
   let listed = 0;
   let directorySize = 0;
@@ -89,6 +97,7 @@ export async function readKeys(api: AuditSource, ctx: PhaseContext): Promise<Set
       if (k.id !== ++listed) ctx.fail({ kind: "key-id", expected: listed, id: k.id });
       if (registered.has(k.key)) ctx.fail({ kind: "key-repeated", key: k.key });
       registered.add(k.key);
+      entries?.push(k);
     }
     directorySize = page.total;
     ctx.progress(listed, page.total);
@@ -105,11 +114,13 @@ export async function readKeys(api: AuditSource, ctx: PhaseContext): Promise<Set
  */
 export async function readBlocks(
   api: AuditSource,
-  { status, serverKey, ctx, remembered = null }: {
+  { status, serverKey, ctx, remembered = null, cards = null }: {
     status: BlockStatus;
     serverKey: string;
     ctx: PhaseContext;
     remembered?: AuditMemory | null;
+    /** A carded round's card set: its genesis must commit to it (./cards.ts). */
+    cards?: RoundCardsRead | null;
   },
 ): Promise<BlockRecord[]> {
   /** Whether `head` is signed by the server key; a failure at `height` (null: the status) if not. */
@@ -135,7 +146,8 @@ export async function readBlocks(
   }
   if (blocks.length === 0) return blocks;
   const genesis = blocks[0];
-  if (!isGenesis(genesis)) ctx.fail({ kind: "genesis" });
+  if (cards !== null) checkCardedGenesis(genesis, cards, ctx.fail);
+  else if (!isGenesis(genesis)) ctx.fail({ kind: "genesis" });
   if (!verifyBlockHash(genesis)) ctx.fail({ kind: "block-hash", height: 0 });
   blocks.forEach((b, i) => {
     if (b.height !== i) ctx.fail({ kind: "block-height", height: i, served: b.height });

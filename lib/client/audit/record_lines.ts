@@ -15,6 +15,7 @@ import {
   VoteRecord,
 } from "../../protocol/schemas.ts";
 import { checkJsonBounds, JsonBoundsError } from "../bounded_json.ts";
+import { CardAdmissionWire, CardSet } from "../../protocol/card_schemas.ts";
 import { MAX_CHECKPOINT_CHARS } from "./log_checks.ts";
 
 /** The `kind` of a record's first line, naming the format and its version. */
@@ -46,12 +47,19 @@ const HeaderLine = z.object({
   timestamp,
   head_signature,
   groups: z.optional(GroupRuleField),
+  /** A carded round's card set and the round's id (protocol §2.11). */
+  cards: z.optional(z.object({ round: z.int().check(z.gte(2)), ...CardSet.shape })),
 });
 const CheckpointLine = z.object({
   kind: z.literal("checkpoint"),
   note: z.string().check(z.minLength(1), z.maxLength(MAX_CHECKPOINT_CHARS)),
 });
-const KeyLine = z.object({ kind: z.literal("key"), id: z.int().check(z.gte(1)), key: Hex32 });
+const KeyLine = z.object({
+  kind: z.literal("key"),
+  id: z.int().check(z.gte(1)),
+  key: Hex32,
+  card: z.optional(CardAdmissionWire),
+});
 const BlockLine = z.object({
   kind: z.literal("block"),
   height,
@@ -129,11 +137,25 @@ export function encodeLine(line: RecordLine): string {
             lateJoiners: line.groups.lateJoiners,
           },
         }),
+        ...(line.cards === undefined ? {} : {
+          cards: {
+            round: line.cards.round,
+            set: line.cards.set,
+            count: line.cards.count,
+            sha256: line.cards.sha256,
+            keys: line.cards.keys,
+          },
+        }),
       });
     case "checkpoint":
       return stringify({ kind: line.kind, note: line.note });
     case "key":
-      return stringify({ kind: line.kind, id: line.id, key: line.key });
+      return stringify({
+        kind: line.kind,
+        id: line.id,
+        key: line.key,
+        ...(line.card === undefined ? {} : { card: { key: line.card.key, sig: line.card.sig } }),
+      });
     case "block":
       return stringify({ kind: line.kind, ...blockFields(line) });
     case "vote":

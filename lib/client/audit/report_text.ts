@@ -5,6 +5,7 @@
  */
 import type { VoteFinding } from "../../protocol/check_vote.ts";
 import type { AuditReport } from "./audit.ts";
+import { cardsLine } from "./cards.ts";
 import {
   type AuditFinding,
   type BeyondProblem,
@@ -178,6 +179,18 @@ export function findingText(finding: AuditFinding): string {
       return `record line ${f.line}: a line after the end line`;
     case "record-unreadable":
       return f.reason;
+    case "card_missing":
+      return `key directory: key ${f.id} (${f.key}) carries no card`;
+    case "card_not_in_set":
+      return `key directory: key ${f.id} carries card key ${f.card}, not one of the round's cards`;
+    case "card_signature":
+      return `key directory: key ${f.id}'s card ${f.card} did not sign for it in this round`;
+    case "card_reused":
+      return `key directory: card ${f.card} admitted key ${f.first} and key ${f.id} too`;
+    case "cards_changed":
+      return f.why === "set"
+        ? `cards: card set ${f.set} as served does not hash to the sha256 it names`
+        : `cards: the round's genesis does not commit to card set ${f.set}`;
     case "record-no-groups":
       return "the record's header carries no group rule, so its rings were held to the " +
         "election's rule: it is not a round's record, or its rule was taken out";
@@ -224,6 +237,7 @@ export function formatReport(url: string, report: AuditReport): string {
     `  server key        ${report.serverKey ?? "(not read)"} ${trust}`,
     ...(report.trustedHeads > 0 ? [`  remembered heads  ${report.trustedHeads}`] : []),
     `  keys registered   ${report.keys}`,
+    ...(report.cards ? [`  cards             ${cardsLine(report.cards)}`] : []),
     `  blocks            ${report.blocks} (height ${report.height})`,
     ...checkpointLines(report),
     `  votes verified    ${report.votes}`,

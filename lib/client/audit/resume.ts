@@ -253,6 +253,7 @@ function recordBackedSource(
     blockStatus: () => api.blockStatus(),
     // A round's group rule is the server's: fixed once voting opened (protocol §2.8).
     ...(api.groupRule ? { groupRule: api.groupRule } : {}),
+    ...(api.cards ? { cards: api.cards } : {}),
     async keys(offset, limit): Promise<Page<DirectoryEntry>> {
       let total = await servedKeys();
       const items = offset < held

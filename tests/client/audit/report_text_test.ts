@@ -91,6 +91,11 @@ const EXAMPLES: { [K in AuditFindingKind]: Extract<AuditFinding, { kind: K }> } 
   "record-after-end": { kind: "record-after-end", line: 10 },
   "record-unreadable": { kind: "record-unreadable", reason: "why" },
   "record-no-groups": { kind: "record-no-groups" },
+  "card_missing": { kind: "card_missing", id: 3, key },
+  "card_not_in_set": { kind: "card_not_in_set", id: 3, key, card: "C".repeat(43) },
+  "card_signature": { kind: "card_signature", id: 3, key, card: "C".repeat(43) },
+  "card_reused": { kind: "card_reused", id: 3, key, card: "C".repeat(43), first: 1 },
+  "cards_changed": { kind: "cards_changed", set: "0123456789abcdef", why: "genesis" },
   "stopped": { kind: "stopped", reason: "why" },
 };
 
