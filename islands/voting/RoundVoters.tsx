@@ -15,7 +15,9 @@ import { roundStorage } from "../../lib/client/rounds/round_storage.ts";
 import {
   parseVoterList,
   serializeVoterList,
+  storageKey,
   uniqueNamespace,
+  VOTER_ENTRIES,
   VOTERS_KEY,
 } from "../../lib/client/voter/voters.ts";
 import { type PhasedRoundInfo, votesByGroup } from "../../lib/client/rounds/phases.ts";
@@ -28,7 +30,10 @@ import type { PanelLens } from "./PanelRing.tsx";
 import { createPanelRegistry } from "./panel_registry.ts";
 import RelayStatus from "./RelayStatus.tsx";
 import RoundCountdown from "./RoundCountdown.tsx";
-import VoterPanel from "./VoterPanel.tsx";
+import VoterPanel, { type PanelCard } from "./VoterPanel.tsx";
+
+/** Joining with a card, loaded only in a carded round (page §14.7). */
+const CardJoin = lazy(() => import("./CardJoin.tsx"));
 
 /** The demo round, loaded only in the presenter's browser. */
 const DemoRound = lazy(() => import("./DemoRound.tsx"));
@@ -53,6 +58,9 @@ export default function RoundVoters({ round, ringSize, presenter }: RoundVotersP
   const voters = useSignal<string[]>([]);
   const [ready, setReady] = useState(false);
   const [adding, setAdding] = useState(false);
+  // A carded round's card, handed to the panels once the phone's card is checked (page §14.7).
+  const [card, setCard] = useState<PanelCard | null>(null);
+  const carded = round.cards ?? null;
   // Panels whose vote is verified, by namespace: while there are any, the page follows the chain
   // and keeps one anonymity analysis per height for all of them.
   const verified = useSignal<ReadonlySet<string>>(new Set());
@@ -106,6 +114,14 @@ export default function RoundVoters({ round, ringSize, presenter }: RoundVotersP
     }
   }
 
+  /** Forgets a voter and its entries: a card refusal keeps nothing (page §14.7). */
+  function removeVoter(namespace: string) {
+    const next = voters.value.filter((name) => name !== namespace);
+    for (const entry of VOTER_ENTRIES) storage.removeItem(storageKey(namespace, entry));
+    storage.setItem(VOTERS_KEY, serializeVoterList(next));
+    voters.value = next;
+  }
+
   const joined = voters.value.length > 0;
   return (
     <div
@@ -125,12 +141,29 @@ export default function RoundVoters({ round, ringSize, presenter }: RoundVotersP
       )}
       <RoundCountdown ledger={ledger} />
       {phased && <ShortLateNote round={round.id} />}
-      <JoinControl
-        ready={ready && !adding}
-        joined={joined}
-        addVoter={addVoter}
-        panelOf={panels.get}
-      />
+      {carded === null
+        ? (
+          <JoinControl
+            ready={ready && !adding}
+            joined={joined}
+            addVoter={addVoter}
+            panelOf={panels.get}
+          />
+        )
+        : (
+          <Suspense fallback={null}>
+            <CardJoin
+              round={round.id}
+              set={carded}
+              ready={ready && !adding}
+              joined={joined}
+              addVoter={addVoter}
+              panelOf={panels.get}
+              removeVoter={removeVoter}
+              onCard={setCard}
+            />
+          </Suspense>
+        )}
       <div class="voting-controls">
         {
           // In a round with phases a phone joins once: a second key from one phone only shrinks
@@ -173,6 +206,7 @@ export default function RoundVoters({ round, ringSize, presenter }: RoundVotersP
             onVerified={onVerified}
             onPanel={panels.set}
             logView={view}
+            card={card}
           />
         ))}
       </div>

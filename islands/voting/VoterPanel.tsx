@@ -34,6 +34,10 @@ import {
 import { useGroupWatch } from "./group_watch.ts";
 import { groupWaitingText } from "./group_lines.ts";
 import { groupFingerprintText } from "../../lib/client/rounds/round_texts.ts";
+import { type CardSigner, registerWithCard } from "../../lib/client/cards/card_join.ts";
+
+/** A carded round's card (page §14.7): signs the key's admission; hears a server's refusal. */
+export type PanelCard = { sign: CardSigner; onRefusal(code: string, reason: string): void };
 
 /**
  * The I/O the panel's actions use: the round's storage in this tab, the round's same-origin API,
@@ -74,6 +78,8 @@ type VoterPanelProps = {
   onPanel?(namespace: string, panel: DemoPanel | null): void;
   /** The page's view of the log: blocks proven included, and the witnesses' cosigned size. */
   logView?: LogView | null;
+  /** In a carded round, the card the key registers with (page §14.7); none otherwise. */
+  card?: PanelCard | null;
 };
 
 /**
@@ -81,7 +87,7 @@ type VoterPanelProps = {
  * vote also shows its ring and its effective anonymity.
  */
 export default function VoterPanel(
-  { namespace, ringSize, round, storage, lens, onVerified, onPanel, logView = null }:
+  { namespace, ringSize, round, storage, lens, onVerified, onPanel, logView = null, card = null }:
     VoterPanelProps,
 ) {
   const lastLogged = useRef<string | null>(null);
@@ -179,7 +185,14 @@ export default function VoterPanel(
     setWorking("Registering key…");
     let line: KeyLine;
     try {
-      line = await actions.registerKey(io, namespace);
+      if (card === null) line = await actions.registerKey(io, namespace);
+      else {
+        const registered = await registerWithCard(io, namespace, card.sign);
+        line = registered.line;
+        if (registered.refusal !== null) {
+          card.onRefusal(registered.refusal.code, registered.refusal.reason);
+        }
+      }
       setKeyLine(line);
       setKeyId(actions.readStoredKeys(io.storage, namespace).keyId);
     } finally {

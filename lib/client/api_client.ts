@@ -30,7 +30,7 @@ import {
   WitnessPins,
 } from "../protocol/schemas.ts";
 import { ApiCallError, type PagedCall, send, TEXT, type Transport } from "./api_transport.ts";
-import { CardSet, RoundCards } from "../protocol/card_schemas.ts";
+import { CardSet, CardSetCreated, RoundCards } from "../protocol/card_schemas.ts";
 
 export {
   ApiCallError,
@@ -123,6 +123,15 @@ export function createApiClient(
       }),
     /** GET /api/rounds: every round, with its phase, and the current one (protocol §4.9). */
     rounds: () => send(transport, { method: "GET", path: "/api/rounds", schema: RoundList }),
+    /** POST /api/cards: the presenter (`token`) posts a card set's keys, in card order. */
+    postCards: (keys: readonly string[], token: string) =>
+      send(transport, {
+        method: "POST",
+        path: "/api/cards",
+        body: { keys },
+        headers: bearer(token),
+        schema: CardSetCreated,
+      }),
     /** GET /api/cards/{set}: a card set's keys in card order (protocol §2.11). */
     cardSet: (set: string) =>
       send(transport, { method: "GET", path: `/api/cards/${id(set)}`, schema: CardSet }),
