@@ -94,6 +94,7 @@ export default function RoomView({ pollMs, round, address }: RoomViewProps) {
           witness={witness.witness}
           phase={info !== null && votesByGroup(info) ? info.phase ?? null : null}
           relay={pin?.relay ?? null}
+          cards={info?.cards ?? null}
         />
       )}
       <div

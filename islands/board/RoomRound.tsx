@@ -35,11 +35,14 @@ export type RoomRoundProps = {
   phase?: RoundPhase | null;
   /** The relay phones send through (protocol §7): its figures are shown beside the server's. */
   relay?: string | null;
+  /** The card set of a carded round (page §14.7), else null. */
+  cards?: string | null;
 };
 
 /** The round's live figures: the tally beside the seal and audit panel. */
 export default function RoomRound(
-  { round, choices, pollMs, witness = null, phase = null, relay = null }: RoomRoundProps,
+  { round, choices, pollMs, witness = null, phase = null, relay = null, cards = null }:
+    RoomRoundProps,
 ) {
   const ledger = { round };
   const api = useMemo(() => pageApiClient(ledger), []);
@@ -71,7 +74,9 @@ export default function RoomRound(
       </section>
       <section class="room-side" aria-labelledby="room-side-title">
         <h2 id="room-side-title" class="visually-hidden">Sealing and audit</h2>
-        {phase !== null && <RoomPhase api={api} phase={phase} votes={votes} pollMs={pollMs} />}
+        {phase !== null && (
+          <RoomPhase api={api} phase={phase} votes={votes} pollMs={pollMs} cards={cards} />
+        )}
         <p class="room-figure" data-room-sealed={tally?.total ?? ""}>
           <strong>{tally?.total ?? "–"}</strong> {tally?.total === 1 ? "vote" : "votes"} sealed
         </p>

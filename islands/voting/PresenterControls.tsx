@@ -7,11 +7,10 @@
  */
 import { useEffect, useState } from "react";
 import AddressQr from "../../components/AddressQr.tsx";
-import { witnessAddress } from "../../components/WitnessControl.tsx";
-import { addressWithPin } from "../../lib/client/relay/fragment.ts";
 import { presenterRelay, useQrPin } from "../hooks/presenter_relay.ts";
+import { useScannedAddress } from "../hooks/scanned_address.ts";
 import RelaySetting from "./RelaySetting.tsx";
-import { pinWitness, storedWitnessKey, WITNESSING_KEY, witnessVkey } from "../hooks/witness_key.ts";
+import { pinWitness, witnessVkey } from "../hooks/witness_key.ts";
 import { ApiCallError, createApiClient } from "../../lib/client/api_client.ts";
 import { messageOf } from "../../lib/client/text.ts";
 import { RoundStart } from "../../lib/protocol/schemas.ts";
@@ -20,6 +19,7 @@ import { type PhasedRoundInfo, votesByGroup } from "../../lib/client/rounds/phas
 import OpenVoting from "./OpenVoting.tsx";
 import { useRoomCounts } from "./room_counts.ts";
 import { phaseFormFields, PhaseInputs, type PhaseInputValues } from "./PhaseInputs.tsx";
+import CardMaker, { knownSets } from "./CardMaker.tsx";
 
 /** Props of {@link PresenterControls}. */
 export type PresenterControlsProps = {
@@ -66,6 +66,7 @@ export default function PresenterControls(
       )}
       {votesByGroup(round) && <OpenVoting key={round.id} token={token} round={round} />}
       <RelaySetting prefill={relayPrefill} />
+      <CardMaker token={token} round={round} />
       <RoundForm token={token} current={round} />
       <button type="button" class="presenter-sign-out" data-action="sign-out" onClick={onSignOut}>
         Sign out of presenting in this browser
@@ -84,17 +85,8 @@ function PresentView(
   },
 ) {
   const counts = useRoomCounts(round.id);
-  // When this browser also witnesses (the board's or projector view's switch), the code carries
-  // its key, so phones that scan it require its cosignature (page §10.13).
-  const [witness] = useState(() =>
-    localStorage.getItem(WITNESSING_KEY) === "on" ? storedWitnessKey(localStorage) : null
-  );
-  // The code carries the relay named in the presenter's bar, with its key's hash (protocol §7).
+  const { scanned, witness } = useScannedAddress(address);
   const pin = useQrPin();
-  const scanned = addressWithPin(
-    witness === null ? address : witnessAddress(address, witnessVkey(witness)),
-    pin,
-  );
   // The code names this witness: pinned as the room's, phones that require it are not let down.
   useEffect(() => {
     if (witness !== null) void pinWitness(witnessVkey(witness), token);
@@ -156,10 +148,16 @@ function RoundForm({ token, current }: { token: string; current: PhasedRoundInfo
   });
   const [status, setStatus] = useState<{ text: string; failed: boolean } | null>(null);
   const [sending, setSending] = useState(false);
+  // "Members only: use the cards" (page §14.7): the set chosen, newest made by default.
+  const [carded, setCarded] = useState(false);
+  const [cardSet, setCardSet] = useState<string | null>(null);
+  const sets = knownSets.value;
+  const chosenSet = cardSet ?? sets.at(-1)?.set ?? null;
 
   async function start(event: Event) {
     event.preventDefault();
     const body = {
+      ...(carded && chosenSet !== null ? { cards: chosenSet } : {}),
       question,
       choices: choices.split("\n").map((line) => line.trim()).filter((line) => line !== ""),
       blockIntervalMs: Math.round(Number(seconds) * 1000),
@@ -225,6 +223,28 @@ function RoundForm({ token, current }: { token: string; current: PhasedRoundInfo
         />
       </label>
       <PhaseInputs values={phases} onChange={setPhases} />
+      {sets.length > 0 && (
+        <label class="round-form-check">
+          <input
+            type="checkbox"
+            name="cards"
+            checked={carded}
+            onChange={(event) => setCarded((event.target as HTMLInputElement).checked)}
+          />{" "}
+          Members only: use the cards{" "}
+          {sets.length === 1 ? `(set ${sets[0].set}, ${sets[0].count} cards)` : (
+            <select
+              name="cardSet"
+              value={chosenSet ?? ""}
+              onChange={(event) => setCardSet((event.target as HTMLSelectElement).value)}
+            >
+              {sets.map(({ set, count }) => (
+                <option key={set} value={set}>set {set}, {count} cards</option>
+              ))}
+            </select>
+          )}
+        </label>
+      )}
       <button type="submit" data-action="start-round" disabled={sending}>Start the round</button>
       {status !== null && (
         <p

@@ -1,6 +1,6 @@
 /**
- * The page side of the server: GET / (routes/index.tsx), GET /board (routes/board.tsx) and GET /lab
- * (routes/lab.tsx) rendered with their islands marked for hydration, and the built, content-hashed
+ * The page side of the server: GET / (routes/index.tsx), GET /board (routes/board.tsx), GET /lab
+ * (routes/lab.tsx) and GET /print/cards (routes/print.tsx) rendered with their islands marked for hydration, and the built, content-hashed
  * island bundles under /static/build/, cached for a year.
  * @module
  */
@@ -10,6 +10,7 @@ import { type ComponentChild, h } from "preact";
 import BoardPage, { handler as boardHandler } from "../../routes/board.tsx";
 import IndexPage, { handler as indexHandler } from "../../routes/index.tsx";
 import LabPage, { handler as labHandler } from "../../routes/lab.tsx";
+import PrintPage, { handler as printHandler } from "../../routes/print.tsx";
 import { notBuilt, notFound } from "../errors.ts";
 import { type AddressOptions, pageAddresses, peerOf } from "./address.ts";
 import { type AssetManifest, ICON_URL, renderPage } from "./render.tsx";
@@ -89,6 +90,12 @@ export function createPageApp(options: PageAppOptions): Hono {
     const addresses = pageAddresses(c.req.raw, addressOptions, peerOf(c));
     const data = boardHandler(c.req.raw, { addresses });
     return servePage(c, h(BoardPage, { data }), "Ringvote: public bulletin board");
+  });
+
+  app.get("/print/cards", (c) => {
+    const addresses = pageAddresses(c.req.raw, addressOptions, peerOf(c));
+    const data = printHandler(c.req.raw, { addresses });
+    return servePage(c, h(PrintPage, { data }), "Ringvote: join cards to print");
   });
 
   app.get("/lab", (c) => {

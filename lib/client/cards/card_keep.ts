@@ -15,6 +15,11 @@ export const CARD_SETS_KEY = "ringvote/card-sets";
 /** Prefix of the presenter's kept codes of one set: `ringvote/card-codes/{set}`, a JSON array. */
 export const CARD_CODES_PREFIX = "ringvote/card-codes/";
 
+/** Message the print view sends the page that opened it, once it can take the names. */
+export const PRINT_READY = "ringvote/print-ready";
+/** The opener's answer: the names of one set's cards in card order, in memory only. */
+export const PRINT_NAMES = "ringvote/print-names";
+
 /** A set this browser made: its id and how many cards it holds. */
 export type KnownSet = { set: string; count: number };
 

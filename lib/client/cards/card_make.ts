@@ -41,7 +41,7 @@ export async function makeCards(
     api: Pick<ApiClient, "postCards" | "cardSet">;
     token: string;
     count: number;
-    random(bytes: Uint8Array): Uint8Array;
+    random(bytes: Uint8Array<ArrayBuffer>): Uint8Array;
   },
 ): Promise<MadeCards> {
   const codes: string[] = [];
