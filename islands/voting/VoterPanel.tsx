@@ -34,7 +34,7 @@ import {
 import { useGroupWatch } from "./group_watch.ts";
 import { groupWaitingText } from "./group_lines.ts";
 import { groupFingerprintText } from "../../lib/client/rounds/round_texts.ts";
-import { type CardSigner, registerWithCard } from "../../lib/client/cards/card_join.ts";
+import { type CardSigner, registerWithCard } from "../../lib/client/voter/card_registration.ts";
 
 /** A carded round's card (page §14.7): signs the key's admission; hears a server's refusal. */
 export type PanelCard = { sign: CardSigner; onRefusal(code: string, reason: string): void };

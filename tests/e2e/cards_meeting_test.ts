@@ -14,6 +14,8 @@ import { build } from "../../scripts/build.ts";
 import { freePort, startServer } from "../helpers/server_process.ts";
 import { COLOURS, launchChromium, openPhone, skipWithoutChromium } from "./browser.ts";
 import { signIn } from "./relay_presenter.ts";
+import { base64urlToBytes, bytesToBase64url } from "../../lib/protocol/bytes.ts";
+import { cardFromRandom, cardKeyPair, describeCardSet } from "../../lib/protocol/cards.ts";
 
 const ARTIFACTS = new URL("../artifacts/", import.meta.url);
 const ROOT = new URL("../../", import.meta.url);
@@ -336,6 +338,135 @@ Deno.test({
       await browser.close();
       await server.stop();
       await Deno.remove(work, { recursive: true });
+    }
+  },
+});
+
+/** A fresh valid card key, wire form: a card no presenter made. */
+function strangerKey(): string {
+  const { bytes } = cardFromRandom(crypto.getRandomValues(new Uint8Array(10)));
+  return bytesToBase64url(cardKeyPair(bytes).publicKey);
+}
+
+/** `keys` served as a self-consistent set: its own hash and id. */
+function servedSet(keys: string[]) {
+  return {
+    ...describeCardSet(keys.map((key) => base64urlToBytes(key, 32))),
+    keys,
+  };
+}
+
+/**
+ * A proxy in front of `target` that lies about card sets when told: `add` serves every set with a
+ * card key of its own added; `swap` serves a set whose last card is replaced (its own hash, so
+ * only a genesis check catches it). Every request's method and path is logged.
+ */
+function lyingProxy(target: string) {
+  const state = { lie: "none" as "none" | "add" | "swap", log: [] as string[] };
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    const url = new URL(req.url);
+    state.log.push(`${req.method} ${url.pathname}`);
+    const headers = new Headers(req.headers);
+    headers.delete("accept-encoding");
+    const res = await fetch(new URL(url.pathname + url.search, target), {
+      method: req.method,
+      headers,
+      body: req.method === "GET" || req.method === "HEAD" ? undefined : await req.arrayBuffer(),
+      redirect: "manual",
+    });
+    const out = new Headers(res.headers);
+    out.delete("content-encoding");
+    out.delete("content-length");
+    if (req.method === "GET" && /^\/api\/cards\/[0-9a-f]{16}$/.test(url.pathname) && res.ok) {
+      const honest = await res.json();
+      if (state.lie === "none") return Response.json(honest, { headers: out });
+      const keys = state.lie === "add"
+        ? [...honest.keys, strangerKey()]
+        : [...honest.keys.slice(0, -1), strangerKey()];
+      return Response.json(servedSet(keys), { headers: out });
+    }
+    return new Response(res.body, { status: res.status, headers: out });
+  });
+  const { port } = server.addr as Deno.NetAddr;
+  return { url: `http://127.0.0.1:${port}/`, state, stop: () => server.shutdown() };
+}
+
+Deno.test({
+  name:
+    "a lying server's card set is caught: the presenter's alert, and a phone that sends nothing",
+  ignore: skipWithoutChromium(),
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    await build({ ifNeeded: true });
+    const server = await startServer({ env: { ADMIN_TOKEN: TOKEN, BLOCK_INTERVAL_MS: "1000" } });
+    const proxy = lyingProxy(server.url);
+    const browser = await launchChromium();
+    try {
+      const desk = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      const presenter = await desk.newPage();
+      await signIn(presenter, proxy.url, TOKEN);
+
+      await t.step("a set served with a card of the server's own raises the alert", async () => {
+        proxy.state.lie = "add";
+        await makeCards(presenter, 8, []);
+        const alert = presenter.locator('[data-cards-status="alert"]');
+        await alert.waitFor({ timeout: 30_000 });
+        assert.equal(await alert.getAttribute("role"), "alert");
+        assert.equal(
+          await alert.textContent(),
+          "The server's card set is not the one this browser made: The server lists 1 card key " +
+            "this browser did not make. Do not print or use these cards.",
+        );
+        assert.equal(await alert.evaluate((el) => getComputedStyle(el).color), COLOURS.red);
+        const kept = await presenter.evaluate(() =>
+          Object.keys(localStorage).filter((key) => key.startsWith("ringvote/card"))
+        );
+        assert.deepEqual(kept, [], "nothing of a refused set is kept");
+      });
+
+      let address = "";
+      await t.step("honest again: cards are made and a carded round starts", async () => {
+        proxy.state.lie = "none";
+        const view = await makeCards(presenter, 8, []);
+        await view.waitForURL(/\/print\/cards\?set=/);
+        await view.locator('[data-print-ready="true"]').waitFor({ timeout: 30_000 });
+        address = (await view.locator("[data-card]").first().getAttribute("data-card"))!;
+        await view.close();
+        const form = presenter.locator('[data-section="rounds"]');
+        await form.locator('[name="question"]').fill("Adjourn?");
+        await form.locator('[name="choices"]').fill(CHOICES.join("\n"));
+        await form.locator('[name="cards"]').check();
+        await presenter.locator('[data-action="start-round"]').click();
+        await presenter.locator('.voting-page[data-round="2"]').waitFor({ timeout: 30_000 });
+      });
+
+      await t.step(
+        "a set that is not the genesis's: the phone says so and sends nothing",
+        async () => {
+          proxy.state.lie = "swap";
+          const { page } = await openPhone(browser);
+          // The card's address names the server's address; the phone opens it through the proxy.
+          await page.goto(proxy.url + new URL(address).hash);
+          await page.locator('.voting-page[data-ready="true"][data-round="2"]').waitFor();
+          const before = proxy.state.log.length;
+          await page.locator('[data-action="join"]').click();
+          const said = page.locator('[data-join-status="unchecked"]');
+          await said.waitFor({ timeout: 30_000 });
+          assert.equal(
+            await said.textContent(),
+            "Not joined: The round's genesis block does not commit to this card set. Nothing was sent.",
+          );
+          const posted = proxy.state.log.slice(before).filter((line) => line.startsWith("POST"));
+          assert.deepEqual(posted, []);
+          assert.equal(await page.locator("[data-voter]").count(), 0);
+          await page.context().close();
+        },
+      );
+    } finally {
+      await browser.close();
+      await proxy.stop();
+      await server.stop();
     }
   },
 });

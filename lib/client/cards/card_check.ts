@@ -9,7 +9,10 @@ import { ApiCallError, type ApiClient } from "../api_client.ts";
 import { messageOf } from "../text.ts";
 import { verifyBlockHash } from "../../protocol/chain.ts";
 import { cardNumber, cardRegistrationBody, checkRoundCardSet } from "./cards.ts";
-import type { CardSigner } from "./card_join.ts";
+import type { CardAdmissionWire } from "../../protocol/card_schemas.ts";
+
+/** Signs the card's admission of a voter key (hex). */
+export type CardSigner = (voterKey: string) => CardAdmissionWire;
 
 /** The round's set as checked against its genesis, and the card's place in it. */
 export type CheckedCard =

@@ -6,7 +6,8 @@
  * does.
  * @module
  */
-import type { PageStorage } from "../rounds/round_storage.ts";
+/** The part of the Web Storage API these entries use. */
+type PageStorage = Pick<Storage, "getItem" | "setItem" | "removeItem">;
 
 /** Browser-storage key of the phone's card: its display form `XXXX-XXXX-XXXX-XXXX-C`. */
 export const PHONE_CARD_KEY = "ringvote/card";

@@ -1,16 +1,16 @@
 /**
  * Browser-safe. A phone's key registered with its card in a carded round (page §14.7, protocol
  * §2.11): the key is sent with the card's admission, and a refusal is answered with the server's
- * code, to be said in words. Light: the signing is the caller's (card_check.ts makes the signer).
+ * code, to be said in words. Light: the signing is the caller's (lib/client/cards/card_check.ts makes the signer).
  * @module
  */
 import { ApiCallError } from "../api_client.ts";
 import { messageOf } from "../text.ts";
 import type { CardAdmissionWire } from "../../protocol/card_schemas.ts";
-import type { ClientIO } from "../voter/voter_io.ts";
-import { readStoredKeys } from "../voter/voter_io.ts";
-import { REGISTRATION_NAME, storageKey } from "../voter/voters.ts";
-import { decideKeyStatus, type KeyLine, keyStatusLine } from "../voter/status.ts";
+import type { ClientIO } from "./voter_io.ts";
+import { readStoredKeys } from "./voter_io.ts";
+import { REGISTRATION_NAME, storageKey } from "./voters.ts";
+import { decideKeyStatus, type KeyLine, keyStatusLine } from "./status.ts";
 
 /** Signs the card's admission of a voter key (hex). */
 export type CardSigner = (voterKey: string) => CardAdmissionWire;
