@@ -2,10 +2,12 @@
  * The board's projector view (/board?view=room, page §10.11): the current round's question, its
  * tally in large bars, the votes sealed and waiting, the time to the next seal and the verdict of
  * an audit run in this browser, readable from the back of a room; it moves to a new round by
- * itself unless the address names one, and shows the voting page's QR code on demand.
+ * itself unless the address names one, and shows the voting page's QR code on demand. At
+ * /print/cards it is the print view of a card set instead (page §14.7).
  * @module
  */
-import { useState } from "react";
+import { useEffect, useState } from "react";
+import PrintSheets from "./print/PrintSheets.tsx";
 import AddressQr from "../components/AddressQr.tsx";
 import { roundName, roundQuestion } from "../lib/client/board/rounds.ts";
 import { useRounds } from "./hooks/use_rounds.ts";
@@ -20,14 +22,38 @@ import { useQrPin } from "./hooks/presenter_relay.ts";
  * Props the server renders the view with: the polling interval, the round the address names (null:
  * follow the current round) and the voting page's address phones must use.
  */
-export type RoomViewProps = { pollMs: number; round: number | null; address: string };
+export type RoomViewProps = {
+  pollMs: number;
+  round: number | null;
+  address: string;
+  /** The card set the print view at /print/cards draws (page §14.7), instead of the room. */
+  print?: string;
+};
 
 const QR_ID = "room-qr";
 /** A question longer than this many characters is set smaller, to stay on two or three lines. */
 const LONG_QUESTION = 60;
 
-/** The projector view (see the module comment). */
-export default function RoomView({ pollMs, round, address }: RoomViewProps) {
+/**
+ * The projector view (see the module comment), or the print view of a card set (`print`): the
+ * room's other paper, drawn with the same QR code and pins.
+ */
+export default function RoomView(props: RoomViewProps) {
+  return props.print === undefined
+    ? <RoomScreen {...props} />
+    : <PrintView set={props.print} address={props.address} />;
+}
+
+/** The print view: nothing on the server; the sheets once this browser's codes can be read. */
+function PrintView({ set, address }: { set: string; address: string }) {
+  const [mounted, setMounted] = useState(false);
+  useEffect(() => setMounted(true), []);
+  if (!mounted) return <p class="notice notice-working">Reading the codes kept in this browser…</p>;
+  return <PrintSheets set={set} address={address} />;
+}
+
+/** The projector view. */
+function RoomScreen({ pollMs, round, address }: RoomViewProps) {
   const list = useRounds();
   const [qr, setQr] = useState(false);
   // A witnessing projector's code carries its key (page §10.13): phones that scan it require it.

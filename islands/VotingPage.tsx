@@ -6,7 +6,6 @@ import { lazy, Suspense, useEffect } from "react";
 import RoundVoters from "./voting/RoundVoters.tsx";
 import { roundOf, usePresenter, useRounds } from "./hooks/use_rounds.ts";
 import { declareRelays } from "./hooks/relay_state.ts";
-import { readPhoneCard } from "./hooks/phone_card.ts";
 
 /** The presenter's bar, loaded only in the presenter's browser: phones never need its code. */
 const PresenterControls = lazy(() => import("./voting/PresenterControls.tsx"));
@@ -21,8 +20,11 @@ export type VotingPageProps = { ringSize: number; address?: string; relay?: stri
 export default function VotingPage({ ringSize, address = "", relay }: VotingPageProps) {
   useEffect(() => {
     if (relay !== undefined) declareRelays();
-    // A card in the address is kept and leaves the address bar at once, in any round (page §14.7).
-    readPhoneCard();
+    // A card in the address is kept and leaves the address bar at once, in any round (page §14.7);
+    // the card code loads only then, or in a carded round.
+    if (/(?:^#|&)card=/.test(location.hash)) {
+      import("./voting/card_chunk.ts").then((chunk) => chunk.readPhoneCard());
+    }
   }, []);
   const list = useRounds();
   const { token: presenter, signOut } = usePresenter();

@@ -6,7 +6,6 @@
  * stored. While codes are kept and a round is in its join phase, the page asks to forget them.
  * @module
  */
-import { signal } from "@preact/signals";
 import { useEffect, useState } from "react";
 import { createApiClient } from "../../lib/client/api_client.ts";
 import {
@@ -14,18 +13,14 @@ import {
   forgetCodes,
   keepCodes,
   keepKnownSet,
-  type KnownSet,
   PRINT_NAMES,
   PRINT_READY,
   readKeptCodes,
-  readKnownSets,
 } from "../../lib/client/cards/card_keep.ts";
 import { cardCount, makeCards } from "../../lib/client/cards/card_make.ts";
 import { messageOf } from "../../lib/client/text.ts";
 import type { PhasedRoundInfo } from "../../lib/client/rounds/phases.ts";
-
-/** The card sets this browser made, as the round form offers them. */
-export const knownSets = signal<KnownSet[]>([]);
+import { knownSets, loadKnownSets } from "./known_sets.ts";
 
 /** Names typed for each set, in this page's memory only: never stored. */
 const namesBySet = new Map<string, string[]>();
@@ -64,7 +59,7 @@ export default function CardMaker({ token, round }: CardMakerProps) {
   // Re-read after "Make cards" and "Forget the codes": which sets still have their codes here.
   const [, setVersion] = useState(0);
   useEffect(() => {
-    knownSets.value = readKnownSets(localStorage);
+    loadKnownSets();
     addEventListener("message", answerPrintViews);
     return () => removeEventListener("message", answerPrintViews);
   }, []);

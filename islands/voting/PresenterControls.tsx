@@ -19,7 +19,8 @@ import { type PhasedRoundInfo, votesByGroup } from "../../lib/client/rounds/phas
 import OpenVoting from "./OpenVoting.tsx";
 import { useRoomCounts } from "./room_counts.ts";
 import { phaseFormFields, PhaseInputs, type PhaseInputValues } from "./PhaseInputs.tsx";
-import CardMaker, { knownSets } from "./CardMaker.tsx";
+import { knownSets, loadKnownSets } from "./known_sets.ts";
+import CardMaker from "./CardMaker.tsx";
 
 /** Props of {@link PresenterControls}. */
 export type PresenterControlsProps = {
@@ -151,6 +152,7 @@ function RoundForm({ token, current }: { token: string; current: PhasedRoundInfo
   // "Members only: use the cards" (page §14.7): the set chosen, newest made by default.
   const [carded, setCarded] = useState(false);
   const [cardSet, setCardSet] = useState<string | null>(null);
+  useEffect(loadKnownSets, []);
   const sets = knownSets.value;
   const chosenSet = cardSet ?? sets.at(-1)?.set ?? null;
 

@@ -26,6 +26,13 @@ import { useAnonymityLens, useChainHeight } from "../hooks/use_anonymity_lens.ts
 import { pageApiClient, useHeadWatch, usePolicyNotice } from "../hooks/watch_heads.ts";
 import WitnessStatus from "../../components/WitnessStatus.tsx";
 import JoinControl from "./JoinControl.tsx";
+import { joinAsVoter, joinStatusText } from "../../lib/client/voter/join.ts";
+import { loadSigning } from "../../lib/client/voter/panel_actions.ts";
+import { isGenesis, verifyBlockHash } from "../../lib/protocol/chain.ts";
+
+/** A carded round's genesis checks (page §14.7), from the chain code the page loads anyway. */
+const GENESIS_CHECKS = { isGenesis, verifyBlockHash };
+import { relayAlert } from "../hooks/relay_state.ts";
 import type { PanelLens } from "./PanelRing.tsx";
 import { createPanelRegistry } from "./panel_registry.ts";
 import RelayStatus from "./RelayStatus.tsx";
@@ -33,7 +40,9 @@ import RoundCountdown from "./RoundCountdown.tsx";
 import VoterPanel, { type PanelCard } from "./VoterPanel.tsx";
 
 /** Joining with a card, loaded only in a carded round (page §14.7). */
-const CardJoin = lazy(() => import("./CardJoin.tsx"));
+const CardJoin = lazy(() =>
+  import("./card_chunk.ts").then((chunk) => ({ default: chunk.CardJoin }))
+);
 
 /** The demo round, loaded only in the presenter's browser. */
 const DemoRound = lazy(() => import("./DemoRound.tsx"));
@@ -154,6 +163,12 @@ export default function RoundVoters({ round, ringSize, presenter }: RoundVotersP
           <Suspense fallback={null}>
             <CardJoin
               round={round.id}
+              api={api}
+              pinsFailed={relayAlert.value !== null}
+              joinAsVoter={joinAsVoter}
+              joinStatusText={joinStatusText}
+              loadSigning={loadSigning}
+              chain={GENESIS_CHECKS}
               set={carded}
               ready={ready && !adding}
               joined={joined}

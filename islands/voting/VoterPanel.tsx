@@ -34,10 +34,9 @@ import {
 import { useGroupWatch } from "./group_watch.ts";
 import { groupWaitingText } from "./group_lines.ts";
 import { groupFingerprintText } from "../../lib/client/rounds/round_texts.ts";
-import { type CardSigner, registerWithCard } from "../../lib/client/voter/card_registration.ts";
 
 /** A carded round's card (page §14.7): signs the key's admission; hears a server's refusal. */
-export type PanelCard = { sign: CardSigner; onRefusal(code: string, reason: string): void };
+export type PanelCard = actions.RegistrationCard;
 
 /**
  * The I/O the panel's actions use: the round's storage in this tab, the round's same-origin API,
@@ -185,14 +184,7 @@ export default function VoterPanel(
     setWorking("Registering key…");
     let line: KeyLine;
     try {
-      if (card === null) line = await actions.registerKey(io, namespace);
-      else {
-        const registered = await registerWithCard(io, namespace, card.sign);
-        line = registered.line;
-        if (registered.refusal !== null) {
-          card.onRefusal(registered.refusal.code, registered.refusal.reason);
-        }
-      }
+      line = await actions.registerKey(io, namespace, card);
       setKeyLine(line);
       setKeyId(actions.readStoredKeys(io.storage, namespace).keyId);
     } finally {

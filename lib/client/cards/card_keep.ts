@@ -1,16 +1,15 @@
 /**
  * Browser-safe. What the pages keep and say about join cards (page §14.7, protocol §2.11): the
- * card a phone holds (`#card=` in its address, kept per origin), the codes the presenter's browser
- * keeps per set until "Forget the codes", the sets it made, a card's printed address, and the
- * sentences of the phone's card lines. Nothing here draws, derives or signs: lib/protocol/cards.ts
- * does.
+ * codes the presenter's browser keeps per set until "Forget the codes", the sets it made, a card's
+ * printed address, and the sentences of the phone's card lines and the projector's card count.
+ * Nothing here draws, derives or signs: lib/protocol/cards.ts does. The phone's card in the
+ * address is card_fragment.ts.
  * @module
  */
+
 /** The part of the Web Storage API these entries use. */
 type PageStorage = Pick<Storage, "getItem" | "setItem" | "removeItem">;
 
-/** Browser-storage key of the phone's card: its display form `XXXX-XXXX-XXXX-XXXX-C`. */
-export const PHONE_CARD_KEY = "ringvote/card";
 /** Browser-storage key of the card sets this presenter's browser made: JSON `[{set, count}]`. */
 export const CARD_SETS_KEY = "ringvote/card-sets";
 /** Prefix of the presenter's kept codes of one set: `ringvote/card-codes/{set}`, a JSON array. */
@@ -23,27 +22,6 @@ export const PRINT_NAMES = "ringvote/print-names";
 
 /** A set this browser made: its id and how many cards it holds. */
 export type KnownSet = { set: string; count: number };
-
-/** The fragment parameter `card`'s raw value in `fragment` (`#…&card=…`), or null. */
-export function cardInFragment(fragment: string): string | null {
-  for (const part of fragment.replace(/^#/, "").split("&")) {
-    if (part.startsWith("card=")) {
-      try {
-        return decodeURIComponent(part.slice("card=".length));
-      } catch {
-        return part.slice("card=".length);
-      }
-    }
-  }
-  return null;
-}
-
-/** `fragment` less its `card` parameter, with its `#`, or "" when nothing else is left. */
-export function fragmentWithoutCard(fragment: string): string {
-  const kept = fragment.replace(/^#/, "").split("&")
-    .filter((part) => part !== "" && part !== "card" && !part.startsWith("card="));
-  return kept.length === 0 ? "" : `#${kept.join("&")}`;
-}
 
 /**
  * A card's printed address: `scanned` (the voting page's address with the presenter's pins) with
@@ -85,11 +63,6 @@ export function cardRefusalText(code: string, reason: string): string {
     default:
       return `The server refused the key: ${reason}. Nothing was kept on this phone.`;
   }
-}
-
-/** The phone's kept card (display form), or null. */
-export function readPhoneCard(storage: PageStorage): string | null {
-  return storage.getItem(PHONE_CARD_KEY);
 }
 
 /** The sets this browser made, oldest first; none when nothing readable is kept. */

@@ -83,15 +83,36 @@ export function generateKeys(
 }
 
 /**
- * Registers the stored public key with the placeholder name (page §7). Success stores the id and
- * answers registered; a failure clears the stored id; no stored public key answers unregistered.
+ * In a carded round (page §14.7), the card a key registers with: `sign` makes the card's
+ * admission of the voter key (hex), and `refused` hears the failure of the registration.
  */
-export async function registerKey(io: ClientIO, namespace: string): Promise<KeyLine> {
+export type RegistrationCard = {
+  sign(voterKey: string): { key: string; sig: string };
+  refused(error: unknown): void;
+};
+
+/**
+ * Registers the stored public key with the placeholder name (page §7), and with `card`'s
+ * admission in a carded round. Success stores the id and answers registered; a failure clears the
+ * stored id; no stored public key answers unregistered.
+ */
+export async function registerKey(
+  io: ClientIO,
+  namespace: string,
+  card: RegistrationCard | null = null,
+): Promise<KeyLine> {
   const stored = readStoredKeys(io.storage, namespace);
   if (stored.publicKey === null) return keyStatusLine("unregistered");
+  const key = stored.publicKey;
+  const body = card === null
+    ? { key, name: REGISTRATION_NAME }
+    : { key, name: REGISTRATION_NAME, card: card.sign(key) };
   const record = await orLogged(
     io,
-    io.api.registerKey({ key: stored.publicKey, name: REGISTRATION_NAME }),
+    io.api.registerKey(body).catch((error) => {
+      card?.refused(error);
+      throw error;
+    }),
   );
   if (record === null) {
     io.storage.removeItem(storageKey(namespace, "keyId"));

@@ -18,3 +18,6 @@ export function signBallot(
   const signature = signRing({ ring, seed, message });
   return { signature: encodeSignature(signature), tag: bytesToHex(signature.tag) };
 }
+
+// A carded round's phone signs with its card too (page §14.7): that code loads with this chunk.
+export { admitWithCard, cardKeyOf, checkRoundSet, readCardCode } from "./card_code.ts";

@@ -1,25 +1,20 @@
 /**
- * The print view of a card set (page §14.7), drawn in the presenter's browser from the codes it
- * keeps: 8 cards a page, A4 or Letter, each card (`[data-card]`) with the QR code of its address
- * (the voting page's address with `#card=<code>` and the presenter's pins at printing time), the
- * code in large type, "Card 7 of 40", and the name, when the page that opened this one typed one
- * (handed over in memory, never stored).
+ * The sheets of the print view (page §14.7): the paper choice, then 8 cards a page, each with
+ * the QR code of its address, its code, its number and its name: the RoomView island's print mode
+ * (/print/cards).
  * @module
  */
 import { useEffect, useState } from "react";
 import { encode } from "uqr";
-import { qrPath } from "../components/AddressQr.tsx";
+import { qrPath } from "../../components/AddressQr.tsx";
 import {
   cardAddress,
   cardOfText,
   PRINT_NAMES,
   PRINT_READY,
   readKeptCodes,
-} from "../lib/client/cards/card_keep.ts";
-import { useScannedAddress } from "./hooks/scanned_address.ts";
-
-/** Props the server renders the view with: the set named, and the voting page's address. */
-export type PrintCardsProps = { set: string | null; address: string };
+} from "../../lib/client/cards/card_keep.ts";
+import { useScannedAddress } from "../hooks/scanned_address.ts";
 
 /** Cards on one printed page. */
 export const CARDS_PER_PAGE = 8;
@@ -29,19 +24,8 @@ const QUIET_ZONE = 4;
 /** The paper sizes offered. */
 type Paper = "a4" | "letter";
 
-/** The print view: nothing on the server; the cards once this browser's codes are read. */
-export default function PrintCards({ set, address }: PrintCardsProps) {
-  const [mounted, setMounted] = useState(false);
-  useEffect(() => setMounted(true), []);
-  if (!mounted) return <p class="notice notice-working">Reading the codes kept in this browser…</p>;
-  if (set === null) {
-    return <p class="notice notice-problem" data-print-ready="none">No card set is named.</p>;
-  }
-  return <PrintSheets set={set} address={address} />;
-}
-
 /** The paper choice and the sheets. */
-function PrintSheets({ set, address }: { set: string; address: string }) {
+export default function PrintSheets({ set, address }: { set: string; address: string }) {
   const [codes] = useState(() => readKeptCodes(localStorage, set));
   const [paper, setPaper] = useState<Paper>("a4");
   // Names come only from the page that opened this one, in memory; without it there are none.
