@@ -18,6 +18,7 @@ import { pageApiClient } from "../hooks/watch_heads.ts";
 import { ApiCallError, type LedgerName } from "../../lib/client/api_client.ts";
 import type { PageStorage } from "../../lib/client/rounds/round_storage.ts";
 import { messageOf } from "../../lib/client/text.ts";
+import { CARD_SETS_KEY } from "../../lib/client/cards/card_keep.ts";
 
 /** Props of {@link DemoRound}. */
 export type DemoRoundProps = {
@@ -35,7 +36,13 @@ export type DemoRoundProps = {
   panelOf(namespace: string): Promise<DemoPanel>;
   /** In a round with phases, the presenter's token: the demo opens voting itself. */
   presenterToken?: string | null;
+  /** The round's card set (page §14.7): the demo round is never carded, and refuses to run. */
+  cards?: string | null;
 };
+
+/** What the demo round says in a carded meeting (page §14.7). */
+export const DEMO_UNCARDED_TEXT = "The demo round is never carded: its voters are simulated in " +
+  "this browser, without cards, and it runs only in a round that admits any key.";
 
 /** Choices as a sentence says them: "Yes, No or Abstain". */
 function sayChoices(choices: readonly string[]): string {
@@ -56,6 +63,7 @@ export default function DemoRound(
     addVoter,
     panelOf,
     presenterToken = null,
+    cards = null,
   }: DemoRoundProps,
 ) {
   const drawn = roundChoices.length > 0 ? roundChoices : DEMO_CHOICES;
@@ -64,8 +72,21 @@ export default function DemoRound(
   // A second click before the button is re-rendered disabled must not start a second round.
   const busy = useRef(false);
 
+  // A carded meeting: this round uses cards, or this browser made some (page §14.7).
+  const [carded] = useState(() =>
+    cards !== null || (localStorage.getItem(CARD_SETS_KEY) ?? "[]") !== "[]"
+  );
+
   async function run() {
     if (busy.current) return;
+    if (cards !== null) {
+      setStatus({
+        text: "Not started: the demo round is never carded, and this round admits card holders " +
+          "only. Start a round without cards for the demo.",
+        tone: "failed",
+      });
+      return;
+    }
     busy.current = true;
     setRunning(true);
     setStatus({ text: "Starting the demo round…", tone: "running" });
@@ -112,6 +133,7 @@ export default function DemoRound(
         Adds {DEMO_VOTERS} voters who each make a key, register it and vote {sayChoices(drawn)}{" "}
         at random, one step at a time, exactly as if you clicked their buttons.
       </p>
+      {carded && <p class="demo-uncarded" data-demo-uncarded="">{DEMO_UNCARDED_TEXT}</p>}
       <button
         type="button"
         class="demo-round-button"

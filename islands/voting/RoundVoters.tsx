@@ -198,6 +198,7 @@ export default function RoundVoters({ round, ringSize, presenter }: RoundVotersP
           <Suspense fallback={null}>
             <DemoRound
               presenterToken={phased ? presenter : null}
+              cards={carded}
               ringSize={ringSize}
               ready={ready}
               ledger={ledger}

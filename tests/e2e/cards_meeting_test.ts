@@ -177,6 +177,20 @@ Deno.test({
         await presenter.locator('.voting-page[data-round="2"]').waitFor({ timeout: 30_000 });
         const round = (await json(url, "api/rounds")).rounds[1];
         assert.equal(round.cards, set);
+        // The demo round is never carded, and says so.
+        await presenter.locator('.voting-page[data-ready="true"][data-round="2"]').waitFor();
+        assert.equal(
+          await presenter.locator("[data-demo-uncarded]").textContent(),
+          "The demo round is never carded: its voters are simulated in this browser, without " +
+            "cards, and it runs only in a round that admits any key.",
+        );
+        await presenter.locator('[data-action="demo-round"]').click();
+        assert.equal(
+          await presenter.locator('[data-demo-status="failed"]').textContent(),
+          "Not started: the demo round is never carded, and this round admits card holders only. " +
+            "Start a round without cards for the demo.",
+        );
+        assert.equal((await json(url, "api/rounds/2/pki/key/offset/0/limit/1")).total, 0);
         await presenter.locator("[data-forget-prompt]").waitFor({ timeout: 30_000 });
         await presenter.locator(`[data-card-set="${set}"] [data-action="forget-codes"]`).click();
         await presenter.locator(`[data-card-set="${set}"][data-codes="forgotten"]`).waitFor();
