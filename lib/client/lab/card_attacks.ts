@@ -14,12 +14,8 @@ import {
   practiceCards,
 } from "../../protocol/cards.ts";
 import { generateSeed, keyPairFromSeed } from "../../protocol/keys.ts";
-import { ApiCallError, type Transport } from "../api_client.ts";
-import { send } from "../api_transport.ts";
-import { KeyRecord } from "../../protocol/schemas.ts";
-
-/** Where the lab's carded practice directory registers keys. */
-export const CARDED_LAB_KEY_PATH = "/api/lab/cards/pki/key";
+import { ApiCallError, createApiClient, type Transport } from "../api_client.ts";
+import type { KeyRegistration } from "../../protocol/schemas.ts";
 
 /** Ids of the card attacks, as the page's `data-attack` attributes name them. */
 export type CardAttackId = "keys-without-card" | "card-used-twice";
@@ -82,14 +78,9 @@ function freshKey(): string {
 }
 
 /** Posts `body` to the carded practice directory: its status and error code (null on success). */
-async function register(fetch: Transport, body: unknown) {
+async function register(fetch: Transport, body: KeyRegistration) {
   try {
-    await send({ fetch, root: "" }, {
-      method: "POST",
-      path: CARDED_LAB_KEY_PATH,
-      body,
-      schema: KeyRecord,
-    });
+    await createApiClient({ fetch, ledger: "lab-cards" }).registerKey(body);
     return { status: 201, code: null, answer: "201 registered" };
   } catch (error) {
     if (error instanceof ApiCallError) {
