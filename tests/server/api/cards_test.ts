@@ -211,6 +211,14 @@ Deno.test("carded registration: each refusal in its order, the card shown in the
       400,
       "card_signature",
     );
+    const good = cardBody(cards[0], set.sha256, round, key).card;
+    assertError(
+      await register({ key, card: { ...good, sig: good.sig.slice(1) } }),
+      400,
+      "card_signature",
+    );
+    assertError(await register({ key, card: { ...good, key: "x" } }), 403, "card_unknown");
+    assertError(await register({ key, card: "a card" }), 400, "invalid_request");
     const otherRound = cardBody(cards[0], set.sha256, round + 1, key);
     assertError(await register(otherRound), 400, "card_signature");
     const otherSet = cardBody(cards[0], "ab".repeat(32), round, key);
