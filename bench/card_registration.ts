@@ -5,12 +5,14 @@
 // signatures are made before the clock starts. Also the card check alone: the server's (Web
 // Crypto inside the strict rules) and the strict check in JavaScript it stands in for.
 //
-// `deno run -A bench/card_registration.ts` prints the rates and the carded/open ratio.
+// `deno run -A bench/card_registration.ts [--pool]` prints the rates and the carded/open ratio;
+// with `--pool` the key's checks and precomputation run on the server's pool of workers instead.
 import { createCardVerifier } from "../server/card_verify.ts";
 import { createApp } from "../server/app.ts";
 import { createStore } from "../server/store/mod.ts";
 import { createRounds } from "../server/store/rounds.ts";
 import { createInProcessVerifier } from "../server/verifier/in_process.ts";
+import { createVerifier } from "../server/verifier/mod.ts";
 import { cardBody, makeCards, setOf, voterKey } from "../tests/helpers/cards.ts";
 
 const TOKEN = "presenter-token-0123456789";
@@ -24,7 +26,11 @@ const rounds = await createRounds(kv, {
   electionIntervalMs: 60_000,
   adminToken: TOKEN,
 });
-const app = createApp({ store, rounds, verifier: createInProcessVerifier() });
+// `--pool`: the server's own verifier, a pool of worker threads (main.ts); else this thread.
+const pool = Deno.args.includes("--pool");
+const verifier = pool ? await createVerifier() : createInProcessVerifier();
+await verifier.ready;
+const app = createApp({ store, rounds, verifier });
 const presenter = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
 
 async function post(path: string, body: unknown, headers: Record<string, string> = {}) {
@@ -88,6 +94,7 @@ const strict = await checks(createCardVerifier({ webCrypto: false }));
 
 console.log(
   [
+    `verifier: ${pool ? "a pool of worker threads (--pool)" : "this thread"}`,
     `registration, open round:   ${
       openRate.toFixed(0)
     } keys/s (${KEYS} keys, ${IN_FLIGHT} in flight)`,
