@@ -11,6 +11,7 @@ import { hostilePoints } from "../../helpers/ledger_fixtures.ts";
 import { hexToBytes } from "../../../lib/protocol/bytes.ts";
 import { CARD_CHUNK, cardKeys } from "../../../server/store/cards.ts";
 import { fullApp, PRESENTER_TOKEN } from "../../helpers/app_fixture.ts";
+import { createStore } from "../../../server/store/mod.ts";
 import { type Answer, call } from "../../helpers/ledger_fixtures.ts";
 import { cardBody, makeCards, setOf, voterKey } from "../../helpers/cards.ts";
 
@@ -382,6 +383,33 @@ Deno.test("cards admitted all at once, then a second carded round of the same se
       assert.equal(res.status, 201);
     }
     assert.equal((await call(app, "GET", `/api/rounds/${id}/cards`)).body.used, 8);
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("a carded start racing an open start for one id leaves the id to the genesis made first", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const { app } = await fullApp(kv, { currentTtlMs: 0 });
+    const cards = makeCards(8);
+    const set = setOf(cards);
+    await asPresenter(app, "POST", "/api/cards", { keys: cards.map((c) => c.key) });
+    // An open start of round 2 has made its genesis and not yet committed its record.
+    await createStore(kv, { prefix: ["round", 2] });
+    const carded = asPresenter(app, "POST", "/api/rounds", {
+      question: "Carded?",
+      choices: [],
+      cards: set.set,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const open = await asPresenter(app, "POST", "/api/rounds", { question: "Open?", choices: [] });
+    assert.deepEqual(open.body, { id: 2 });
+    assert.deepEqual((await carded).body, { id: 3 });
+    const genesisOf = async (id: number) =>
+      (await call(app, "GET", `/api/rounds/${id}/blocks?from=0&limit=1`)).body.blocks[0].prev_hash;
+    assert.equal(await genesisOf(2), "0".repeat(64));
+    assert.equal(await genesisOf(3), set.sha256);
   } finally {
     kv.close();
   }
