@@ -5,6 +5,8 @@
 import { useEffect, useMemo, useState } from "react";
 import AttackCard, { type AttackResult } from "./lab/AttackCard.tsx";
 import LabSection from "./lab/LabSection.tsx";
+import CardAttackCard, { type CardAttackResult } from "./lab/CardAttackCard.tsx";
+import { CARD_ATTACKS, type CardAttackId, runCardAttack } from "../lib/client/lab/card_attacks.ts";
 import LabPreparation, { type Preparation } from "./lab/LabPreparation.tsx";
 import LieCard, { type LieResult } from "./lab/LieCard.tsx";
 import { type Attack, type AttackId, ATTACKS } from "../lib/client/lab/attacks.ts";
@@ -29,6 +31,10 @@ export type AttackLabProps = { ringSize: number };
 const ATTACKS_INTRO = "Each attack is built in this browser from the lab's own keys and sent " +
   "for real. A green card means the server refused it and the ledger did not change.";
 
+const CARDS_INTRO = "A meeting's round can admit card holders only: each printed join card " +
+  "signs one key per round. These attacks go to the lab's practice directory, which admits the " +
+  "lab's public practice cards. A green card means the server refused it.";
+
 function lensIntro(viewer: string): string {
   return `The lens shows ${viewer}'s vote as a dishonest server would. It only changes what ` +
     "this page is told — the ledger is untouched. A green card means the voter's own checks " +
@@ -49,6 +55,7 @@ export default function AttackLab({ ringSize }: AttackLabProps) {
   const [lab, setLab] = useState<LabReady | null>(null);
   const [attacks, setAttacks] = useState<Partial<Record<AttackId, AttackResult>>>({});
   const [lies, setLies] = useState<Partial<Record<LieId, LieResult>>>({});
+  const [cardRuns, setCardRuns] = useState<Partial<Record<CardAttackId, CardAttackResult>>>({});
   const [running, setRunning] = useState<string | null>(null);
   const [seen, setSeen] = useState<SeenHeads>({ key: null, heads: [] });
 
@@ -82,6 +89,7 @@ export default function AttackLab({ ringSize }: AttackLabProps) {
     }
     setAttacks({});
     setLies({});
+    setCardRuns({});
     setSeen({ key: null, heads: [] });
     await prepare();
   }
@@ -112,6 +120,14 @@ export default function AttackLab({ ringSize }: AttackLabProps) {
       attack.id,
       (ready) => runAttack(io.api, { attack, input: ready.input }),
       (result) => setAttacks((all) => ({ ...all, [attack.id]: result })),
+    );
+  }
+
+  function cardAttack(id: CardAttackId) {
+    return perform(
+      id,
+      () => runCardAttack(fetch, id, { card: Math.floor(Math.random() * 8) }),
+      (result) => setCardRuns((all) => ({ ...all, [id]: result })),
     );
   }
 
@@ -148,6 +164,16 @@ export default function AttackLab({ ringSize }: AttackLabProps) {
             attack={a}
             result={attacks[a.id] ?? null}
             run={control("data-attack", a.id, "Run this attack", () => attack(a))}
+          />
+        ))}
+      </LabSection>
+      <LabSection title="Join cards: one key per card" intro={CARDS_INTRO}>
+        {CARD_ATTACKS.map((a) => (
+          <CardAttackCard
+            key={a.id}
+            attack={a}
+            result={cardRuns[a.id] ?? null}
+            run={control("data-card-attack", a.id, "Run this attack", () => cardAttack(a.id))}
           />
         ))}
       </LabSection>

@@ -299,6 +299,17 @@ function mountLab(app: Hono, { lab, verifier }: { lab: LabLedger; verifier: Veri
     await lab.reset();
     return await (await currentApi()).api.request(`${LAB_API}/block/status`);
   });
+  // The carded practice directory (protocol §4.7): the lab's card attacks are sent there.
+  let carded: { store: Store; api: Hono } | null = null;
+  app.all(`${LAB_API}/cards/*`, async (c) => {
+    const { generation, store } = await lab.carded();
+    if (carded?.store !== store) {
+      carded = { store, api: createLedgerApi(store, { base: `${LAB_API}/cards`, verifier }) };
+    }
+    const answer = await carded.api.fetch(c.req.raw);
+    if (await lab.generation() !== generation) throw labReset();
+    return answer;
+  });
   app.all(`${LAB_API}/*`, async (c) => {
     const { generation, api } = await currentApi();
     const answer = await api.fetch(c.req.raw);

@@ -47,12 +47,16 @@ export {
  * Which ledger a client calls: the election's (round 1), the attack lab's practice ledger, or a
  * round of protocol §4.9 by id.
  */
-export type LedgerName = "election" | "lab" | { round: number };
+export type LedgerName = "election" | "lab" | "lab-cards" | { round: number };
 
-/** The API prefix of `ledger`: `/api/`, `/api/lab/` or `/api/rounds/{id}/` (round 1 is `/api/`). */
+/**
+ * The API prefix of `ledger`: `/api/`, `/api/lab/`, the lab's carded practice directory
+ * `/api/lab/cards/` (protocol §4.7) or `/api/rounds/{id}/` (round 1 is `/api/`).
+ */
 export function ledgerBase(ledger: LedgerName): string {
   if (ledger === "election") return "/api/";
   if (ledger === "lab") return "/api/lab/";
+  if (ledger === "lab-cards") return "/api/lab/cards/";
   return ledger.round === 1 ? "/api/" : `/api/rounds/${ledger.round}/`;
 }
 

@@ -113,6 +113,26 @@ function typo(kind: CardTypo, reason: string): ParsedCard {
   return { ok: false, typo: kind, reason };
 }
 
+/** Domain label of the attack lab's practice cards, whose codes are public (protocol §4.7). */
+export const PRACTICE_CARD_LABEL = "ringvote/v1/practice-card";
+/** How many practice cards the attack lab's carded directory takes. */
+export const PRACTICE_CARDS = 8;
+/** The round id practice cards sign for: the practice directory is no round. */
+export const PRACTICE_ROUND = 0;
+
+/**
+ * The attack lab's practice cards (protocol §4.7): card k (1-based) has
+ * V = SHA-256(utf8("ringvote/v1/practice-card") ‖ u32be(k))[0..10]. Anyone can derive them: they
+ * admit keys to the lab's practice directory and nowhere else.
+ */
+export function practiceCards(): CardCode[] {
+  return Array.from(
+    { length: PRACTICE_CARDS },
+    (_, i) =>
+      cardFromRandom(sha256(utf8(PRACTICE_CARD_LABEL), u32be(i + 1)).subarray(0, CARD_BYTES)),
+  );
+}
+
 /** A card's key pair: the 32-byte RFC 8032 seed and its public key. */
 export type CardKeyPair = { seed: Uint8Array; publicKey: Uint8Array };
 

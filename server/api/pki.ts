@@ -47,6 +47,12 @@ export function createPkiApp(
       // A key that is not 64 lowercase hex characters is an invalid key, not a malformed body.
       const keyIssues = parsed.error.issues.every((issue) => issue.path[0] === "key");
       if (keyIssues) throw refusal("invalid_key", describeIssues(parsed.error));
+      // In a carded round a malformed card key is no card of the set, a malformed signature a bad one.
+      const cardIssue = (field: string) =>
+        cards !== null &&
+        parsed.error.issues.every((i) => i.path[0] === "card" && i.path[1] === field);
+      if (cardIssue("key")) throw refusal("card_unknown", describeIssues(parsed.error));
+      if (cardIssue("sig")) throw refusal("card_signature", describeIssues(parsed.error));
       throw invalidRequest(`Invalid body: ${describeIssues(parsed.error)}`);
     }
     const { key, card } = parsed.data;

@@ -18,6 +18,13 @@ import {
 import { BATCH_MAX_MUTATIONS } from "./batches.ts";
 import { type KeyCountRecord, ledgerKeys, type VoteCountRecord } from "./layout.ts";
 import { createStore, type LedgerCapacity, type Store } from "./mod.ts";
+import { base64urlToBytes, bytesToBase64url } from "../../lib/protocol/bytes.ts";
+import {
+  cardKeyPair,
+  describeCardSet,
+  PRACTICE_ROUND,
+  practiceCards,
+} from "../../lib/protocol/cards.ts";
 
 /** First part of every key of the practice ledger; no key of the election's starts with it. */
 export const LAB_PREFIX = "lab";
@@ -78,6 +85,11 @@ export type LabLedger = {
    * that started the current generation.
    */
   reset(): Promise<Store>;
+  /**
+   * The current generation's carded practice directory (protocol §4.7): a store under
+   * `["lab", generation, "cards"]` that admits keys with the public practice cards only.
+   */
+  carded(): Promise<{ generation: number; store: Store }>;
 };
 
 /** The refusal of a key or vote beyond the practice ledger's bound: 409 `lab_full`. */
@@ -123,6 +135,15 @@ export async function createLabLedger(kv: Deno.Kv, options: LabOptions): Promise
       now,
     });
   let held: { generation: number; store: Promise<Store> } | null = null;
+  let carded: { generation: number; store: Promise<Store> } | null = null;
+  const practice = practiceCards().map(({ bytes }) =>
+    bytesToBase64url(cardKeyPair(bytes).publicKey)
+  );
+  const practiceSet = {
+    round: PRACTICE_ROUND,
+    ...describeCardSet(practice.map((key) => base64urlToBytes(key, 32))),
+    members: new Set(practice),
+  };
   // The reset this process is making: a reset asked for meanwhile answers what it answers.
   let resetting: Promise<Store> | null = null;
 
@@ -196,6 +217,24 @@ export async function createLabLedger(kv: Deno.Kv, options: LabOptions): Promise
       return { generation: entry.generation, store: await entry.store };
     },
     generation: () => currentGeneration(kv),
+    async carded() {
+      const generation = await currentGeneration(kv);
+      if (carded === null || carded.generation !== generation) {
+        const store = createStore(kv, {
+          prefix: [...labPrefix(generation), "cards"],
+          capacity: { keys: { max: maxKeys, refuse: (max) => labFull("keys", max) } },
+          recordBudgetBytes: LAB_RECORD_BUDGET,
+          cards: practiceSet,
+          now,
+        });
+        const entry = { generation, store };
+        carded = entry;
+        store.catch(() => {
+          if (carded === entry) carded = null;
+        });
+      }
+      return { generation, store: await carded.store };
+    },
     reset() {
       if (resetting === null) {
         const run = resetOnce();

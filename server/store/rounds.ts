@@ -9,7 +9,8 @@
  */
 import type * as wire from "../../lib/protocol/schemas.ts";
 import { ROUND_INTERVAL_MS, ROUND_MIN_VOTERS } from "../../lib/protocol/schemas.ts";
-import { refusal } from "../errors.ts";
+import { busy, refusal } from "../errors.ts";
+import { GENESIS_PREV_HASH } from "../../lib/protocol/chain.ts";
 import { bytesToBase64 } from "../../lib/protocol/bytes.ts";
 import {
   backoff,
@@ -62,6 +63,9 @@ export const ROUND_RECORD_BUDGET = 2 * 1024 * 1024;
  * is refused with 409 `directory_full`.
  */
 export const ROUND_KEY_CAPACITY = 1_000;
+
+/** How often a start waits for a racing start of the other kind to commit its id first. */
+const GENESIS_WAITS = 200;
 
 /** The value under {@link roundKeys.current}. */
 export type CurrentRecord = { id: number };
@@ -292,9 +296,16 @@ export async function createRounds(kv: Deno.Kv, options: RoundsOptions): Promise
           ...(body.joinSeconds === undefined ? {} : { joinSeconds: body.joinSeconds }),
           ...(cards ? { cards } : {}),
         };
-        // Genesis and key are in place before any process is pointed at the round.
+        // Genesis and key are in place before any process is pointed at the round. A start of
+        // the other kind (carded or open) racing for this id may have made the genesis first: it
+        // is left to that start, and this one takes the next id once it committed.
         const store = storeFor(record);
-        await store;
+        const genesis = await (await store).block(0);
+        if (genesis?.prev_hash !== (cards?.sha256 ?? GENESIS_PREV_HASH)) {
+          if (attempt >= GENESIS_WAITS) throw busy(1);
+          await backoff(attempt);
+          continue;
+        }
         // The round before is closed in the commit that makes this one current: a key or vote
         // committing into it later fails its check of that record (409 round_closed).
         const res = await tryCommit(

@@ -335,3 +335,28 @@ Deno.test("card wire shapes: 1,000 keys fit a 64 KiB body; counts, duplicates an
     false,
   );
 });
+
+Deno.test("the known answers of protocol §2.11", () => {
+  const bytes = hexToBytes("00112233445566778899");
+  assert.equal(formatCardCode(bytes), "008J-4CT4-ANK7-F24S-X");
+  const card = cardKeyPair(bytes);
+  assert.equal(
+    bytesToHex(card.seed),
+    "4cbdf2162af99b275bd26b2fdf53a7e2eec90ee7343469d8a82de56ad97d63dd",
+  );
+  assert.equal(bytesToBase64url(card.publicKey), "rGP2YJXXEoG53vsUuPHfMFQMyQdtJgYX3hFEsLNfGQY");
+  const keys = Array.from(
+    { length: 8 },
+    (_, i) => cardKeyPair(hexToBytes("001122334455667788" + (0x99 + i).toString(16))).publicKey,
+  );
+  const hash = cardSetHash(keys);
+  assert.equal(
+    bytesToHex(hash),
+    "d86b9c20513716fdfbcf0f8d206c7caac5f7e2146b522296ba8bc377d0ee9751",
+  );
+  const voter = hexToBytes("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a");
+  assert.equal(
+    bytesToBase64url(signCardAdmission(card.seed, hash, 2, voter)),
+    "oVqmQg6lRYDegEFQOJazQzYOZQYKgGhsv4ZJz5A2V-dnUMqZXdfoslBmhctZrA5MnusjaeazJ7Iq3anJWnX_BQ",
+  );
+});

@@ -11,6 +11,7 @@ import { hostilePoints } from "../../helpers/ledger_fixtures.ts";
 import { hexToBytes } from "../../../lib/protocol/bytes.ts";
 import { CARD_CHUNK, cardKeys } from "../../../server/store/cards.ts";
 import { fullApp, PRESENTER_TOKEN } from "../../helpers/app_fixture.ts";
+import { createStore } from "../../../server/store/mod.ts";
 import { type Answer, call } from "../../helpers/ledger_fixtures.ts";
 import { cardBody, makeCards, setOf, voterKey } from "../../helpers/cards.ts";
 
@@ -211,6 +212,14 @@ Deno.test("carded registration: each refusal in its order, the card shown in the
       400,
       "card_signature",
     );
+    const good = cardBody(cards[0], set.sha256, round, key).card;
+    assertError(
+      await register({ key, card: { ...good, sig: good.sig.slice(1) } }),
+      400,
+      "card_signature",
+    );
+    assertError(await register({ key, card: { ...good, key: "x" } }), 403, "card_unknown");
+    assertError(await register({ key, card: "a card" }), 400, "invalid_request");
     const otherRound = cardBody(cards[0], set.sha256, round + 1, key);
     assertError(await register(otherRound), 400, "card_signature");
     const otherSet = cardBody(cards[0], "ab".repeat(32), round, key);
@@ -336,12 +345,24 @@ Deno.test("attack: a dozen registrations from one address with mistyped or unkno
   }
 });
 
-Deno.test("a second carded round of the same set admits the same cards again", async () => {
+Deno.test("cards admitted all at once, then a second carded round of the same set admits them again", async () => {
   const { kv, app, set, round, cards, register } = await cardedRound(8);
   try {
-    for (const card of cards) {
-      assert.equal((await register(cardBody(card, set.sha256, round, voterKey()))).status, 201);
-    }
+    // All at once: a process commits them four keys and their cards at a time.
+    const first = await Promise.all(
+      cards.map((card) => register(cardBody(card, set.sha256, round, voterKey()))),
+    );
+    assert.deepEqual(first.map((res) => res.status), cards.map(() => 201));
+    assert.deepEqual(first.map((res) => res.body.id).sort((a, b) => a - b), [
+      1,
+      2,
+      3,
+      4,
+      5,
+      6,
+      7,
+      8,
+    ]);
     const next = await asPresenter(app, "POST", "/api/rounds", {
       question: "Again?",
       choices: [],
@@ -362,6 +383,33 @@ Deno.test("a second carded round of the same set admits the same cards again", a
       assert.equal(res.status, 201);
     }
     assert.equal((await call(app, "GET", `/api/rounds/${id}/cards`)).body.used, 8);
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("a carded start racing an open start for one id leaves the id to the genesis made first", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const { app } = await fullApp(kv, { currentTtlMs: 0 });
+    const cards = makeCards(8);
+    const set = setOf(cards);
+    await asPresenter(app, "POST", "/api/cards", { keys: cards.map((c) => c.key) });
+    // An open start of round 2 has made its genesis and not yet committed its record.
+    await createStore(kv, { prefix: ["round", 2] });
+    const carded = asPresenter(app, "POST", "/api/rounds", {
+      question: "Carded?",
+      choices: [],
+      cards: set.set,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const open = await asPresenter(app, "POST", "/api/rounds", { question: "Open?", choices: [] });
+    assert.deepEqual(open.body, { id: 2 });
+    assert.deepEqual((await carded).body, { id: 3 });
+    const genesisOf = async (id: number) =>
+      (await call(app, "GET", `/api/rounds/${id}/blocks?from=0&limit=1`)).body.blocks[0].prev_hash;
+    assert.equal(await genesisOf(2), "0".repeat(64));
+    assert.equal(await genesisOf(3), set.sha256);
   } finally {
     kv.close();
   }
