@@ -27,9 +27,9 @@ const NAMES = ["Ada Lovelace", "Alan Turing"];
 const PROJECTOR = { width: 1920, height: 1080 };
 
 /** The tools that read the printed PDF back. */
-const TOOLS = ["pdftoppm", "pdftotext", "zbarimg"];
-const TOOLS_HINT = "zbarimg, pdftoppm or pdftotext not found: apt-get install -y zbar-tools " +
-  "poppler-utils";
+const TOOLS = ["pdftoppm", "pdftotext", "pdfinfo", "zbarimg"];
+const TOOLS_HINT = "zbarimg, pdftoppm, pdftotext or pdfinfo not found: apt-get install -y " +
+  "zbar-tools poppler-utils";
 
 /** True when `name` runs. */
 function runs(name: string): boolean {
