@@ -16,6 +16,7 @@ import { COLOURS, launchChromium, openPhone, skipWithoutChromium } from "./brows
 import { signIn } from "./relay_presenter.ts";
 import { base64urlToBytes, bytesToBase64url } from "../../lib/protocol/bytes.ts";
 import { cardFromRandom, cardKeyPair, describeCardSet } from "../../lib/protocol/cards.ts";
+import { makeCards as makeTestCards } from "../helpers/cards.ts";
 
 const ARTIFACTS = new URL("../artifacts/", import.meta.url);
 const ROOT = new URL("../../", import.meta.url);
@@ -480,6 +481,72 @@ Deno.test({
     } finally {
       await browser.close();
       await proxy.stop();
+      await server.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "a card whose printed relay pin fails the check is kept, and the phone asks for the code",
+  ignore: skipWithoutChromium(),
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    await build({ ifNeeded: true });
+    const server = await startServer({ env: { ADMIN_TOKEN: TOKEN, BLOCK_INTERVAL_MS: "1000" } });
+    // A relay that moved: it serves a key configuration other than the one the card was printed with.
+    const relay = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen() {} },
+      () =>
+        new Response(new Uint8Array([1, 2, 3]), {
+          headers: {
+            "content-type": "application/ohttp-keys",
+            "access-control-allow-origin": "*",
+          },
+        }),
+    );
+    const relayUrl = `http://127.0.0.1:${(relay.addr as Deno.NetAddr).port}`;
+    const browser = await launchChromium();
+    try {
+      const cards = makeTestCards(8, 40);
+      const auth = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+      const posted = await fetch(`${server.url}api/cards`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ keys: cards.map((card) => card.key) }),
+      });
+      assert.equal(posted.status, 201);
+      const { set } = await posted.json();
+      const started = await fetch(`${server.url}api/rounds`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ question: "Adjourn?", choices: CHOICES, cards: set }),
+      });
+      assert.equal(started.status, 201, await started.text());
+      const { page } = await openPhone(browser);
+      const posts: string[] = [];
+      page.on("request", (r) => r.method() === "POST" && posts.push(r.url()));
+      const printedPin = bytesToBase64url(new Uint8Array(32).fill(7));
+      await page.goto(
+        `${server.url}#card=${encodeURIComponent(cards[0].code)}&relay=${
+          encodeURIComponent(relayUrl)
+        }&ohttp=${printedPin}`,
+      );
+      await page.locator("[data-relay-alert]").waitFor({ timeout: 30_000 });
+      const kept = page.locator("[data-card-kept]");
+      await kept.waitFor({ timeout: 30_000 });
+      assert.equal(
+        await kept.textContent(),
+        "Your card is kept on this phone. Scan the projector's code to open this page with the " +
+          "room's relay, then join with your card.",
+      );
+      assert.equal(await page.locator('[data-action="join"]').isDisabled(), true);
+      assert.equal(await page.evaluate(() => localStorage.getItem("ringvote/card")), cards[0].code);
+      assert.ok(!page.url().includes("card="), "the card leaves the address bar");
+      assert.deepEqual(posts, []);
+    } finally {
+      await browser.close();
+      await relay.shutdown();
       await server.stop();
     }
   },
