@@ -132,6 +132,7 @@ export function createApp(options: AppOptions): Hono {
         serve: (request) => app.fetch(request),
         presenter,
         publicUrl: options.config?.publicUrl,
+        bodyDeadlineMs: options.bodyDeadlineMs,
       }),
     );
   }

@@ -83,6 +83,7 @@ export const ERROR_STATUS = {
   lab_full: 409,
   lab_reset: 409,
   round_closed: 409,
+  round_voting: 409,
   voting_not_open: 409,
   too_few_voters: 409,
   directory_full: 409,

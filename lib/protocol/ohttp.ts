@@ -7,11 +7,24 @@
  * implementation checked against the RFC 9180 vectors, on WebCrypto where the platform has it,
  * so no HPKE key schedule is written here. The response keys of §4.4 are one HKDF (noble's) and
  * one AES-GCM (WebCrypto).
+ *
+ * Two X25519s, one wire format (protocol §4.11): the gateway's side (its key, opening requests)
+ * runs on WebCrypto's native X25519, constant-time, and opens with ./hpke_open.ts (the receiver's
+ * key schedule of this one suite, checked against the RFC 9458 vector) at a third of the CPU;
+ * the sender's side (a phone sealing a request) keeps the JavaScript X25519 of
+ * `@hpke/dhkem-x25519`, since WebCrypto X25519 is missing from browsers still in use (Chromium
+ * before 133, Safari before 17), and a phone seals one request at a time.
  * @module
  */
-import { Aes128Gcm, CipherSuite, HkdfSha256 } from "@hpke/core";
-import { DhkemX25519HkdfSha256 } from "@hpke/dhkem-x25519";
+import {
+  Aes128Gcm,
+  CipherSuite,
+  DhkemX25519HkdfSha256 as NativeX25519,
+  HkdfSha256,
+} from "@hpke/core";
+import { DhkemX25519HkdfSha256 as ScriptX25519 } from "@hpke/dhkem-x25519";
 import { expand, extract } from "@noble/hashes/hkdf.js";
+import { importRecipientKey, openBase, type RecipientKey } from "./hpke_open.ts";
 import { sha256 } from "@noble/hashes/sha2.js";
 
 /** DHKEM(X25519, HKDF-SHA256). */
@@ -69,10 +82,21 @@ export class OhttpError extends Error {
 /** What opens the response to one request: its `enc` and the exported response secret. */
 export type ResponseContext = { enc: Uint8Array; secret: Uint8Array };
 
-let suiteMemo: CipherSuite | null = null;
+let senderMemo: CipherSuite | null = null;
+/** The sender's suite: X25519 in JavaScript, there in every browser. */
 function suite(): CipherSuite {
-  return suiteMemo ??= new CipherSuite({
-    kem: new DhkemX25519HkdfSha256(),
+  return senderMemo ??= new CipherSuite({
+    kem: new ScriptX25519(),
+    kdf: new HkdfSha256(),
+    aead: new Aes128Gcm(),
+  });
+}
+
+let gatewayMemo: CipherSuite | null = null;
+/** The gateway's suite: WebCrypto's native X25519 (constant-time), the same wire format. */
+function gatewaySuite(): CipherSuite {
+  return gatewayMemo ??= new CipherSuite({
+    kem: new NativeX25519(),
     kdf: new HkdfSha256(),
     aead: new Aes128Gcm(),
   });
@@ -219,20 +243,16 @@ export async function decapsulateRequest(
     throw new OhttpError("suite", "encapsulated request names another suite");
   }
   const enc = encapsulated.slice(HEADER_BYTES, HEADER_BYTES + NPK);
-  const s = suite();
   try {
-    const recipient = await s.createRecipientContext({
-      recipientKey: await recipientKey(key),
+    const { plaintext, exported } = await openBase(
+      await recipientKey(key),
       enc,
-      info: info(header),
-    });
-    const request = new Uint8Array(
-      await recipient.open(encapsulated.slice(HEADER_BYTES + NPK)),
+      info(header),
+      encapsulated.subarray(HEADER_BYTES + NPK),
+      text.encode(RESPONSE_LABEL),
+      RESPONSE_NONCE_BYTES,
     );
-    const secret = new Uint8Array(
-      await recipient.export(text.encode(RESPONSE_LABEL), RESPONSE_NONCE_BYTES),
-    );
-    return { request, context: { enc, secret } };
+    return { request: plaintext, context: { enc, secret: exported } };
   } catch {
     throw new OhttpError("decrypt", "encapsulated request does not open with this key");
   }
@@ -298,7 +318,7 @@ export async function generateGatewayKey(keyId: number): Promise<GatewayKey> {
   if (!Number.isInteger(keyId) || keyId < 0 || keyId > 255) {
     throw new RangeError("key id must be 0 to 255");
   }
-  const s = suite();
+  const s = gatewaySuite();
   const pair = await s.kem.generateKeyPair();
   return {
     config: {
@@ -311,16 +331,12 @@ export async function generateGatewayKey(keyId: number): Promise<GatewayKey> {
   };
 }
 
-const recipientKeys = new WeakMap<GatewayKey, Promise<CryptoKeyPair>>();
-/** The gateway key's pair as hpke-js takes it, imported once per key. */
-function recipientKey(key: GatewayKey): Promise<CryptoKeyPair> {
+const recipientKeys = new WeakMap<GatewayKey, Promise<RecipientKey>>();
+/** The gateway key's private half on WebCrypto, imported once per key. */
+function recipientKey(key: GatewayKey): Promise<RecipientKey> {
   let pair = recipientKeys.get(key);
   if (pair === undefined) {
-    const s = suite();
-    pair = Promise.all([
-      s.kem.importKey("raw", buffer(key.privateKey), false),
-      s.kem.importKey("raw", buffer(key.config.publicKey), true),
-    ]).then(([privateKey, publicKey]) => ({ privateKey, publicKey }));
+    pair = importRecipientKey(key.privateKey, key.config.publicKey);
     recipientKeys.set(key, pair);
   }
   return pair;

@@ -35,6 +35,7 @@ import {
 } from "../../lib/protocol/vote_padding.ts";
 import { invalidRequest, refusal } from "../errors.ts";
 import type { GatewayKeys } from "../store/ohttp_key.ts";
+import { bodyDeadline } from "./body_deadline.ts";
 
 /** Where encapsulated requests are posted. */
 export const GATEWAY_PATH = "/api/ohttp";
@@ -65,6 +66,8 @@ export type GatewayOptions = {
   now?: () => number;
   /** Waits `ms` milliseconds; a timer by default. */
   sleep?: (ms: number) => Promise<void>;
+  /** How long an encapsulated request's body may take to arrive: `BODY_DEADLINE_MS` by default. */
+  bodyDeadlineMs?: number;
 };
 
 const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -81,12 +84,38 @@ export function createGatewayApp(options: GatewayOptions): Hono {
   });
   if (options.presenter !== undefined) {
     app.post(GATEWAY_KEY_PATH, options.presenter, async (c) => {
+      await refuseWhileRelayedVoting(options.serve, new URL(c.req.url));
       const { key, keys } = await options.keys.replace();
       return c.json({ keyId: key.config.keyId, sha256: keyConfigsHash(keys) });
     });
   }
-  app.post(GATEWAY_PATH, (c) => gateway(c, options));
+  // The body within the deadline of direct writes (protocol §4.1), then the key: a request sealed
+  // to a key replaced while its body was on the way gets `ohttp_key`.
+  app.post(GATEWAY_PATH, bodyDeadline(options.bodyDeadlineMs), (c) => gateway(c, options));
   return app;
+}
+
+/**
+ * 409 `round_voting` while a relayed round is voting (this application's `GET /api/rounds`): its
+ * phones hold the key configuration they joined under, and a new key would refuse their votes.
+ */
+async function refuseWhileRelayedVoting(
+  serve: GatewayOptions["serve"],
+  base: URL,
+): Promise<void> {
+  const listed = await serve(new Request(new URL("/api/rounds", base)));
+  if (!listed.ok) return void await listed.body?.cancel();
+  const parsed = RoundList.safeParse(await listed.json());
+  const voting = parsed.success
+    ? parsed.data.rounds.find((r) => r.relayed && r.phase === "voting")
+    : undefined;
+  if (voting !== undefined) {
+    throw refusal(
+      "round_voting",
+      `Round ${voting.id} is voting through the relay: replace the key once it is closed`,
+      { extra: { round: voting.id } },
+    );
+  }
 }
 
 async function gateway(c: Context, options: GatewayOptions): Promise<Response> {
@@ -96,8 +125,9 @@ async function gateway(c: Context, options: GatewayOptions): Promise<Response> {
   if (type.split(";", 1)[0].trim().toLowerCase() !== REQUEST_MEDIA_TYPE) {
     throw refusal("unsupported_media_type", `Send ${REQUEST_MEDIA_TYPE} to ${GATEWAY_PATH}`);
   }
-  const { key } = await options.keys.current();
   const body = new Uint8Array(await c.req.arrayBuffer());
+  // After the body (read by the deadline's middleware): the key as of its arrival.
+  const { key } = await options.keys.opening(body.length > 0 ? body[0] : -1);
   let opened;
   try {
     opened = await decapsulateRequest(key, body);

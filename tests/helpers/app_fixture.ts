@@ -26,6 +26,7 @@ export async function fullApp(
     verifier = testVerifier,
     bodyDeadlineMs,
     config,
+    gatewayNow,
   }: {
     electionIntervalMs?: number;
     currentTtlMs?: number;
@@ -33,6 +34,8 @@ export async function fullApp(
     verifier?: Verifier;
     bodyDeadlineMs?: number;
     config?: AppOptions["config"];
+    /** The gateway key store's clock (how long it keeps a key read); `performance.now`. */
+    gatewayNow?: () => number;
   } = {},
 ) {
   const store = await createStore(kv);
@@ -43,7 +46,7 @@ export async function fullApp(
     adminToken: PRESENTER_TOKEN,
     ...(currentTtlMs === undefined ? {} : { currentTtlMs }),
   });
-  const ohttp = withGateway ? await createGatewayKeys(kv) : undefined;
+  const ohttp = withGateway ? await createGatewayKeys(kv, { now: gatewayNow }) : undefined;
   const app = createApp({ store, lab, rounds, ohttp, verifier, bodyDeadlineMs, config });
   return { store, lab, rounds, ohttp, app };
 }
@@ -55,8 +58,11 @@ export const GATEWAY_ORIGIN = "http://localhost";
  * {@link fullApp} with the gateway, and a client's view of its
  * gateway: the key configuration it serves now, and a post of encapsulated bytes.
  */
-export async function gatewayApp(kv: Deno.Kv) {
-  const parts = await fullApp(kv, { ohttp: true });
+export async function gatewayApp(
+  kv: Deno.Kv,
+  options: Omit<Parameters<typeof fullApp>[1] & object, "ohttp"> = {},
+) {
+  const parts = await fullApp(kv, { ...options, ohttp: true });
   const { app } = parts;
   const config = async (): Promise<KeyConfig> => {
     const res = await app.request(`${GATEWAY_ORIGIN}${KEYS_PATH}`);
