@@ -273,7 +273,8 @@ export const relayPageTransport: Transport = (url, init) => {
       if (round === "list") return joinedAnyRound();
       if (frozenPin(round, parsePin) !== null) return true;
       // A key of the round registered before the pin was held: the relay is on from now on.
-      if (!holdsRegisteredKey(localStorage, round)) return false;
+      const storage = { getItem: (key: string) => localStorage.getItem(key) };
+      if (!holdsRegisteredKey(storage, round)) return false;
       markRegistered(round);
       return true;
     },
