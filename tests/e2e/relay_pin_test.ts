@@ -5,7 +5,8 @@
 // gateway with the real key. Each time it shows `[data-relay-alert]`, the other relay receives
 // nothing, and its vote goes through its pinned relay and turns green. The legitimate flows: a
 // phone that joined with no pin takes its first pin; a new round with a new relay, whose pin the
-// phone takes at its join once checked and confirmed against the projector.
+// phone takes at its join once checked and confirmed against the projector. A code on a poster that
+// fails its check at the next join is dropped, and the phone joins with its pin.
 import assert from "node:assert/strict";
 import type { Browser, Page } from "playwright-core";
 import { scannedAddress, signIn, startRelayedRound } from "./relay_presenter.ts";
@@ -203,6 +204,35 @@ Deno.test({
       });
 
       await t.step(
+        "a poster's code that fails its check at the next join: dropped, the phone not blocked",
+        async () => {
+          await startRelayedRound(presenter, {
+            relay: relay.url,
+            question: "And the Tuesday one?",
+            choices: CHOICES,
+            round: 3,
+          });
+          await open(held.page, `${proxy.url}#${pinFragment(ownKey.pin)}`, 3);
+          await held.page.locator("[data-relay-alert]").waitFor({ timeout: 20_000 });
+          await held.page.locator('[data-action="join"]').click();
+          await held.page.locator('[data-join-status="joined"]').waitFor({ timeout: 60_000 });
+          const alert = held.page.locator("[data-relay-alert]");
+          assert.match((await alert.textContent())!, /was not taken .*nothing was sent through it/);
+          assert.deepEqual(await storedPin(held.page), real);
+          assert.deepEqual(
+            await held.page.evaluate(() => localStorage.getItem("ringvote/relay-round/3")),
+            JSON.stringify(real),
+            "the round is joined under the room's pin",
+          );
+          // Its check read the poster relay's key configuration, and sent it nothing else.
+          assert.deepEqual(
+            held.sent.filter((s) => s.includes(ownKey.pin.relay)),
+            [`GET ${ownKey.pin.relay}/.well-known/ohttp-gateway`],
+          );
+        },
+      );
+
+      await t.step(
         "a new round with a new relay: taken at the join, once checked and confirmed",
         async () => {
           await startRelayedRound(presenter, {
@@ -210,11 +240,11 @@ Deno.test({
             question: "And the Monday one?",
             choices: CHOICES,
             intervalSeconds: 1,
-            round: 3,
+            round: 4,
           });
           const next = await scannedAddress(presenter);
           await presenter.locator('[data-action="present-close"]').click();
-          await open(held.page, next, 3);
+          await open(held.page, next, 4);
           await held.page.locator("[data-relay-alert]").waitFor({ timeout: 20_000 });
           assert.deepEqual(await storedPin(held.page), real, "not taken at the load");
           await held.page.locator('[data-action="join"]').click();
@@ -225,7 +255,7 @@ Deno.test({
             new RegExp(`Check that the presenter's screen shows ${new URL(sameKey.url).host}`),
           );
           assert.equal(
-            proxy.log.filter((e) => e.phone === "phone-held" && e.path === "/api/rounds/3/pki/key")
+            proxy.log.filter((e) => e.phone === "phone-held" && e.path === "/api/rounds/4/pki/key")
               .length,
             0,
             "no registration before the holder confirmed",
@@ -235,7 +265,7 @@ Deno.test({
           assert.deepEqual(await storedPin(held.page), forwarding);
           await held.page.locator('[data-choice="No"]').click();
           const before = await relayRequests(sameKey.url);
-          await fillAndOpen(server.url, 3, keys.slice(6, 13));
+          await fillAndOpen(server.url, 4, keys.slice(6, 13));
           await green(held.page);
           assert.ok((await relayRequests(sameKey.url)) > before, "the new relay carried it");
           assert.equal(await held.page.locator("[data-relay-alert]").count(), 0);
