@@ -90,44 +90,6 @@ export function pagePin(): HeldPin {
   return heldPin.peek() ?? NONE;
 }
 
-/** The phone's stored pin (null for a phone that never took one). */
-export function currentPin(): RelayPin | null {
-  const { pin, candidate } = pagePin();
-  return pin !== null && pin === candidate ? null : pin;
-}
-
-/** Takes the page's candidate as the phone's pin, checked: stored, and its calls go through it. */
-export function takePin(pin: RelayPin, serialized: string): void {
-  localStorage.setItem(RELAY_PIN_KEY, serialized);
-  heldPin.value = { ...pagePin(), pin, candidate: null };
-}
-
-/** Drops the page's candidate: the phone goes on with its pin. */
-export function dropCandidate(): void {
-  const held = pagePin();
-  if (held.candidate !== null && held.pin !== held.candidate) {
-    heldPin.value = { ...held, candidate: null };
-  }
-}
-
-/** The pin round `round` was joined under, or null. */
-export function frozenPin(round: number, parse: (stored: string | null) => RelayPin | null) {
-  return parse(localStorage.getItem(RELAY_ROUND_PREFIX + round));
-}
-
-/** Records that round `round` was joined under `pin` (serialized). */
-export function freezeRound(round: number, serialized: string): void {
-  localStorage.setItem(RELAY_ROUND_PREFIX + round, serialized);
-}
-
-/** True once this browser joined any round with a relay pinned. */
-export function joinedAnyRound(): boolean {
-  for (let i = 0; i < localStorage.length; i++) {
-    if (localStorage.key(i)?.startsWith(RELAY_ROUND_PREFIX)) return true;
-  }
-  return false;
-}
-
 /** The page's pin and its notice, once the page runs in a browser. */
 export function usePagePin(): HeldPin {
   const [held, setHeld] = useState<HeldPin>(NONE);

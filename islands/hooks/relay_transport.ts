@@ -26,19 +26,54 @@ import { loadSigning } from "../../lib/client/voter/panel_actions.ts";
 import { startWorker } from "../runtime.ts";
 import { holdsRegisteredKey } from "./registered_key.ts";
 import {
-  currentPin,
-  dropCandidate,
-  freezeRound,
-  frozenPin,
-  joinedAnyRound,
+  heldPin,
   pageLoadedAt,
   pagePin,
+  RELAY_PIN_KEY,
+  RELAY_ROUND_PREFIX,
   relayAlert,
   relayConfirm,
   relayDown,
   relayWait,
-  takePin,
 } from "./relay_state.ts";
+
+/** The phone's stored pin (null for a phone that never took one). */
+function currentPin(): RelayPin | null {
+  const { pin, candidate } = pagePin();
+  return pin !== null && pin === candidate ? null : pin;
+}
+
+/** Takes the page's candidate as the phone's pin, checked: stored, and its calls go through it. */
+function takePin(pin: RelayPin, serialized: string): void {
+  localStorage.setItem(RELAY_PIN_KEY, serialized);
+  heldPin.value = { ...pagePin(), pin, candidate: null };
+}
+
+/** Drops the page's candidate: the phone goes on with its pin. */
+function dropCandidate(): void {
+  const held = pagePin();
+  if (held.candidate !== null && held.pin !== held.candidate) {
+    heldPin.value = { ...held, candidate: null };
+  }
+}
+
+/** The pin round `round` was joined under, or null. */
+function frozenPin(round: number, parse: (stored: string | null) => RelayPin | null) {
+  return parse(localStorage.getItem(RELAY_ROUND_PREFIX + round));
+}
+
+/** Records that round `round` was joined under `pin` (serialized). */
+function freezeRound(round: number, serialized: string): void {
+  localStorage.setItem(RELAY_ROUND_PREFIX + round, serialized);
+}
+
+/** True once this browser joined any round with a relay pinned. */
+function joinedAnyRound(): boolean {
+  for (let i = 0; i < localStorage.length; i++) {
+    if (localStorage.key(i)?.startsWith(RELAY_ROUND_PREFIX)) return true;
+  }
+  return false;
+}
 
 let loadCheck: Promise<{ pin: RelayPin; check: KeyCheck } | null> | null = null;
 
@@ -66,7 +101,7 @@ function loadChecked(): Promise<{ pin: RelayPin; check: KeyCheck } | null> {
 }
 
 /** The pin calls of `round` go through: the one the round was joined under, else the phone's. */
-function roundPin(round: number | "list"): RelayPin | null {
+function roundPin(round: number | "list" | null): RelayPin | null {
   const { pin, candidate } = pagePin();
   return pinForRound({
     current: currentPin(),

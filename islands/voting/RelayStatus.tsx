@@ -10,8 +10,6 @@
  * @module
  */
 import { useEffect } from "react";
-import { shortHash } from "../../lib/client/relay/fragment.ts";
-import { relayHost } from "../../lib/client/relay/round_pins.ts";
 import { KEEP_OPEN_TEXT } from "../../lib/client/relay/send_window.ts";
 import { checkRelayAtLoad } from "../hooks/page_fetch.ts";
 import {
@@ -23,6 +21,15 @@ import {
   relayWait,
   usePagePin,
 } from "../hooks/relay_state.ts";
+
+/** A relay address's host, as the projector shows it (the fragment's code loads only with a pin). */
+function hostOf(relay: string): string {
+  try {
+    return new URL(relay).host;
+  } catch {
+    return relay;
+  }
+}
 
 /** What a page without a relay says where the room's votes go through one. */
 export const SCAN_TEXT = "This room's votes go through a relay, and this page has none: " +
@@ -50,8 +57,8 @@ export default function RelayStatus() {
   return (
     <div class="relay-status" data-relay={pin?.relay ?? ""}>
       {pin !== null && (
-        <p class="relay-host" data-relay-host={relayHost(pin.relay)}>
-          Relay: {relayHost(pin.relay)} (key {shortHash(pin.ohttp)})
+        <p class="relay-host" data-relay-host={hostOf(pin.relay)}>
+          Relay: {hostOf(pin.relay)} (key {pin.ohttp.slice(0, 8)})
         </p>
       )}
       {notice !== null && <p class="notice relay-notice" data-relay-notice="">{notice}</p>}

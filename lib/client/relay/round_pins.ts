@@ -120,7 +120,7 @@ export type PinBook = {
  * current pin, else (a phone that never held one) its candidate, which is sent through only once
  * checked (the page waits for its check).
  */
-export function pinForRound(book: PinBook, round: number | "list"): RelayPin | null {
+export function pinForRound(book: PinBook, round: number | "list" | null): RelayPin | null {
   if (typeof round === "number") {
     const frozen = book.frozen(round);
     if (frozen !== null) return frozen;
