@@ -16,7 +16,9 @@ import { useWitnessKey, witnessVkey } from "./hooks/witness_key.ts";
 import { witnessAddress } from "../components/WitnessControl.tsx";
 import { votesByGroup } from "../lib/client/rounds/phases.ts";
 import { addressWithPin } from "../lib/client/relay/fragment.ts";
-import { useQrPin } from "./hooks/presenter_relay.ts";
+import { useQrState } from "./hooks/presenter_relay.ts";
+import { relayHost } from "../lib/client/relay/round_pins.ts";
+import { shortHash } from "../lib/client/relay/fragment.ts";
 
 /**
  * Props the server renders the view with: the polling interval, the round the address names (null:
@@ -59,7 +61,9 @@ function RoomScreen({ pollMs, round, address }: RoomViewProps) {
   // A witnessing projector's code carries its key (page §10.13): phones that scan it require it.
   const witness = useWitnessKey();
   // The code carries the relay the presenter named, or the one this page holds (protocol §7).
-  const pin = useQrPin();
+  // While the presenter's relay is read, or could not be, there is no code: never the plain one.
+  const qrState = useQrState();
+  const pin = qrState.kind === "code" ? qrState.pin : null;
   const scanned = addressWithPin(
     witness.witness ? witnessAddress(address, witnessVkey(witness.witness)) : address,
     pin,
@@ -129,7 +133,22 @@ function RoomScreen({ pollMs, round, address }: RoomViewProps) {
         hidden={!qr}
         data-witness-qr={witness.witness ? scanned : undefined}
       >
-        {qr && <AddressQr address={scanned} size="present" />}
+        {qr && qrState.kind === "code" && <AddressQr address={scanned} size="present" />}
+        {qr && qrState.kind !== "code" && (
+          <p
+            class={`room-no-qr${qrState.kind === "failed" ? " status-red" : ""}`}
+            data-relay-qr-state={qrState.kind}
+          >
+            {qrState.kind === "failed"
+              ? qrState.text
+              : `Reading the key configuration from ${qrState.relay}…`}
+          </p>
+        )}
+        {qr && pin !== null && (
+          <p class="room-relay" data-relay-host={relayHost(pin.relay)}>
+            Relay: {relayHost(pin.relay)} (key {shortHash(pin.ohttp)})
+          </p>
+        )}
       </div>
     </div>
   );

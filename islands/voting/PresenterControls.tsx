@@ -7,8 +7,10 @@
  */
 import { useEffect, useState } from "react";
 import AddressQr from "../../components/AddressQr.tsx";
-import { presenterRelay, useQrPin } from "../hooks/presenter_relay.ts";
+import { presenterRelay } from "../hooks/presenter_relay.ts";
 import { useScannedAddress } from "../hooks/scanned_address.ts";
+import { relayHost } from "../../lib/client/relay/round_pins.ts";
+import { shortHash } from "../../lib/client/relay/fragment.ts";
 import RelaySetting from "./RelaySetting.tsx";
 import { pinWitness, witnessVkey } from "../hooks/witness_key.ts";
 import { ApiCallError, createApiClient } from "../../lib/client/api_client.ts";
@@ -62,11 +64,12 @@ export default function PresenterControls(
           token={token}
           address={address}
           round={round}
+          relayPrefill={relayPrefill}
           onClose={() => setPresenting(false)}
         />
       )}
       {votesByGroup(round) && <OpenVoting key={round.id} token={token} round={round} />}
-      <RelaySetting prefill={relayPrefill} />
+      <RelaySetting prefill={relayPrefill} round={round} />
       <CardMaker token={token} round={round} />
       <RoundForm token={token} current={round} />
       <button type="button" class="presenter-sign-out" data-action="sign-out" onClick={onSignOut}>
@@ -78,31 +81,52 @@ export default function PresenterControls(
 
 /** The whole-screen QR code with the address and the live counts. */
 function PresentView(
-  { token, address, round, onClose }: {
+  { token, address, round, relayPrefill, onClose }: {
     token: string;
     address: string;
     round: PhasedRoundInfo;
+    relayPrefill?: string;
     onClose(): void;
   },
 ) {
   const counts = useRoomCounts(round.id);
-  const { scanned, witness } = useScannedAddress(address);
-  const pin = useQrPin();
+  // The code carries the presenter's pins (the witness this browser runs, the relay named in the
+  // presenter's bar or the server's OHTTP_RELAY); while that relay is read, or could not be, there
+  // is no code at all (protocol §7.4).
+  const { scanned, witness, qr } = useScannedAddress(address, relayPrefill);
+  const pin = qr.kind === "code" ? qr.pin : null;
   // The code names this witness: pinned as the room's, phones that require it are not let down.
   useEffect(() => {
     if (witness !== null) void pinWitness(witnessVkey(witness), token);
   }, [witness, token]);
   return (
     <div class="present-view" data-present="" role="dialog" aria-label="Scan to vote">
-      <div
-        class="present-qr"
-        data-witness-qr={witness === null ? undefined : scanned}
-        data-relay-qr={pin === null ? undefined : scanned}
-      >
-        <AddressQr address={scanned} size="present" />
-      </div>
+      {qr.kind === "code"
+        ? (
+          <div
+            class="present-qr"
+            data-witness-qr={witness === null ? undefined : scanned}
+            data-relay-qr={pin === null ? undefined : scanned}
+          >
+            <AddressQr address={scanned} size="present" />
+          </div>
+        )
+        : (
+          <p
+            class={`present-qr present-no-qr${qr.kind === "failed" ? " status-red" : ""}`}
+            data-relay-qr-state={qr.kind}
+            role={qr.kind === "failed" ? "alert" : "status"}
+          >
+            {qr.kind === "failed" ? qr.text : `Reading the key configuration from ${qr.relay}…`}
+          </p>
+        )}
       <div class="present-side">
         {round.question !== "" && <p class="present-question">{round.question}</p>}
+        {pin !== null && (
+          <p class="present-relay" data-relay-host={relayHost(pin.relay)}>
+            Relay: {relayHost(pin.relay)} (key {shortHash(pin.ohttp)})
+          </p>
+        )}
         {round.id === 1 && (
           <p class="present-offer" data-present-offer="">
             Round 1 signs each vote over 8 keys drawn at random, so a room that joins one by one can

@@ -123,12 +123,14 @@ export async function startServerBehindProxy(token: string) {
 }
 
 /**
- * A page load: the document, a static file of the page or its icon, the only direct calls a phone
- * may make after its registration.
+ * A page load: the document, a static file of the page or its icon, and the server's key
+ * configuration, read directly at each load of a page with a relay pin to hold the pin to it
+ * (protocol §7.4): the only direct calls a phone may make after its registration.
  */
 export function isPageLoad(entry: Logged): boolean {
   return entry.method === "GET" &&
-    (entry.path === "/" || entry.path.startsWith("/static/") || entry.path.startsWith("/favicon."));
+    (entry.path === "/" || entry.path.startsWith("/static/") ||
+      entry.path.startsWith("/favicon.") || entry.path === "/.well-known/ohttp-gateway");
 }
 
 /** Bytes RFC 9458 adds around a request's Binary HTTP: key id, KEM, KDF, AEAD, enc, AES-GCM tag. */

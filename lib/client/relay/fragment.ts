@@ -2,8 +2,8 @@
  * Browser-safe. The relay a page sends through (protocol §7, page §2): `#relay=<url>&ohttp=<hash>`
  * in the address's fragment, beside the witness policy, as the presenter's QR code writes it.
  * `hash` is the base64url SHA-256 of the gateway's key configuration as the relay serves it, so a
- * relay cannot hand one phone a key of its own. The pin is kept in the browser's storage, per
- * origin, until another fragment replaces it.
+ * relay cannot hand one phone a key of its own. Which pin a phone keeps, round by round, is
+ * ./round_pins.ts's to say: another fragment never replaces a pin a round was joined under.
  * @module
  */
 import { sha256 } from "../../protocol/hash.ts";
@@ -143,40 +143,4 @@ export function samePin(a: RelayPin | null, b: RelayPin | null): boolean {
 /** The first 8 characters of a pin hash, for people to compare by eye. */
 export function shortHash(ohttp: string): string {
   return ohttp.slice(0, 8);
-}
-
-/**
- * What a page does with its address's fragment and its stored pin: the pin in force, what to
- * store (null: nothing new) and, when the fragment changed it or was refused, a sentence that says
- * so. A fragment without a relay keeps the stored pin; an invalid one keeps it too.
- */
-export function adoptPin(
-  fragment: string,
-  stored: string | null,
-  options: { pageProtocol?: string } = {},
-): { pin: RelayPin | null; store: string | null; notice: string | null } {
-  const before = parsePin(stored);
-  const read = pinFromFragment(fragment, options);
-  if (read.kind === "none") return { pin: before, store: null, notice: null };
-  if (read.kind === "invalid") {
-    return {
-      pin: before,
-      store: null,
-      notice: `The relay in this address was not used: ${read.reason}.`,
-    };
-  }
-  if (samePin(before, read.pin)) return { pin: before, store: null, notice: null };
-  const { relay, ohttp } = read.pin;
-  const notice = before === null
-    ? `This browser now sends everything after joining through the relay ${relay} (key ${
-      shortHash(ohttp)
-    }).`
-    : before.relay === relay
-    ? `The relay's key changed: this browser now expects key ${
-      shortHash(ohttp)
-    } from ${relay} instead of ${shortHash(before.ohttp)}.`
-    : `The relay changed: this browser now sends through ${relay} (key ${
-      shortHash(ohttp)
-    }) instead of ${before.relay}.`;
-  return { pin: read.pin, store: serializePin(read.pin), notice };
 }

@@ -26,17 +26,20 @@ export type Wait = { kind: "vote" | "ballot"; until: number };
 export type PageTransportDeps = {
   /** The network, straight to the server. */
   direct: Transport;
-  /** The relay pin the page holds, read at each call. */
-  pin(): RelayPin | null;
+  /** The relay pin calls of `round` go through, read at each call (protocol §7.4). */
+  pin(round: number | "list" | null): RelayPin | null;
   /**
    * True once this browser registered a key with the relay pinned (kept in its storage), or holds
    * a registered key of `round` (made before the pin was held).
    */
   registered(round: number | "list"): boolean;
-  /** Records that this browser registered a key, or sent a vote (it has joined). */
-  markRegistered(): void;
-  /** Reads the relay's key configuration and holds it to `pin` (no HPKE needed). */
-  keyCheck(pin: RelayPin): Promise<KeyCheck>;
+  /** Records that this browser registered a key of `round`, or voted in it (it has joined). */
+  markRegistered(round: number | "list"): void;
+  /**
+   * Reads the relay's key configuration and holds it to `pin`, the pin of `round` (no HPKE
+   * needed), before a registration in `round`.
+   */
+  keyCheck(pin: RelayPin, round: number | "list"): Promise<KeyCheck>;
   /** The relayed transport for `pin`, its HPKE code loaded on first use. */
   relayed(pin: RelayPin): Promise<Transport>;
   /** The timing of round `round`, read through the relay; null when unknown. */
@@ -97,16 +100,16 @@ export function createPageTransport(deps: PageTransportDeps): Transport {
   };
 
   return async (url, init) => {
-    const pin = deps.pin();
     const path = new URL(url, "http://page.invalid").pathname;
     const round = roundOfPath(path);
+    const pin = deps.pin(round);
     // The election (round 1) and the lab keep their specified calls, straight to the server; so
     // does the presenter's, which names its sender by its token anyway.
     const presenter = new Headers(init.headers).has("authorization");
     if (pin === null || round === null || presenter) return await direct(url, init);
     const kind = callKind(init.method ?? "GET", path);
     if (kind === "registration") {
-      const check = await deps.keyCheck(pin);
+      const check = await deps.keyCheck(pin, round);
       if (check.kind === "mismatch") {
         deps.onAlert?.(check);
         throw new RelayError("key-mismatch", mismatchText(pin, check));
@@ -120,7 +123,7 @@ export function createPageTransport(deps: PageTransportDeps): Transport {
       try {
         await Promise.allSettled(underway);
         const response = await direct(url, init);
-        if (response.ok || await registeredAlready(response)) deps.markRegistered();
+        if (response.ok || await registeredAlready(response)) deps.markRegistered(round);
         return response;
       } finally {
         registering--;
@@ -129,7 +132,7 @@ export function createPageTransport(deps: PageTransportDeps): Transport {
     // A vote says the phone has joined, whether or not this browser saw its registration (made
     // before the pin was held, or refused as made already): it and everything after it go through
     // the relay. A read naming a ballot never goes straight.
-    if (kind === "vote") deps.markRegistered();
+    if (kind === "vote") deps.markRegistered(round);
     if (registering === 0 && !deps.registered(round) && kind !== "ballot") {
       const call = Promise.resolve(direct(url, init));
       underway.add(call);

@@ -1,10 +1,9 @@
 // The relay pin a page reads from its address's fragment (page §2, protocol §7): the relay and the
-// key configuration's hash beside the witness policy, refusals with reasons, kept per origin until
-// another fragment replaces it, saying so; and every QR address carrying the pin the page holds.
+// key configuration's hash beside the witness policy, refusals with reasons, its stored form; and
+// every QR address carrying the pin the page holds.
 import assert from "node:assert/strict";
 import {
   addressWithPin,
-  adoptPin,
   isHash,
   keyConfigHash,
   parsePin,
@@ -121,31 +120,4 @@ Deno.test("a stored pin reads back; anything else stored reads as none", () => {
   assert.equal(parsePin("{"), null);
   assert.equal(parsePin(JSON.stringify({ relay: "x", ohttp: HASH })), null);
   assert.equal(parsePin(JSON.stringify({ relay: PIN.relay })), null);
-});
-
-Deno.test("a page keeps its pin until another fragment replaces it, and says so", () => {
-  const first = adoptPin(`#${pinFragment(PIN)}`, null);
-  assert.deepEqual(first.pin, PIN);
-  assert.equal(first.store, serializePin(PIN));
-  assert.match(first.notice ?? "", /now sends everything after joining through the relay/);
-
-  const again = adoptPin(`#${pinFragment(PIN)}`, first.store);
-  assert.deepEqual(again, { pin: PIN, store: null, notice: null });
-
-  const kept = adoptPin("#witness=abc", first.store);
-  assert.deepEqual(kept, { pin: PIN, store: null, notice: null });
-
-  const rekeyed = adoptPin(`#${pinFragment({ ...PIN, ohttp: OTHER })}`, first.store);
-  assert.equal(rekeyed.pin?.ohttp, OTHER);
-  assert.match(rekeyed.notice ?? "", /The relay's key changed/);
-
-  const moved = { relay: "http://r2.example", ohttp: OTHER };
-  const replaced = adoptPin(`#${pinFragment(moved)}`, first.store);
-  assert.deepEqual(replaced.pin, moved);
-  assert.match(replaced.notice ?? "", /The relay changed: .*r2\.example.* instead of .*8788/);
-
-  const refused = adoptPin("#relay=nothing&ohttp=abc", first.store);
-  assert.deepEqual(refused.pin, PIN, "an invalid fragment keeps the stored pin");
-  assert.equal(refused.store, null);
-  assert.match(refused.notice ?? "", /^The relay in this address was not used: /);
 });
