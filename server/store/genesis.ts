@@ -15,11 +15,17 @@ import {
 } from "./layout.ts";
 import { backoff, MAX_ATTEMPTS, readRetrying, tryCommit } from "./kv_calls.ts";
 
-/** Creates the genesis block, the guard and the head of a ledger that has none yet. */
-export async function ensureGenesis({ kv, keys }: KvLedger, now: number): Promise<void> {
+/**
+ * Creates the genesis block, the guard and the head of a ledger that has none yet; answers the
+ * genesis block stored.
+ */
+export async function ensureGenesis(
+  { kv, keys }: KvLedger,
+  now: number,
+): Promise<wire.BlockRecord> {
   for (let attempt = 0;; attempt++) {
     const existing = await readRetrying(() => kv.get<wire.BlockRecord>(keys.block(0)));
-    if (existing.value) return;
+    if (existing.value) return existing.value;
     const genesis = genesisBlock(now);
     const res = await tryCommit(
       kv.atomic()
@@ -33,7 +39,7 @@ export async function ensureGenesis({ kv, keys }: KvLedger, now: number): Promis
         )
         .set(keys.open(), { height: 1 } satisfies OpenRecord),
     );
-    if (res?.ok) return;
+    if (res?.ok) return genesis;
     if (attempt >= MAX_ATTEMPTS) throw new Error("Could not create the genesis block");
     await backoff(attempt);
   }
@@ -57,4 +63,23 @@ export async function ensureServerKey({ kv, keys }: KvLedger): Promise<Uint8Arra
     if (attempt >= MAX_ATTEMPTS) throw new Error("Could not store the server key");
     await backoff(attempt);
   }
+}
+
+/**
+ * Both of the above for a store's start: one `getMany` of the genesis block and the server key,
+ * which answers every start but a ledger's first; what is missing is then made as above. Answers
+ * the genesis block (sealed blocks never change, so it may be kept) and the server key's seed.
+ */
+export async function ensureLedger(
+  ledger: KvLedger,
+  now: number,
+): Promise<{ genesis: wire.BlockRecord; seed: Uint8Array }> {
+  const { kv, keys } = ledger;
+  const [genesis, serverKey] = await readRetrying(() =>
+    kv.getMany<[wire.BlockRecord, ServerKeyRecord]>([keys.block(0), keys.serverKey()])
+  );
+  return {
+    genesis: genesis.value ?? await ensureGenesis(ledger, now),
+    seed: serverKey.value ? serverKey.value.seed : await ensureServerKey(ledger),
+  };
 }
