@@ -9,7 +9,7 @@ import { allInclusionProofs, voteLeaf } from "../lib/protocol/merkle.ts";
 import { rootFromInclusionProof } from "../lib/protocol/merkle_verify.ts";
 import type { BlockRecord } from "../lib/protocol/schemas.ts";
 import { nextTurn } from "./event_loop.ts";
-import type { ProofToStore, Store } from "./store/mod.ts";
+import type { ClosedBlock, ProofToStore, Store } from "./store/mod.ts";
 
 /**
  * Where an injected fault stops a run: after the close commit, or after the k-th commit of
@@ -46,29 +46,33 @@ export async function sealNextBlock(
   options: SealOptions = {},
 ): Promise<BlockRecord[]> {
   const sealed: BlockRecord[] = [];
-  const pending = await store.pendingBlock();
-  if (pending !== null) sealed.push(await finalizeBlock(store, pending, options));
-  const closed = await store.closeOpenBlock(now);
-  if (closed !== null) {
-    if (options.failAfter === "close") throw new SealFault("close");
-    sealed.push(await finalizeBlock(store, closed, options));
+  // One read of the guard, the head and the work record tells a pending block, or closes the open
+  // one; after a pending block is finished, the open block is looked at again.
+  for (;;) {
+    const step = await store.closeNext(now);
+    if (step === null) return sealed;
+    if (!step.pending && options.failAfter === "close") throw new SealFault("close");
+    sealed.push(await finalizeBlock(store, step.height, options, step.closed ?? undefined));
+    if (!step.pending) return sealed;
   }
-  return sealed;
 }
 
 /**
  * Finalize (idempotent): lists the votes of closed block `height` in key (vote id) order, builds
  * the RFC 9162 tree, writes every vote's proof (its path as bytes) and the leaf index every
- * `LEAF_STRIDE` leaves in bounded commits, then the block and the head in one commit checked
+ * `LEAF_STRIDE` leaves in bounded commits, the last of them with the block and the head, checked
  * against both (the head as read at the start). Re-running it after a crash writes the same
- * bytes, because the vote set is frozen by the close and the timestamp comes from the seal.
+ * bytes, because the vote set is frozen by the close and the timestamp comes from the seal. Given
+ * `known`, the close record this tick's own close commit wrote (with the head it checked), it
+ * does not read them again.
  */
 export async function finalizeBlock(
   store: Store,
   height: number,
   options: SealOptions = {},
+  known?: ClosedBlock,
 ): Promise<BlockRecord> {
-  const closed = await store.closedBlock(height);
+  const closed = known ?? await store.closedBlock(height);
   if ("sealed" in closed) return closed.sealed;
 
   const { voteIds, leaves } = await store.mapBlockVotes(height, voteLeaf);
@@ -94,14 +98,6 @@ export async function finalizeBlock(
       yield { voteId: voteIds[index], proof: { index, path: concatBytes(...proofs[index]) } };
     }
   }
-  await store.writeProofs(height, proofsToStore(), {
-    maxMutations: options.maxMutations,
-    maxBytes: options.maxBytes,
-    afterCommit: (k) => {
-      if (options.failAfter === `voteidx:${k}`) throw new SealFault(`voteidx:${k}`);
-    },
-  });
-
   const header = {
     height,
     timestamp: closed.closedAt,
@@ -109,5 +105,14 @@ export async function finalizeBlock(
     prev_hash: closed.prev.hash,
     size: voteIds.length,
   };
-  return await store.appendBlock({ ...header, hash: blockHash(header) }, closed);
+  return await store.writeProofsAndBlock({ ...header, hash: blockHash(header) }, proofsToStore(), {
+    closed,
+    batch: {
+      maxMutations: options.maxMutations,
+      maxBytes: options.maxBytes,
+      afterCommit: (k) => {
+        if (options.failAfter === `voteidx:${k}`) throw new SealFault(`voteidx:${k}`);
+      },
+    },
+  });
 }

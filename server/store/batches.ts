@@ -94,6 +94,11 @@ export type BatchOptions = {
   maxKeyBytes?: number;
   /** Called, and awaited, after the k-th commit (from 1); a throw stops the writing there. */
   afterCommit?: (k: number) => void | Promise<void>;
+  /**
+   * Commits the last batch in place of the idempotent commit (the sealer's: the last proofs with
+   * the block, checked); not counted by `afterCommit`.
+   */
+  lastCommit?: (entries: [Deno.KvKey, unknown][]) => Promise<void>;
 };
 
 /**
@@ -133,5 +138,6 @@ export async function commitInBatches(
     batchBytes += bytes;
     batchKeyBytes += groupKeyBytes;
   }
-  await flush();
+  if (options.lastCommit && batch.length > 0) await options.lastCommit(batch);
+  else await flush();
 }

@@ -16,17 +16,18 @@ import {
 import { backoff, MAX_ATTEMPTS, readRetrying, tryCommit } from "./kv_calls.ts";
 
 /**
- * Creates the genesis block, the guard and the head of a ledger that has none yet; a carded
- * round's genesis has its card set's sha256 as `prev_hash` (protocol §2.11).
+ * Creates the genesis block, the guard and the head of a ledger that has none yet; answers the
+ * genesis block stored. A carded round's genesis has its card set's sha256 as `prev_hash`
+ * (protocol §2.11).
  */
 export async function ensureGenesis(
   { kv, keys }: KvLedger,
   now: number,
   prevHash?: string,
-): Promise<void> {
+): Promise<wire.BlockRecord> {
   for (let attempt = 0;; attempt++) {
     const existing = await readRetrying(() => kv.get<wire.BlockRecord>(keys.block(0)));
-    if (existing.value) return;
+    if (existing.value) return existing.value;
     const genesis = genesisBlock(now, prevHash);
     const res = await tryCommit(
       kv.atomic()
@@ -40,7 +41,7 @@ export async function ensureGenesis(
         )
         .set(keys.open(), { height: 1 } satisfies OpenRecord),
     );
-    if (res?.ok) return;
+    if (res?.ok) return genesis;
     if (attempt >= MAX_ATTEMPTS) throw new Error("Could not create the genesis block");
     await backoff(attempt);
   }
@@ -64,4 +65,24 @@ export async function ensureServerKey({ kv, keys }: KvLedger): Promise<Uint8Arra
     if (attempt >= MAX_ATTEMPTS) throw new Error("Could not store the server key");
     await backoff(attempt);
   }
+}
+
+/**
+ * Both of the above for a store's start: one `getMany` of the genesis block and the server key,
+ * which answers every start but a ledger's first; what is missing is then made as above. Answers
+ * the genesis block (sealed blocks never change, so it may be kept) and the server key's seed.
+ */
+export async function ensureLedger(
+  ledger: KvLedger,
+  now: number,
+  prevHash?: string,
+): Promise<{ genesis: wire.BlockRecord; seed: Uint8Array }> {
+  const { kv, keys } = ledger;
+  const [genesis, serverKey] = await readRetrying(() =>
+    kv.getMany<[wire.BlockRecord, ServerKeyRecord]>([keys.block(0), keys.serverKey()])
+  );
+  return {
+    genesis: genesis.value ?? await ensureGenesis(ledger, now, prevHash),
+    seed: serverKey.value ? serverKey.value.seed : await ensureServerKey(ledger),
+  };
 }

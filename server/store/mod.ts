@@ -5,7 +5,7 @@
  * the attack lab's practice ledger (protocol §4.7).
  * @module
  */
-import { ensureGenesis, ensureServerKey } from "./genesis.ts";
+import { ensureLedger } from "./genesis.ts";
 import { bytesToBase64 } from "../../lib/protocol/bytes.ts";
 // The wire shapes of protocol §4: the store answers in them, so the API passes them on unchanged.
 import type * as wire from "../../lib/protocol/schemas.ts";
@@ -51,11 +51,14 @@ import {
   appendBlock,
   type ClosedBlock,
   closedBlock,
+  closeNext,
   closeOpenBlock,
   mapBlockVotes,
   pendingBlock,
   type ProofToStore,
+  type SealStep,
   writeProofs,
+  writeProofsAndBlock,
 } from "./sealing.ts";
 import {
   guardKeys,
@@ -66,7 +69,7 @@ import {
   type VoteGuarding,
 } from "./votes.ts";
 
-export type { CheckedKeyRecord, ClosedBlock, LedgerGate, ProofToStore, StatusAnswer };
+export type { CheckedKeyRecord, ClosedBlock, LedgerGate, ProofToStore, SealStep, StatusAnswer };
 
 /** The ledger operations the API and the sealer call. */
 export interface Store {
@@ -153,6 +156,12 @@ export interface Store {
    * closed meanwhile; null when there is nothing to close.
    */
   closeOpenBlock(now: number): Promise<number | null>;
+  /**
+   * What a sealer tick finalizes next, in the read close makes anyway: a block closed but not
+   * finalized (`pending`), else the block this call closes as {@link Store.closeOpenBlock} does,
+   * with its close record when this call's commit closed it; null when there is nothing to do.
+   */
+  closeNext(now: number): Promise<SealStep | null>;
   /** The block at `height` if it is sealed already, else its close record; throws if not closed. */
   closedBlock(height: number): Promise<{ sealed: wire.BlockRecord } | ClosedBlock>;
   /** `leafOf` of every vote of block `height`, in leaf (vote id) order, with the vote ids. */
@@ -175,6 +184,16 @@ export interface Store {
    * record of the block, the commit checks the head as read there instead of reading it again.
    */
   appendBlock(block: wire.BlockRecord, closed?: ClosedBlock): Promise<wire.BlockRecord>;
+  /**
+   * Stores every proof of block `height` and its leaf index in commits within the KV limits, the
+   * last of them also writing `block` and the head, checked as {@link Store.appendBlock} checks
+   * them; returns the stored block.
+   */
+  writeProofsAndBlock(
+    block: wire.BlockRecord,
+    proofs: Iterable<ProofToStore>,
+    options?: { closed?: ClosedBlock; batch?: BatchOptions },
+  ): Promise<wire.BlockRecord>;
   /** What this ledger keeps of its witnesses: their cosignatures and push records (§4.10). */
   readonly cosignatures: CosignatureStore;
 }
@@ -253,8 +272,7 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
   const now = options.now ?? Date.now;
   const newVoteId = options.newVoteId ?? randomVoteId;
   const ledger: KvLedger = { kv, keys: ledgerKeys(options.prefix ?? []) };
-  await ensureGenesis(ledger, now(), options.cards?.sha256);
-  const serverSeed = await ensureServerKey(ledger);
+  const { genesis, seed: serverSeed } = await ensureLedger(ledger, now(), options.cards?.sha256);
   const recordSecret = keyRecordSecret(serverSeed);
   const capacity = options.capacity;
   let gate = options.gate ?? null;
@@ -358,8 +376,11 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
       }),
     status: createStatusReader(ledger),
     openBlock: () => openBlockVotes(ledger),
+    // The genesis block, read or made at start, never changes: it is answered from memory.
     block: async (height) =>
-      (await readRetrying(() => kv.get<wire.BlockRecord>(ledger.keys.block(height)))).value,
+      height === 0
+        ? genesis
+        : (await readRetrying(() => kv.get<wire.BlockRecord>(ledger.keys.block(height)))).value,
     blocks: (from, limit) => blockRange(ledger, from, limit),
     voteProof: (height, voteId) => voteProof(ledger, height, voteId),
     blockVotes: (height, offset, limit) => blockVotes(ledger, height, offset, limit),
@@ -369,10 +390,13 @@ export async function createStore(kv: Deno.Kv, options: StoreOptions = {}): Prom
     cosignatures: createCosignatureStore(ledger),
     pendingBlock: () => pendingBlock(ledger),
     closeOpenBlock: (at) => closeOpenBlock(ledger, at),
+    closeNext: (at) => closeNext(ledger, at),
     closedBlock: (height) => closedBlock(ledger, height),
     mapBlockVotes: (height, leafOf) => mapBlockVotes(ledger, height, leafOf),
     writeProofs: (height, proofs, batch) => writeProofs(ledger, height, proofs, batch),
     appendBlock: (block, closed) => appendBlock(ledger, block, closed),
+    writeProofsAndBlock: (block, proofs, { closed, batch } = {}) =>
+      writeProofsAndBlock(ledger, { proofs, block, closed, options: batch }),
   };
 }
 

@@ -51,15 +51,34 @@ export async function pendingBlock(ledger: KvLedger): Promise<number | null> {
 }
 
 /**
+ * The block a sealer finalizes next: one closed before and not finalized (`pending`), or one
+ * closed by this call or by another process meanwhile. `closed` is the close record when this
+ * call's own commit closed it: the commit checked the head, and wrote the seal, so finalize need
+ * not read them again.
+ */
+export type SealStep = { height: number; pending: boolean; closed: ClosedBlock | null };
+
+/**
  * Close (one commit): moves the guard from N to N+1 and fixes `seal N` at `now`, only when block N
  * holds a vote; answers the height to finalize, or null.
  */
 export async function closeOpenBlock(ledger: KvLedger, now: number): Promise<number | null> {
+  return (await closeNext(ledger, now))?.height ?? null;
+}
+
+/**
+ * What {@link closeOpenBlock} does, answering the {@link SealStep}: a block closed but not
+ * finalized (found in the same read as the guard, the head and the work record, so a tick with
+ * nothing pending costs no read of its own), else the block this call closes, or null.
+ */
+export async function closeNext(ledger: KvLedger, now: number): Promise<SealStep | null> {
   const { kv, keys } = ledger;
   for (let attempt = 0;; attempt++) {
     const { open, head, also: [work] } = await readPointers(ledger, [keys.work()]);
     const height = open.value.height;
-    if (height === head.value.height + 2) return height - 1;
+    if (height === head.value.height + 2) {
+      return { height: height - 1, pending: true, closed: null };
+    }
     if (height !== head.value.height + 1) {
       throw new Error(`Open block ${height} does not follow head ${head.value.height}`);
     }
@@ -75,9 +94,12 @@ export async function closeOpenBlock(ledger: KvLedger, now: number): Promise<num
         .set(keys.open(), { height: height + 1 } satisfies OpenRecord)
         .set(keys.seal(height), { closedAt: now } satisfies SealRecord),
     );
-    if (res?.ok) return height;
+    if (res?.ok) {
+      const closed = { closedAt: now, prev: head.value, prevVersionstamp: head.versionstamp };
+      return { height, pending: false, closed };
+    }
     const seal = await readRetrying(() => kv.get<SealRecord>(keys.seal(height)));
-    if (seal.value) return height;
+    if (seal.value) return { height, pending: false, closed: null };
     if (attempt >= MAX_ATTEMPTS) throw new Error(`Closing block ${height} kept conflicting`);
     await backoff(attempt);
   }
@@ -174,14 +196,66 @@ export function writeProofs(
 }
 
 /**
- * Writes `block` and moves the head to it in one checked commit; answers the stored block. Given
- * the `closed` record finalize read, the first commit checks the head as read there rather than
- * read it again (a head moved since fails the check, and the block is then read back).
+ * At most the serialized bytes of a small record: 2 per UTF-16 unit of its JSON (V8 stores a
+ * string with any unit beyond Latin-1 as two bytes a unit, a number in at most 9), and 64 for the
+ * header and the framing.
+ */
+function recordBytes(record: unknown): number {
+  return 2 * JSON.stringify(record).length + 64;
+}
+
+/**
+ * Stores every proof of block `height`, its leaf index every {@link LEAF_STRIDE} leaves, and the
+ * block: the proofs in commits within the KV limits, the last of them with the block and the head
+ * ({@link appendBlock}, whose checks it carries), so a block is never stored before its proofs.
+ * Answers the stored block (this one, or an identical one a concurrent sealer wrote).
+ */
+export async function writeProofsAndBlock(
+  ledger: KvLedger,
+  { proofs, block, closed, options = {} }: {
+    proofs: Iterable<ProofToStore>;
+    block: wire.BlockRecord;
+    closed?: ClosedBlock;
+    options?: BatchOptions;
+  },
+): Promise<wire.BlockRecord> {
+  const { keys } = ledger;
+  const height = block.height;
+  const head: HeadRecord = { height, hash: block.hash, timestamp: block.timestamp };
+  // The block and the head come last, as one group: the batch that takes them has room for them.
+  const blockGroup = {
+    entries: [[keys.block(height), block], [keys.head(), head]] as [Deno.KvKey, unknown][],
+    bytes: entryBytes(keys.block(height), recordBytes(block)) +
+      entryBytes(keys.head(), recordBytes(head)),
+  };
+  let stored: wire.BlockRecord | null = null;
+  await commitInBatches(
+    ledger.kv,
+    (function* () {
+      yield* proofGroups({ keys, height }, proofs);
+      yield blockGroup;
+    })(),
+    {
+      ...options,
+      lastCommit: async (entries) => {
+        stored = await appendBlock(ledger, block, closed, entries.slice(0, -2));
+      },
+    },
+  );
+  return stored!;
+}
+
+/**
+ * Writes `block` and moves the head to it in one checked commit, with the idempotent sets of
+ * `alsoSet` (the last proofs); answers the stored block. Given the `closed` record finalize read
+ * or its close wrote, the first commit checks the head as read there rather than read it again (a
+ * head moved since fails the check, and the block is then read back).
  */
 export async function appendBlock(
   { kv, keys }: KvLedger,
   block: wire.BlockRecord,
   closed?: ClosedBlock,
+  alsoSet: [Deno.KvKey, unknown][] = [],
 ): Promise<wire.BlockRecord> {
   const height = block.height;
   for (let attempt = 0;; attempt++) {
@@ -189,18 +263,16 @@ export async function appendBlock(
       ? { key: keys.head(), value: closed.prev, versionstamp: closed.prevVersionstamp }
       : await readRetrying(() => kv.get<HeadRecord>(keys.head()));
     const follows = head.value?.height === height - 1 && head.value.hash === block.prev_hash;
-    const res = follows
-      ? await tryCommit(
-        kv.atomic()
-          .check(absent(keys.block(height)))
-          .check(head)
-          .set(keys.block(height), block)
-          .set(
-            keys.head(),
-            { height, hash: block.hash, timestamp: block.timestamp } satisfies HeadRecord,
-          ),
-      )
-      : { ok: false as const };
+    const op = kv.atomic()
+      .check(absent(keys.block(height)))
+      .check(head)
+      .set(keys.block(height), block)
+      .set(
+        keys.head(),
+        { height, hash: block.hash, timestamp: block.timestamp } satisfies HeadRecord,
+      );
+    for (const [key, value] of alsoSet) op.set(key, value);
+    const res = follows ? await tryCommit(op) : { ok: false as const };
     if (res?.ok) return block;
     const stored = await readRetrying(() => kv.get<wire.BlockRecord>(keys.block(height)));
     if (stored.value) {

@@ -41,7 +41,13 @@ export function setWork(
     .set(WORK_STAMP_KEY, { ledger: ledgerName(keys.prefix) });
 }
 
-/** The versionstamp of this process's last vote commit: the work stamp it set. */
+/**
+ * The latest versionstamp of this process's vote commits: the work stamp the latest of them set.
+ * Versionstamps grow with every commit of the database, and compare as strings (fixed-length hex),
+ * so the latest is kept whatever order the replies of concurrent commits come back in: a reply
+ * that comes back after a later commit's never makes the stamp that later commit set look like
+ * another process's.
+ */
 let ownStamp: string | null = null;
 
 /**
@@ -50,7 +56,9 @@ let ownStamp: string | null = null;
  */
 export function landed<T>({ keys }: KvLedger, accepted: T, versionstamp?: string): T {
   noted.add(ledgerName(keys.prefix));
-  if (versionstamp !== undefined) ownStamp = versionstamp;
+  if (versionstamp !== undefined && (ownStamp === null || versionstamp > ownStamp)) {
+    ownStamp = versionstamp;
+  }
   return accepted;
 }
 

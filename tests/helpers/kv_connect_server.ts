@@ -6,6 +6,8 @@
  * and goes down and comes back.
  * @module
  */
+import type { KvRequest } from "./kv_requests.ts";
+
 /** The native half of `@deno/kv`, pinned: the version whose data path these tests speak. */
 export const DENOKV_NATIVE = "@deno/kv-linux-x64-gnu@0.14.0";
 
@@ -98,6 +100,11 @@ export type KvConnectServer = {
   counts(): RoundTripCounts;
   /** Data-path round trips so far (`counts().total`). */
   readonly roundTrips: number;
+  /**
+   * Null at start; set to an array, and every data-path request is recorded in it from then on,
+   * with its body (tests/helpers/kv_requests.ts describes each).
+   */
+  log: KvRequest[] | null;
   /** Milliseconds each data-path round trip is held before it is answered; 0 at start. */
   delayMs: number;
   /**
@@ -174,6 +181,7 @@ export async function startKvConnectServer(
     const write = !read;
     const body = new Uint8Array(await req.arrayBuffer());
     counts.total++;
+    self.log?.push({ kind: read ? "read" : "write", at: performance.now(), body });
     if (read) counts.reads++;
     else counts.writes++;
     if (self.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, self.delayMs));
@@ -221,6 +229,7 @@ export async function startKvConnectServer(
     get roundTrips() {
       return counts.total;
     },
+    log: null,
     delayMs: 0,
     dropWriteReplies(n = 1) {
       toDrop = n;
