@@ -11,8 +11,19 @@ import type { CardSet, CardSetCreated } from "../../lib/protocol/card_schemas.ts
 import { invalidRequest } from "../errors.ts";
 import { backoff, MAX_ATTEMPTS, readRetrying, tryCommit } from "./kv_calls.ts";
 import { absent } from "./layout.ts";
-import type { StoreCards } from "./mod.ts";
 import type { RoundCardSet, RoundRecord } from "./round_phases.ts";
+
+/**
+ * A carded ledger's card set: id, sha256 (hex, the genesis `prev_hash`), its card keys, and the
+ * round whose id the cards sign (protocol §2.11).
+ */
+export type StoreCards = {
+  round: number;
+  set: string;
+  sha256: string;
+  count: number;
+  members: ReadonlySet<string>;
+};
 
 /** First part of every key of the card sets; no ledger or round key starts with it. */
 export const CARDS_PREFIX = "cards";

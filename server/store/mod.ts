@@ -6,6 +6,7 @@
  * @module
  */
 import { ensureLedger } from "./genesis.ts";
+import type { StoreCards } from "./cards.ts";
 import { bytesToBase64 } from "../../lib/protocol/bytes.ts";
 // The wire shapes of protocol §4: the store answers in them, so the API passes them on unchanged.
 import type * as wire from "../../lib/protocol/schemas.ts";
@@ -218,18 +219,6 @@ export type StoreOptions = {
   gate?: LedgerGate;
   /** A carded round's card set: its genesis commits to it and every key needs a card of it. */
   cards?: StoreCards;
-};
-
-/**
- * A carded ledger's card set: id, sha256 (hex, the genesis `prev_hash`), its card keys, and the
- * round whose id the cards sign (protocol §2.11).
- */
-export type StoreCards = {
-  round: number;
-  set: string;
-  sha256: string;
-  count: number;
-  members: ReadonlySet<string>;
 };
 
 /** Bounds of a ledger: its key directory and its accepted votes, each with its refusal. */
