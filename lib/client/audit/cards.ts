@@ -6,7 +6,7 @@
  * @module
  */
 import { base64urlToBytes, bytesToHex, hexToBytes } from "../../protocol/bytes.ts";
-import { cardSetHash, cardSetId, verifyCardAdmission } from "../../protocol/cards.ts";
+import { cardSetHash, cardSetId, readCardKey, verifyCardAdmission } from "../../protocol/cards.ts";
 import type { CardSet } from "../../protocol/card_schemas.ts";
 import type { BlockRecord, RoundList } from "../../protocol/schemas.ts";
 import { isGenesis } from "../../protocol/chain.ts";
@@ -70,13 +70,21 @@ export function checkCardedGenesis(
   }
 }
 
-/** The sha256 (hex) the keys of `set` hash to, or null when a key is malformed. */
+/**
+ * The sha256 (hex) the keys of `set` hash to, or null when the set is none a presenter makes
+ * (protocol §2.11): a key malformed or not a valid card key, a key repeated, fewer than 8 or more
+ * than 1,000 keys. Such a set could only pad the "of N" of the report.
+ */
 function setHashOf(set: CardSet): string | null {
-  try {
-    return bytesToHex(cardSetHash(set.keys.map((key) => base64urlToBytes(key, 32, "card key"))));
-  } catch {
-    return null;
+  const { keys } = set;
+  if (keys.length < 8 || keys.length > 1000 || new Set(keys).size !== keys.length) return null;
+  const parts: Uint8Array[] = [];
+  for (const key of keys) {
+    const read = readCardKey(key);
+    if (!("key" in read)) return null;
+    parts.push(read.key);
   }
+  return bytesToHex(cardSetHash(parts));
 }
 
 /**

@@ -140,6 +140,11 @@ export function checkRoundSet(
   if (computed !== hash || computed.slice(0, 16) !== set || count !== keys.length) {
     return { ok: false, reason: "The server's card set does not hash to the hash it names" };
   }
+  // A set of repeated keys, or of too few or too many, is none the presenter's page makes (protocol
+  // §2.11): it could only pad the "of N" the room is shown.
+  if (keys.length < 8 || keys.length > 1000 || new Set(keys).size !== keys.length) {
+    return { ok: false, reason: "The server's card set is not one a presenter makes" };
+  }
   let genesisOk: boolean;
   try {
     genesisOk = genesis.height === 0 && verifyBlockHash(genesis) && isGenesis(genesis, hash);

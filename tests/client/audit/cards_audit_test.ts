@@ -14,6 +14,10 @@ import { fullApp, PRESENTER_TOKEN } from "../../helpers/app_fixture.ts";
 import { call } from "../../helpers/ledger_fixtures.ts";
 import { cardBody, makeCards, setOf, type TestCard, voterKey } from "../../helpers/cards.ts";
 import { kindsOf } from "../../helpers/audit_findings.ts";
+import { checkCardedGenesis } from "../../../lib/client/audit/cards.ts";
+import { describeCardSet } from "../../../lib/protocol/cards.ts";
+import { bytesToBase64url } from "../../../lib/protocol/bytes.ts";
+import { genesisBlock } from "../../../lib/protocol/chain.ts";
 
 const ROUND = 2;
 type App = Awaited<ReturnType<typeof fullApp>>["app"];
@@ -215,4 +219,36 @@ Deno.test("a record whose card lines were taken out fails offline", async () => 
   }).join("\n");
   const report = await auditRecord(new Blob([stripped]).stream());
   assertOnly(report, "card_missing");
+});
+
+Deno.test("a genesis committing to a set no presenter makes fails with cards_changed", () => {
+  const cards = makeCards(12, 7);
+  const sets = {
+    "a card repeated to pad the count": [...cards.slice(0, 11), cards[10]],
+    "fewer than 8 cards": cards.slice(0, 7),
+    "a key that is no card key (the identity)": [
+      ...cards.slice(0, 11).map((c) => c.pair.publicKey),
+      Uint8Array.of(1, ...new Uint8Array(31)),
+    ],
+  };
+  for (const [name, members] of Object.entries(sets)) {
+    const keys = members.map((m) => m instanceof Uint8Array ? m : m.pair.publicKey);
+    const described = describeCardSet(keys);
+    const set = { ...described, keys: keys.map((key) => bytesToBase64url(key)) };
+    const found: string[] = [];
+    checkCardedGenesis(
+      genesisBlock(1767225600000, described.sha256),
+      { round: ROUND, set },
+      (finding) => found.push(finding.kind),
+    );
+    assert.deepEqual(found, ["cards_changed"], name);
+  }
+  const honest = setOf(cards);
+  const found: string[] = [];
+  checkCardedGenesis(
+    genesisBlock(1767225600000, honest.sha256),
+    { round: ROUND, set: { ...honest, keys: cards.map((c) => c.key) } },
+    (finding) => found.push(finding.kind),
+  );
+  assert.deepEqual(found, []);
 });
