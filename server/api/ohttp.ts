@@ -104,11 +104,15 @@ async function refuseWhileRelayedVoting(
   base: URL,
 ): Promise<void> {
   const listed = await serve(new Request(new URL("/api/rounds", base)));
-  if (!listed.ok) return void await listed.body?.cancel();
-  const parsed = RoundList.safeParse(await listed.json());
-  const voting = parsed.success
-    ? parsed.data.rounds.find((r) => r.relayed && r.phase === "voting")
-    : undefined;
+  // Fails closed: rounds that cannot be read may be voting, so no key is replaced then.
+  const parsed = listed.ok ? RoundList.safeParse(await listed.json()) : null;
+  if (parsed === null) await listed.body?.cancel();
+  if (parsed === null || !parsed.success) {
+    throw refusal("busy", "The rounds could not be read: the key is kept, try again", {
+      headers: { "Retry-After": "1" },
+    });
+  }
+  const voting = parsed.data.rounds.find((r) => r.relayed && r.phase === "voting");
   if (voting !== undefined) {
     throw refusal(
       "round_voting",

@@ -9,6 +9,10 @@ import { GATEWAY_KEY, KEY_KEEP_MS } from "../../../server/store/ohttp_key.ts";
 import { GATEWAY_ORIGIN, gatewayApp, PRESENTER_TOKEN } from "../../helpers/app_fixture.ts";
 import { makeVoters } from "../../helpers/ledger_fixtures.ts";
 import { withKv } from "../../helpers/kv.ts";
+import { Hono } from "hono";
+import { createGatewayApp } from "../../../server/api/ohttp.ts";
+import { createGatewayKeys } from "../../../server/store/ohttp_key.ts";
+import { toApiError } from "../../../server/errors.ts";
 
 const PRESENTER = {
   "content-type": "application/json",
@@ -197,5 +201,31 @@ Deno.test(
     );
     assert.equal((await asPresenter(parts, "/api/ohttp/key")).status, 200);
     assert.notDeepEqual(await parts.config(), joined);
+  }),
+);
+
+Deno.test(
+  "a key replacement when the rounds cannot be read: 503 busy, the key kept (fails closed)",
+  withKv(async (kv) => {
+    const keys = await createGatewayKeys(kv);
+    const before = (await keys.current()).keys;
+    const app = new Hono();
+    app.onError((error) => toApiError(error).getResponse());
+    app.route(
+      "/",
+      createGatewayApp({
+        keys,
+        serve: () => new Response("{}", { status: 500 }),
+        presenter: async (_c, next) => await next(),
+      }),
+    );
+    const res = await app.request("http://localhost/api/ohttp/key", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+    });
+    assert.equal(res.status, 503);
+    assert.equal((await res.json()).error.code, "busy");
+    assert.equal(res.headers.get("retry-after"), "1");
+    assert.deepEqual((await keys.current()).keys, before, "the key is unchanged");
   }),
 );
