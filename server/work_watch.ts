@@ -53,7 +53,7 @@ export function createWorkWatch(kv: Deno.Kv, options: WorkWatchOptions = {}): Wo
       lastPoll = now;
       const entry = await readRetrying(() => kv.get(WORK_STAMP_KEY));
       // A stamp this process's own last vote set is work it has noted already.
-      const moved = entry.versionstamp !== stamp && !isOwnStamp(entry.versionstamp);
+      const moved = entry.versionstamp !== stamp && !isOwnStamp(kv, entry.versionstamp);
       if (stamp !== undefined && moved) epoch++;
       stamp = entry.versionstamp;
     },

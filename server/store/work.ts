@@ -46,25 +46,26 @@ export function setWork(
  * Versionstamps grow with every commit of the database, and compare as strings (fixed-length hex),
  * so the latest is kept whatever order the replies of concurrent commits come back in: a reply
  * that comes back after a later commit's never makes the stamp that later commit set look like
- * another process's.
+ * another process's. Kept per database handle: a versionstamp means nothing in another database.
  */
-let ownStamp: string | null = null;
+const ownStamps = new WeakMap<Deno.Kv, string>();
 
 /**
  * Notes that a vote landed in `ledger` (after its commit, whose `versionstamp` is given when
  * known), and answers `accepted`.
  */
-export function landed<T>({ keys }: KvLedger, accepted: T, versionstamp?: string): T {
+export function landed<T>({ kv, keys }: KvLedger, accepted: T, versionstamp?: string): T {
   noted.add(ledgerName(keys.prefix));
-  if (versionstamp !== undefined && (ownStamp === null || versionstamp > ownStamp)) {
-    ownStamp = versionstamp;
+  const own = ownStamps.get(kv);
+  if (versionstamp !== undefined && (own === undefined || versionstamp > own)) {
+    ownStamps.set(kv, versionstamp);
   }
   return accepted;
 }
 
-/** True when the work stamp's `versionstamp` is this process's last vote commit's. */
-export function isOwnStamp(versionstamp: string | null): boolean {
-  return versionstamp !== null && versionstamp === ownStamp;
+/** True when the work stamp's `versionstamp` in `kv` is this process's last vote commit's there. */
+export function isOwnStamp(kv: Deno.Kv, versionstamp: string | null): boolean {
+  return versionstamp !== null && versionstamp === ownStamps.get(kv);
 }
 
 /** True, once, when a vote landed in ledger `name` since the last call. */
