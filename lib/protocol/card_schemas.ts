@@ -22,14 +22,17 @@ const Sha256Hex = z.string().check(
 );
 const Count = z.int().check(z.gte(0, "must be a non-negative integer"));
 
+/**
+ * The keys of a set a presenter makes, in card order: 8 to 1,000 of them, none repeated. A set
+ * posted is held to it, and so is a set a round's genesis commits to, by the phone and the audit.
+ */
+export const CardSetKeys = z.array(CardKeyText).check(
+  z.minLength(CARD_SET_SIZE.min, `must hold at least ${CARD_SET_SIZE.min} card keys`),
+  z.maxLength(CARD_SET_SIZE.max, `must hold at most ${CARD_SET_SIZE.max} card keys`),
+  z.refine((keys) => new Set(keys).size === keys.length, "must not repeat a card key"),
+);
 /** Body of `POST /api/cards` (presenter): the card keys in card order. */
-export const CardSetPost = z.object({
-  keys: z.array(CardKeyText).check(
-    z.minLength(CARD_SET_SIZE.min, `must hold at least ${CARD_SET_SIZE.min} card keys`),
-    z.maxLength(CARD_SET_SIZE.max, `must hold at most ${CARD_SET_SIZE.max} card keys`),
-    z.refine((keys) => new Set(keys).size === keys.length, "must not repeat a card key"),
-  ),
-});
+export const CardSetPost = z.object({ keys: CardSetKeys });
 /** Answer of `POST /api/cards` (201, or 200 for a set already stored). */
 export const CardSetCreated = z.object({ set: CardSetId, count: Count, sha256: Sha256Hex });
 /** Answer of `GET /api/cards/{set}`: the keys in card order. */

@@ -7,7 +7,7 @@
  */
 import { base64urlToBytes, bytesToHex, hexToBytes } from "../../protocol/bytes.ts";
 import { cardSetHash, cardSetId, readCardKey, verifyCardAdmission } from "../../protocol/cards.ts";
-import type { CardSet } from "../../protocol/card_schemas.ts";
+import { type CardSet, CardSetKeys } from "../../protocol/card_schemas.ts";
 import type { BlockRecord, RoundList } from "../../protocol/schemas.ts";
 import { isGenesis } from "../../protocol/chain.ts";
 import type { DirectoryEntry } from "../api_client.ts";
@@ -76,10 +76,9 @@ export function checkCardedGenesis(
  * than 1,000 keys. Such a set could only pad the "of N" of the report.
  */
 function setHashOf(set: CardSet): string | null {
-  const { keys } = set;
-  if (keys.length < 8 || keys.length > 1000 || new Set(keys).size !== keys.length) return null;
+  if (!CardSetKeys.safeParse(set.keys).success) return null;
   const parts: Uint8Array[] = [];
-  for (const key of keys) {
+  for (const key of set.keys) {
     const read = readCardKey(key);
     if (!("key" in read)) return null;
     parts.push(read.key);

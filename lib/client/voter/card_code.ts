@@ -141,7 +141,8 @@ export function checkRoundSet(
     return { ok: false, reason: "The server's card set does not hash to the hash it names" };
   }
   // A set of repeated keys, or of too few or too many, is none the presenter's page makes (protocol
-  // §2.11): it could only pad the "of N" the room is shown.
+  // §2.11): it could only pad the "of N" the room is shown. The rule is card_schemas.ts's
+  // CardSetKeys, written out here so that the schemas stay off the page's first load.
   if (keys.length < 8 || keys.length > 1000 || new Set(keys).size !== keys.length) {
     return { ok: false, reason: "The server's card set is not one a presenter makes" };
   }
