@@ -3,27 +3,9 @@
 // data path and limits) instead, so each call of protocol §4, the head signer, the rounds, the
 // lab's practice ledger and the witnesses' cosignatures run over the network protocol hosted
 // Deno KV speaks. Suites that open a KV file keep it: they test several processes on one file.
-import { startKvConnectServer } from "../../helpers/kv_connect_server.ts";
+import { onKvConnect } from "../../helpers/kv_connect_suites.ts";
 
-const server = await startKvConnectServer();
-const openLocal = Deno.openKv.bind(Deno);
-let opened = 0;
-// Deno.openKv is an accessor (the unstable KV API): it is redefined, not assigned.
-Object.defineProperty(Deno, "openKv", {
-  value: (path?: string) =>
-    path === ":memory:" ? server.openKv(`suite-${++opened}`) : openLocal(path),
-});
-
-Deno.test("the suites below run on KV Connect databases", async () => {
-  const before = server.counts().metadata;
-  const kv = await Deno.openKv(":memory:");
-  try {
-    await kv.set(["probe"], 1);
-    if (server.counts().metadata === before) throw new Error("Deno.openKv was not redirected");
-  } finally {
-    kv.close();
-  }
-});
+await onKvConnect("suite", "the suites below run on KV Connect databases");
 
 await import("../api_test.ts");
 await import("../api/vote_test.ts");
