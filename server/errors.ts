@@ -71,6 +71,7 @@ export const ERROR_STATUS = {
   unknown_tag: 404,
   unknown_lie: 404,
   unknown_round: 404,
+  unknown_group: 404,
   unknown_tree: 404,
   body_timeout: 408,
   duplicate_key: 409,

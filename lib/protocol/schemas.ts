@@ -236,7 +236,28 @@ export const RoundGroups = z.object({
   keysAtOpen: z.nullable(Count),
   groups: z.array(KeyIds),
   pending: KeyIds,
+  /** Votes a second the server's verifier is set to take (`VERIFY_RATE`, protocol §6). */
+  verifyRate: z.optional(z.number().check(z.positive("must be positive"))),
+  /** The send window W the server computes (protocol §7.4); null before voting opens. */
+  sendWindowMs: z.optional(z.nullable(Count)),
 });
+/** Spaces only: the padding of a read every phone makes at one length (protocol §7.4). */
+const Pad = z.string().check(z.regex(/^ *$/, "must be spaces"));
+/**
+ * Answer of `GET /api/rounds/{id}/groups/{g}` (protocol §4.9): group `g`'s ids ascending and its
+ * keys in that order, padded to one length for every group.
+ */
+export const RoundGroupRead = z.object({
+  group: Count,
+  ids: KeyIds,
+  keys: z.array(Hex32),
+  pad: Pad,
+});
+/**
+ * Answer of `GET /api/rounds/{id}/block/id/{height}/groups` (protocol §4.9): how many ballots of
+ * the sealed block were signed over each group, by group index, padded to one length.
+ */
+export const BlockGroups = z.object({ height: Count, counts: z.array(Count), pad: Pad });
 /** Answer of `POST /api/rounds/{id}/voting`: voting is open, with the opening's groups. */
 export const VotingOpened = z.object({ phase: z.literal("voting"), groups: z.array(KeyIds) });
 /** Answer of `GET /api/rounds`: every round by ascending id and the current one. */
@@ -250,6 +271,31 @@ export const OpenBlock = z.object({
   intervalMs: Id,
   nextSealAt: Count,
 });
+/**
+ * Answer of `GET /api/rounds/{id}/state` (protocol §4.9): the one read a phone polls, the same
+ * for every phone: the round's phase and groups, the directory's size, the open and the newest
+ * sealed block, the tally and the log's checkpoint.
+ */
+export const RoundState = z.object({
+  round: Id,
+  current: Id,
+  phase: RoundPhase,
+  openedAt: z.nullable(Count),
+  keysAtOpen: z.nullable(Count),
+  groups: z.array(KeyIds),
+  pending: KeyIds,
+  total: Count,
+  intervalMs: Id,
+  verifyRate: z.number().check(z.positive("must be positive")),
+  sendWindowMs: z.nullable(Count),
+  open: z.object({ height: Id, votes: Count, nextSealAt: Count }),
+  sealed: z.object({ height: Count, hash: Hex32 }),
+  tally: Tally,
+  checkpoint: z.string().check(z.maxLength(4096, "must be at most 4,096 characters")),
+});
+export type RoundState = z.infer<typeof RoundState>;
+export type RoundGroupRead = z.infer<typeof RoundGroupRead>;
+export type BlockGroups = z.infer<typeof BlockGroups>;
 export type RoundStart = z.infer<typeof RoundStart>;
 export type RoundInfo = z.infer<typeof RoundInfo>;
 export type RoundList = z.infer<typeof RoundList>;
