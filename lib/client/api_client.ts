@@ -5,7 +5,6 @@
  */
 import * as z from "zod/mini";
 import {
-  BlockGroups,
   BlockHash,
   BlockList,
   type BlockRecord,
@@ -18,11 +17,9 @@ import {
   type KeyRegistration,
   OpenBlock,
   RoundCreated,
-  RoundGroupRead,
   RoundGroups,
   RoundList,
   type RoundStart,
-  RoundState,
   ServerKey,
   TagRecord,
   Tally,
@@ -32,6 +29,7 @@ import {
   VotingOpened,
   WitnessPins,
 } from "../protocol/schemas.ts";
+import { BlockGroups, RoundGroupRead, RoundState } from "../protocol/hall_schemas.ts";
 import { ApiCallError, type PagedCall, send, TEXT, type Transport } from "./api_transport.ts";
 
 export {

@@ -9,7 +9,7 @@
 import { hexToBytes } from "../../protocol/bytes.ts";
 import { groupFingerprint, groupOf, roundGroups, ruleIsSound } from "../../protocol/groups.ts";
 import type { ApiClient } from "../api_client.ts";
-import type { RoundState } from "../../protocol/schemas.ts";
+import type { RoundState } from "../../protocol/hall_schemas.ts";
 import { messageOf } from "../text.ts";
 import type { PageStorage } from "./round_storage.ts";
 

@@ -10,7 +10,7 @@ import { createApiClient } from "../../../lib/client/api_client.ts";
 import { placeInGroups, readGroupFromState } from "../../../lib/client/rounds/round_group.ts";
 import { groupFingerprint } from "../../../lib/protocol/groups.ts";
 import { hexToBytes } from "../../../lib/protocol/bytes.ts";
-import type { RoundGroupRead, RoundState } from "../../../lib/protocol/schemas.ts";
+import type { RoundGroupRead, RoundState } from "../../../lib/protocol/hall_schemas.ts";
 import { fullApp, PRESENTER_TOKEN } from "../../helpers/app_fixture.ts";
 import { makeVoters } from "../../helpers/ledger_fixtures.ts";
 
