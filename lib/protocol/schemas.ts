@@ -29,8 +29,8 @@ export const Hex64 = z.string().check(
 export const VoteId = z.string().check(
   z.regex(/^[A-Za-z0-9_-]{22}$/, "must be 22 base64url characters"),
 );
-const Count = z.int().check(z.gte(0, "must be a non-negative integer"));
-const Id = z.int().check(z.gte(1, "must be a positive integer"));
+export const Count = z.int().check(z.gte(0, "must be a non-negative integer"));
+export const Id = z.int().check(z.gte(1, "must be a positive integer"));
 
 /** Body of `POST /api/pki/key`; `name` is a placeholder the server does not keep. */
 export const KeyRegistration = z.object({
@@ -209,7 +209,7 @@ export const RoundStart = z.object({
 /** A round's phase: `join`, `voting` or `closed` (protocol §4.9). */
 export const RoundPhase = z.enum(ROUND_PHASES);
 /** A list of key ids, ascending: a group, or the pending keys. */
-const KeyIds = z.array(Id);
+export const KeyIds = z.array(Id);
 /** One round as listed by `GET /api/rounds`. */
 export const RoundInfo = z.object({
   id: Id,
@@ -241,23 +241,6 @@ export const RoundGroups = z.object({
   /** The send window W the server computes (protocol §7.4); null before voting opens. */
   sendWindowMs: z.optional(z.nullable(Count)),
 });
-/** Spaces only: the padding of a read every phone makes at one length (protocol §7.4). */
-const Pad = z.string().check(z.regex(/^ *$/, "must be spaces"));
-/**
- * Answer of `GET /api/rounds/{id}/groups/{g}` (protocol §4.9): group `g`'s ids ascending and its
- * keys in that order, padded to one length for every group.
- */
-export const RoundGroupRead = z.object({
-  group: Count,
-  ids: KeyIds,
-  keys: z.array(Hex32),
-  pad: Pad,
-});
-/**
- * Answer of `GET /api/rounds/{id}/block/id/{height}/groups` (protocol §4.9): how many ballots of
- * the sealed block were signed over each group, by group index, padded to one length.
- */
-export const BlockGroups = z.object({ height: Count, counts: z.array(Count), pad: Pad });
 /** Answer of `POST /api/rounds/{id}/voting`: voting is open, with the opening's groups. */
 export const VotingOpened = z.object({ phase: z.literal("voting"), groups: z.array(KeyIds) });
 /** Answer of `GET /api/rounds`: every round by ascending id and the current one. */
@@ -271,31 +254,6 @@ export const OpenBlock = z.object({
   intervalMs: Id,
   nextSealAt: Count,
 });
-/**
- * Answer of `GET /api/rounds/{id}/state` (protocol §4.9): the one read a phone polls, the same
- * for every phone: the round's phase and groups, the directory's size, the open and the newest
- * sealed block, the tally and the log's checkpoint.
- */
-export const RoundState = z.object({
-  round: Id,
-  current: Id,
-  phase: RoundPhase,
-  openedAt: z.nullable(Count),
-  keysAtOpen: z.nullable(Count),
-  groups: z.array(KeyIds),
-  pending: KeyIds,
-  total: Count,
-  intervalMs: Id,
-  verifyRate: z.number().check(z.positive("must be positive")),
-  sendWindowMs: z.nullable(Count),
-  open: z.object({ height: Id, votes: Count, nextSealAt: Count }),
-  sealed: z.object({ height: Count, hash: Hex32 }),
-  tally: Tally,
-  checkpoint: z.string().check(z.maxLength(4096, "must be at most 4,096 characters")),
-});
-export type RoundState = z.infer<typeof RoundState>;
-export type RoundGroupRead = z.infer<typeof RoundGroupRead>;
-export type BlockGroups = z.infer<typeof BlockGroups>;
 export type RoundStart = z.infer<typeof RoundStart>;
 export type RoundInfo = z.infer<typeof RoundInfo>;
 export type RoundList = z.infer<typeof RoundList>;

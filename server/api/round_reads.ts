@@ -6,7 +6,8 @@
  * @module
  */
 import type { Hono } from "hono";
-import type { RoundGroups, RoundState } from "../../lib/protocol/schemas.ts";
+import type { RoundGroups } from "../../lib/protocol/schemas.ts";
+import type { RoundState } from "../../lib/protocol/hall_schemas.ts";
 import {
   BLOCK_GROUPS_BYTES,
   GROUP_READ_BYTES,

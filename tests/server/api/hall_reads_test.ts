@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { fullApp, PRESENTER_TOKEN } from "../../helpers/app_fixture.ts";
 import { call, makeVoters, type TestVoter } from "../../helpers/ledger_fixtures.ts";
 import { BLOCK_GROUPS_BYTES, GROUP_READ_BYTES } from "../../../lib/protocol/hall.ts";
-import { BlockGroups, RoundGroupRead, RoundState } from "../../../lib/protocol/schemas.ts";
+import { BlockGroups, RoundGroupRead, RoundState } from "../../../lib/protocol/hall_schemas.ts";
 import { sealNextBlock } from "../../../server/sealer.ts";
 
 const presenter = {
