@@ -22,6 +22,8 @@ import type { RoundInfo } from "../../lib/protocol/schemas.ts";
 import { loadSigning } from "../../lib/client/voter/panel_actions.ts";
 import { startWorker } from "../runtime.ts";
 import { holdsRegisteredKey } from "./registered_key.ts";
+import { quietTiming } from "./quiet_room.ts";
+import { RequestBudget } from "../../lib/client/relay/poll_schedule.ts";
 import {
   pageLoadedAt,
   pagePin,
@@ -70,6 +72,9 @@ async function roundInfo(id: number): Promise<RoundInfo | null> {
 }
 
 async function timing(id: number): Promise<RoundTiming | null> {
+  // A quiet phone's round: from its state read, with the phone's own W (page §14.7).
+  const quiet = quietTiming(id);
+  if (quiet !== null) return quiet;
   const info = await roundInfo(id).catch(() => null);
   if (info === null || info.openedAt === null) return null;
   return { openedAt: info.openedAt, intervalMs: info.blockIntervalMs };
@@ -168,6 +173,9 @@ const KEPT_PREFIX = "ringvote/relay-kept/";
 
 let transport: Transport | null = null;
 
+/** The most relayed requests a page sends in any 60 s (page §14.7). */
+const RELAYED_PER_MINUTE = 18;
+
 /** Records that this browser's phone has joined with a relay pinned. */
 function markRegistered(): void {
   localStorage.setItem(RELAY_REGISTERED_KEY, String(Date.now()));
@@ -201,6 +209,7 @@ export const relayPageTransport: Transport = (url, init) => {
     loadedAt: pageLoadedAt,
     onAlert: (check) => (relayAlert.value = mismatchText(pagePin().pin!, check)),
     onWait: (wait) => (relayWait.value = wait),
+    budget: new RequestBudget(RELAYED_PER_MINUTE),
     kept: {
       get: (path) => {
         const kept = localStorage.getItem(KEPT_PREFIX + path);

@@ -81,6 +81,7 @@ export function watchHeads(
   {
     storage,
     everyMs,
+    paused,
     deadlineMs = CHECK_DEADLINE_MS,
     ledger = "election",
     policy = null,
@@ -96,6 +97,8 @@ export function watchHeads(
     /** The ledger watched: its records are the ones {@link pageApiClient} of it feeds. */
     ledger?: string;
     everyMs: number;
+    /** True while the timer's checks wait (a fed record still wakes one). */
+    paused?: () => boolean;
     deadlineMs?: number;
     policy?: WitnessPolicy | null;
     /** The bound of `unwitnessed`; read from the ledger's sealing interval by default. */
@@ -228,7 +231,9 @@ export function watchHeads(
   const remembered = parseLogMemory(storage.getItem(SEEN_LOG_KEY));
   onView?.({ witness: null, size: remembered.size, proven: new Set(remembered.proven) });
   check();
-  const timer = setInterval(check, everyMs);
+  const timer = setInterval(() => {
+    if (!paused?.()) check();
+  }, everyMs);
   return () => {
     live = false;
     unfed();
@@ -255,10 +260,12 @@ export type HeadWatch = {
  */
 export function useHeadWatch(
   everyMs: number,
-  { ledger = "election", storage, witness = null }: {
+  { ledger = "election", storage, witness = null, paused }: {
     ledger?: LedgerName;
     storage?: HeadStorage;
     witness?: NoteSigner | null;
+    /** True while the timer's checks wait (a quiet phone about to sign, page §14.7). */
+    paused?: () => boolean;
   } = {},
 ): HeadWatch {
   const [fork, setFork] = useState<AnyForkEvidence | null>(null);
@@ -279,6 +286,7 @@ export function useHeadWatch(
         storage: storage ?? localStorage,
         ledger: ledgerKey(ledger),
         everyMs,
+        paused,
         policy: pagePolicy().policy,
         witness,
         onFork: setFork,
@@ -288,7 +296,7 @@ export function useHeadWatch(
         onError: console.error,
       },
     );
-  }, [round, witnessName]);
+  }, [round, witnessName, everyMs]);
   return { fork, alerts, view, witnessing };
 }
 

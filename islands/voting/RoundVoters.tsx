@@ -5,7 +5,7 @@
  * the round's ledger. The page mounts it afresh when the current round changes.
  * @module
  */
-import { lazy, Suspense, useEffect, useMemo, useState } from "react";
+import { lazy, Suspense, useEffect, useMemo, useRef, useState } from "react";
 import { useSignal } from "@preact/signals";
 import ForkAlert from "../../components/ForkAlert.tsx";
 import HeadAlerts from "../../components/HeadAlerts.tsx";
@@ -21,7 +21,14 @@ import {
 import { type PhasedRoundInfo, votesByGroup } from "../../lib/client/rounds/phases.ts";
 import ShortLateNote from "./ShortLateNote.tsx";
 import { useAnonymityLens, useChainHeight } from "../hooks/use_anonymity_lens.ts";
-import { pageApiClient, useHeadWatch, usePolicyNotice } from "../hooks/watch_heads.ts";
+import { ledgerKey, pageApiClient, useHeadWatch, usePolicyNotice } from "../hooks/watch_heads.ts";
+import { wakeWatch } from "../hooks/fed_heads.ts";
+import { earliestStage, type PollStage, useQuietRoom } from "../hooks/round_state.ts";
+import { mayHoldPin } from "../hooks/quiet_room.ts";
+import { heldPin } from "../hooks/relay_state.ts";
+import { ADMIN_TOKEN_KEY } from "../../lib/client/rounds/presenter_sign_in.ts";
+import SendWindowLine from "./SendWindowLine.tsx";
+import { CHECKPOINT_CHECK_MS } from "../../lib/client/relay/poll_schedule.ts";
 import WitnessStatus from "../../components/WitnessStatus.tsx";
 import JoinControl from "./JoinControl.tsx";
 import type { PanelLens } from "./PanelRing.tsx";
@@ -37,6 +44,8 @@ const DemoRound = lazy(() => import("./DemoRound.tsx"));
 const LENS_POLL_MS = 3000;
 /** How often the page checks that the chain still extends the signed heads it has seen. */
 const HEAD_CHECK_MS = 5000;
+/** How often a quiet phone does (page §14.7): its minimum checkpoint check. */
+const QUIET_HEAD_CHECK_MS = CHECKPOINT_CHECK_MS;
 
 /** Props of {@link RoundVoters}. */
 export type RoundVotersProps = {
@@ -56,7 +65,37 @@ export default function RoundVoters({ round, ringSize, presenter }: RoundVotersP
   // Panels whose vote is verified, by namespace: while there are any, the page follows the chain
   // and keeps one anonymity analysis per height for all of them.
   const verified = useSignal<ReadonlySet<string>>(new Set());
-  const { fork, alerts, view } = useHeadWatch(HEAD_CHECK_MS, { ledger, storage });
+  // A phone with a relay pinned, in a round with phases, is quiet (page §14.7): one state read on
+  // a schedule of its own, its timed reads answered from it; the presenter's page polls as before.
+  const [mayBeQuiet] = useState(() =>
+    votesByGroup(round) && mayHoldPin() && localStorage.getItem(ADMIN_TOKEN_KEY) === null
+  );
+  const quiet = mayBeQuiet && presenter === null && heldPin.value?.pin !== null;
+  const stages = useSignal<ReadonlyMap<string, PollStage>>(new Map());
+  const stage = earliestStage(stages.value.values());
+  const stageRef = useRef(stage);
+  stageRef.current = stage;
+  const lastCheck = useRef(0);
+  const { fork, alerts, view } = useHeadWatch(HEAD_CHECK_MS, {
+    ledger,
+    storage,
+    // A quiet phone's timer checks every QUIET_HEAD_CHECK_MS, never while it is about to sign.
+    paused: () => {
+      if (!quiet) return false;
+      if (stageRef.current === "voting" || Date.now() - lastCheck.current < QUIET_HEAD_CHECK_MS) {
+        return true;
+      }
+      lastCheck.current = Date.now();
+      return false;
+    },
+  });
+  const state = useQuietRoom({
+    round: round.id,
+    active: quiet,
+    stage,
+    // One more check once the round is over.
+    onOver: () => wakeWatch(ledgerKey(ledger)),
+  });
   const notice = usePolicyNotice();
   const api = useMemo(() => pageApiClient(ledger), []);
   const panels = useMemo(createPanelRegistry, []);
@@ -74,6 +113,14 @@ export default function RoundVoters({ round, ringSize, presenter }: RoundVotersP
     const inconsistent = analysis && !analysis.consistent ? analysis.problem : null;
     return { anonymity: anonymityByBallot(analysis), problem: lens.problem ?? inconsistent };
   }, [lens.result, lens.problem]);
+
+  function onStage(namespace: string, next: PollStage | null) {
+    if ((stages.value.get(namespace) ?? null) === next) return;
+    const changed = new Map(stages.value);
+    if (next === null) changed.delete(namespace);
+    else changed.set(namespace, next);
+    stages.value = changed;
+  }
 
   function onVerified(namespace: string, isVerified: boolean) {
     if (verified.value.has(namespace) === isVerified) return;
@@ -124,6 +171,7 @@ export default function RoundVoters({ round, ringSize, presenter }: RoundVotersP
         </h2>
       )}
       <RoundCountdown ledger={ledger} />
+      {state !== null && <SendWindowLine state={state} />}
       {phased && <ShortLateNote round={round.id} />}
       <JoinControl
         ready={ready && !adding}
@@ -171,6 +219,8 @@ export default function RoundVoters({ round, ringSize, presenter }: RoundVotersP
             round={round}
             storage={storage}
             onVerified={onVerified}
+            onStage={onStage}
+            quietState={quiet ? state : undefined}
             onPanel={panels.set}
             logView={view}
           />
