@@ -23,7 +23,7 @@ import { loadSigning } from "../../lib/client/voter/panel_actions.ts";
 import { startWorker } from "../runtime.ts";
 import { holdsRegisteredKey } from "./registered_key.ts";
 import { quietTiming } from "./quiet_room.ts";
-import { RequestBudget } from "../../lib/client/relay/poll_schedule.ts";
+import { pageBudget } from "./page_budget.ts";
 import {
   pageLoadedAt,
   pagePin,
@@ -173,9 +173,6 @@ const KEPT_PREFIX = "ringvote/relay-kept/";
 
 let transport: Transport | null = null;
 
-/** The most relayed requests a page sends in any 60 s (page §14.7). */
-const RELAYED_PER_MINUTE = 18;
-
 /** Records that this browser's phone has joined with a relay pinned. */
 function markRegistered(): void {
   localStorage.setItem(RELAY_REGISTERED_KEY, String(Date.now()));
@@ -209,7 +206,7 @@ export const relayPageTransport: Transport = (url, init) => {
     loadedAt: pageLoadedAt,
     onAlert: (check) => (relayAlert.value = mismatchText(pagePin().pin!, check)),
     onWait: (wait) => (relayWait.value = wait),
-    budget: new RequestBudget(RELAYED_PER_MINUTE),
+    budget: pageBudget(),
     kept: {
       get: (path) => {
         const kept = localStorage.getItem(KEPT_PREFIX + path);

@@ -43,6 +43,8 @@ const PHONES = Number(Deno.env.get("RELAY_ROOM_PHONES") ?? 24);
 /** Phones of the round sent directly, for the "before" count: a round needs 8 keys to open. */
 const BEFORE = 8;
 const PROJECTOR = { width: 1920, height: 1080 };
+/** How long the last phone to join stays in the room before its traffic is counted. */
+const ROOM_STAY_MS = 150_000;
 
 /** A phone whose requests to `server` carry its identity, and whose posts to the relay are kept. */
 async function phone(browser: Browser, server: string, relay: string, name: string) {
@@ -183,6 +185,7 @@ Deno.test({
             assert.equal(await vote.evaluate((el) => getComputedStyle(el).color), COLOURS.green);
           }
           openToGreenMs = performance.now() - openedAt;
+          for (const p of phones) p.traffic.signingAt = await signingAt(p.page);
           const seen = await Promise.all(
             phones.map(({ page }) =>
               page.evaluate(() =>
@@ -219,10 +222,16 @@ Deno.test({
         assert.equal(await vote.evaluate((el) => getComputedStyle(el).color), COLOURS.green);
       });
 
+      await t.step("the room stays a while, as a hall does, every phone in it", async () => {
+        // Each phone's average counts its whole time in the room: the last to join stays as long.
+        const lastJoined = Math.max(...phones.map((p) => p.traffic.registeredAt ?? 0));
+        const stay = lastJoined + ROOM_STAY_MS - Date.now();
+        if (stay > 0) await new Promise((resolve) => setTimeout(resolve, stay));
+      });
+
       await t.step(
         "each phone is quiet through the relay: 2 reads at the opening, 12 a minute, 20 at most",
-        async () => {
-          for (const p of phones) p.traffic.signingAt = await signingAt(p.page);
+        () => {
           const until = Date.now();
           const all = phones.map((p) => figures(p.traffic, openedAtClock, until));
           console.log(summary(all));

@@ -108,5 +108,9 @@ export function summary(all: readonly TrafficFigures[]): string {
     `${max((f) => f.openingReads)}; per minute mean ${(count / minutes).toFixed(1)} ` +
     `(${count} over ${minutes.toFixed(1)} phone-minutes), max ${
       max((f) => f.perMinute).toFixed(1)
-    }; busiest 60 s max ${max((f) => f.busiestMinute)}`;
+    }; busiest 60 s max ${max((f) => f.busiestMinute)}\n` +
+    all.map((f) =>
+      `  ${f.name}: ${f.openingReads} at the opening, ${f.count} in ${f.minutes.toFixed(2)} min ` +
+      `(${f.perMinute.toFixed(1)}/min), busiest ${f.busiestMinute}`
+    ).join("\n");
 }
