@@ -185,7 +185,7 @@ Deno.test({
             assert.equal(await vote.evaluate((el) => getComputedStyle(el).color), COLOURS.green);
           }
           openToGreenMs = performance.now() - openedAt;
-          for (const p of phones) p.traffic.signingAt = await signingAt(p.page);
+          for (const p of phones) Object.assign(p.traffic, await signingAt(p.page));
           const seen = await Promise.all(
             phones.map(({ page }) =>
               page.evaluate(() =>

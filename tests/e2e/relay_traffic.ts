@@ -13,13 +13,20 @@ export type PhoneTraffic = {
   registeredAt: number | null;
   /** When it showed "Signing vote…" first; null before. */
   signingAt: number | null;
+  /** When it first showed its send window, which it does once a state read shows voting open. */
+  learnedAt?: number | null;
 };
 
 /** The figures of one phone. */
 export type TrafficFigures = {
   name: string;
-  /** Relayed requests from voting opening until it began to sign. */
+  /**
+   * Relayed requests at the opening: from the state read that showed voting open (the last request
+   * sent before the page showed its send window) until it began to sign.
+   */
   openingReads: number;
+  /** Relayed requests from the presenter's press until it began to sign (a stale poll included). */
+  sincePress: number;
   /** Relayed requests a minute, from its registration to `until`. */
   perMinute: number;
   /** The most relayed requests in any 60 s from its registration to `until`. */
@@ -60,11 +67,17 @@ export function countRelayed(page: Page, relay: string, traffic: PhoneTraffic): 
   });
 }
 
-/** Notes in the page when it first shows "Signing vote…"; read with {@link signingAt}. */
+/**
+ * Notes in the page when it first shows its send window and "Signing vote…"; read with
+ * {@link signingAt}.
+ */
 export async function watchSigning(page: Page): Promise<void> {
   await page.evaluate(() => {
-    const seen = globalThis as unknown as { signingAt?: number };
+    const seen = globalThis as unknown as { signingAt?: number; learnedAt?: number };
     const observer = new MutationObserver(() => {
+      if (seen.learnedAt === undefined && document.querySelector("[data-send-window]")) {
+        seen.learnedAt = Date.now();
+      }
       for (const notice of document.querySelectorAll(".notice-working")) {
         if (notice.textContent === "Signing vote…") {
           seen.signingAt = Date.now();
@@ -76,11 +89,14 @@ export async function watchSigning(page: Page): Promise<void> {
   });
 }
 
-/** When `page` first showed "Signing vote…", or null. */
-export async function signingAt(page: Page): Promise<number | null> {
-  return await page.evaluate(() =>
-    (globalThis as unknown as { signingAt?: number }).signingAt ?? null
-  );
+/** When `page` first showed its send window and "Signing vote…" (null: not yet). */
+export async function signingAt(
+  page: Page,
+): Promise<{ signingAt: number | null; learnedAt: number | null }> {
+  return await page.evaluate(() => {
+    const seen = globalThis as unknown as { signingAt?: number; learnedAt?: number };
+    return { signingAt: seen.signingAt ?? null, learnedAt: seen.learnedAt ?? null };
+  });
 }
 
 /** The figures of `traffic` for a round opened at `openedAt`, counted until `until`. */
@@ -89,9 +105,13 @@ export function figures(traffic: PhoneTraffic, openedAt: number, until: number):
   const signing = traffic.signingAt ?? until;
   const after = traffic.relayed.filter((at) => at > from && at <= until).sort((a, b) => a - b);
   const minutes = (until - from) / MINUTE_MS;
+  const learned = traffic.learnedAt ?? openedAt;
+  const before = traffic.relayed.filter((at) => at <= learned);
+  const revealing = before.length > 0 ? Math.max(...before) : openedAt;
   return {
     name: traffic.name,
-    openingReads: traffic.relayed.filter((at) => at >= openedAt && at <= signing).length,
+    openingReads: traffic.relayed.filter((at) => at >= revealing && at <= signing).length,
+    sincePress: traffic.relayed.filter((at) => at >= openedAt && at <= signing).length,
     perMinute: after.length / minutes,
     busiestMinute: busiest(after),
     minutes,
@@ -105,12 +125,15 @@ export function summary(all: readonly TrafficFigures[]): string {
   const count = all.reduce((n, f) => n + f.count, 0);
   const minutes = all.reduce((n, f) => n + f.minutes, 0);
   return `relayed per phone (${all.length} phones): opening reads before signing max ` +
-    `${max((f) => f.openingReads)}; per minute mean ${(count / minutes).toFixed(1)} ` +
+    `${max((f) => f.openingReads)} (from the presenter's press: ${max((f) => f.sincePress)}); ` +
+    `per minute mean ${(count / minutes).toFixed(1)} ` +
     `(${count} over ${minutes.toFixed(1)} phone-minutes), max ${
       max((f) => f.perMinute).toFixed(1)
     }; busiest 60 s max ${max((f) => f.busiestMinute)}\n` +
     all.map((f) =>
-      `  ${f.name}: ${f.openingReads} at the opening, ${f.count} in ${f.minutes.toFixed(2)} min ` +
+      `  ${f.name}: ${f.openingReads} at the opening (${f.sincePress} from the press), ${f.count} in ${
+        f.minutes.toFixed(2)
+      } min ` +
       `(${f.perMinute.toFixed(1)}/min), busiest ${f.busiestMinute}`
     ).join("\n");
 }
