@@ -52,7 +52,7 @@ async function phone(browser: Browser, server: string, relay: string, name: stri
   const page = await context.newPage();
   const relayPosts: Promise<string>[] = [];
   const traffic: PhoneTraffic = { name, relayed: [], registeredAt: null, signingAt: null };
-  countRelayed(page, relay, traffic);
+  await countRelayed(page, relay, traffic);
   page.on("request", (request) => {
     if (request.method() === "POST" && request.url() === relay) {
       relayPosts.push(hashOf(new Uint8Array(request.postDataBuffer() ?? new Uint8Array())));
