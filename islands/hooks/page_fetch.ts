@@ -8,7 +8,7 @@
  */
 import { callKind, roundOfPath, type Transport } from "../../lib/client/api_client.ts";
 import { readPagePin, relayRequired } from "./relay_state.ts";
-import { quietAnswer } from "./quiet_room.ts";
+import { afterHold, quietAnswer } from "./quiet_room.ts";
 
 type RelayModule = typeof import("./relay_transport.ts");
 let relayModule: Promise<RelayModule> | null = null;
@@ -44,6 +44,7 @@ export const pageFetch: Transport = async (url, init) => {
   // A quiet phone's timed reads are answered from its round's state read (page §14.7).
   const local = await quietAnswer(url, init.method ?? "GET");
   if (local !== null) return local;
+  await afterHold(new URL(url, location.href).pathname);
   return await (await loadRelay()).relayPageTransport(url, init);
 };
 

@@ -16,6 +16,28 @@ export function roundOver(state: RoundState): boolean {
   return state.phase === "closed" || state.current !== state.round;
 }
 
+/**
+ * True from voting opening until a quiet phone's vote has left, within the send window: its reads
+ * but the state, its group, the rounds and its vote's own wait meanwhile (page §14.7).
+ */
+export const quietHold = signal(false);
+
+/** The reads a quiet phone makes while it holds the others: it signs after the first two. */
+const WHILE_HOLDING = /^\/api\/rounds(?:\/\d+\/(?:state|groups\/\d+|vote|tag\/[^/]+))?$/;
+
+/** Resolves once `path` may be sent: at once, or when the hold ends. */
+export function afterHold(path: string): Promise<void> {
+  if (!quietHold.peek() || WHILE_HOLDING.test(path)) return Promise.resolve();
+  return new Promise((resolve) => {
+    let stop = () => {};
+    stop = quietHold.subscribe((holding) => {
+      if (holding) return;
+      queueMicrotask(() => stop());
+      resolve();
+    });
+  });
+}
+
 /** How long a read the state answers waits for the quiet round's first state read. */
 const FIRST_STATE_WAIT_MS = 20_000;
 

@@ -82,6 +82,7 @@ export function watchHeads(
     storage,
     everyMs,
     paused,
+    holding,
     deadlineMs = CHECK_DEADLINE_MS,
     ledger = "election",
     policy = null,
@@ -99,6 +100,8 @@ export function watchHeads(
     everyMs: number;
     /** True while the timer's checks wait (a fed record still wakes one). */
     paused?: () => boolean;
+    /** True while every check waits, the first one included: it runs at the first tick after. */
+    holding?: () => boolean;
     deadlineMs?: number;
     policy?: WitnessPolicy | null;
     /** The bound of `unwitnessed`; read from the ledger's sealing interval by default. */
@@ -217,9 +220,12 @@ export function watchHeads(
     });
   };
   // A tick during a check runs once it ends (or is abandoned): ticks never pile up behind it.
+  let held = false;
   const check = () => {
     if (!live) return;
-    if (current) pending = true;
+    // A check asked while the page holds them waits for the first tick after.
+    if (holding?.()) held = true;
+    else if (current) pending = true;
     else start();
   };
   const wake = () => {
@@ -232,7 +238,11 @@ export function watchHeads(
   onView?.({ witness: null, size: remembered.size, proven: new Set(remembered.proven) });
   check();
   const timer = setInterval(() => {
-    if (!paused?.()) check();
+    if (holding?.()) return;
+    if (held || !paused?.()) {
+      held = false;
+      check();
+    }
   }, everyMs);
   return () => {
     live = false;
@@ -260,12 +270,14 @@ export type HeadWatch = {
  */
 export function useHeadWatch(
   everyMs: number,
-  { ledger = "election", storage, witness = null, paused }: {
+  { ledger = "election", storage, witness = null, paused, holding }: {
     ledger?: LedgerName;
     storage?: HeadStorage;
     witness?: NoteSigner | null;
-    /** True while the timer's checks wait (a quiet phone about to sign, page §14.7). */
+    /** True while the timer's checks wait (a quiet phone's minimum check, page §14.7). */
     paused?: () => boolean;
+    /** True while every check waits (a quiet phone about to sign, page §14.7). */
+    holding?: () => boolean;
   } = {},
 ): HeadWatch {
   const [fork, setFork] = useState<AnyForkEvidence | null>(null);
@@ -287,6 +299,7 @@ export function useHeadWatch(
         ledger: ledgerKey(ledger),
         everyMs,
         paused,
+        holding,
         policy: pagePolicy().policy,
         witness,
         onFork: setFork,

@@ -24,7 +24,8 @@ import { useAnonymityLens, useChainHeight } from "../hooks/use_anonymity_lens.ts
 import { ledgerKey, pageApiClient, useHeadWatch, usePolicyNotice } from "../hooks/watch_heads.ts";
 import { wakeWatch } from "../hooks/fed_heads.ts";
 import { earliestStage, type PollStage, useQuietRoom } from "../hooks/round_state.ts";
-import { mayHoldPin } from "../hooks/quiet_room.ts";
+import { mayHoldPin, ownWindowMs, quietHold, quietRoom } from "../hooks/quiet_room.ts";
+import type { RoundState } from "../../lib/protocol/hall_schemas.ts";
 import { heldPin } from "../hooks/relay_state.ts";
 import { ADMIN_TOKEN_KEY } from "../../lib/client/rounds/presenter_sign_in.ts";
 import SendWindowLine from "./SendWindowLine.tsx";
@@ -46,6 +47,17 @@ const LENS_POLL_MS = 3000;
 const HEAD_CHECK_MS = 5000;
 /** How often a quiet phone does (page §14.7): its minimum checkpoint check. */
 const QUIET_HEAD_CHECK_MS = CHECKPOINT_CHECK_MS;
+
+/**
+ * True from voting opening until the phone's vote has left, while the send window lasts: the
+ * phone reads nothing but its state and its group before it signs (page §14.7).
+ */
+function aboutToSign(stage: PollStage, state: RoundState | null, now: number): boolean {
+  if (stage === "voting") return true;
+  if (stage !== "waiting" || state === null || state.phase !== "voting") return false;
+  const windowMs = ownWindowMs(state);
+  return state.openedAt !== null && windowMs !== null && now < state.openedAt + 5_000 + windowMs;
+}
 
 /** Props of {@link RoundVoters}. */
 export type RoundVotersProps = {
@@ -79,16 +91,31 @@ export default function RoundVoters({ round, ringSize, presenter }: RoundVotersP
   const { fork, alerts, view } = useHeadWatch(HEAD_CHECK_MS, {
     ledger,
     storage,
-    // A quiet phone's timer checks every QUIET_HEAD_CHECK_MS, never while it is about to sign.
+    // A quiet phone's timer checks every QUIET_HEAD_CHECK_MS, never between voting opening and
+    // its vote leaving within the send window: a phone signs after 2 reads.
     paused: () => {
       if (!quiet) return false;
-      if (stageRef.current === "voting" || Date.now() - lastCheck.current < QUIET_HEAD_CHECK_MS) {
-        return true;
-      }
-      lastCheck.current = Date.now();
+      const now = Date.now();
+      if (now - lastCheck.current < QUIET_HEAD_CHECK_MS) return true;
+      lastCheck.current = now;
       return false;
     },
+    holding: () =>
+      quiet && aboutToSign(stageRef.current, quietRoom.peek()?.state ?? null, Date.now()),
   });
+  // Between voting opening and its vote leaving, a quiet phone's other reads wait (page §14.7).
+  useEffect(() => {
+    const hold = quiet && aboutToSign(stage, quietRoom.peek()?.state ?? null, Date.now());
+    quietHold.value = hold;
+    if (!hold) return;
+    const timer = setInterval(() => {
+      quietHold.value = aboutToSign(stageRef.current, quietRoom.peek()?.state ?? null, Date.now());
+    }, 1000);
+    return () => {
+      clearInterval(timer);
+      quietHold.value = false;
+    };
+  }, [quiet, stage, quietRoom.value?.state]);
   const state = useQuietRoom({
     round: round.id,
     active: quiet,

@@ -5,7 +5,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { quietAnswer, quietRoom } from "../../../islands/hooks/quiet_room.ts";
+import { afterHold, quietAnswer, quietHold, quietRoom } from "../../../islands/hooks/quiet_room.ts";
 import { earliestStage } from "../../../islands/hooks/round_state.ts";
 import { pageBudget, RELAYED_PER_MINUTE } from "../../../islands/hooks/page_budget.ts";
 import type { RoundState } from "../../../lib/protocol/hall_schemas.ts";
@@ -71,4 +71,24 @@ Deno.test("the budget of relayed requests holds over a reload of the tab", () =>
   const reloaded = pageBudget(storage);
   assert.ok(reloaded.delayFor(now) > 0, "the requests before the reload still count");
   assert.equal(pageBudget(new MapStorage() as unknown as Storage).delayFor(now), 0);
+});
+
+Deno.test("between voting opening and the vote leaving, only the state, the group and the vote go", async () => {
+  quietHold.value = true;
+  let released = false;
+  const held = afterHold("/api/rounds/2/server-key").then(() => (released = true));
+  for (
+    const path of [
+      "/api/rounds/2/state",
+      "/api/rounds/2/groups/3",
+      "/api/rounds/2/vote",
+      `/api/rounds/2/tag/${"ab".repeat(32)}`,
+      "/api/rounds",
+    ]
+  ) await afterHold(path);
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(released, false, "the fork watch's read waits");
+  quietHold.value = false;
+  await held;
+  assert.equal(released, true);
 });
