@@ -44,7 +44,7 @@ const PHONES = Number(Deno.env.get("RELAY_ROOM_PHONES") ?? 24);
 const BEFORE = 8;
 const PROJECTOR = { width: 1920, height: 1080 };
 /** How long the last phone to join stays in the room before its traffic is counted. */
-const ROOM_STAY_MS = 150_000;
+const ROOM_STAY_MS = Number(Deno.env.get("RELAY_ROOM_STAY_MS") ?? 150_000);
 
 /** A phone whose requests to `server` carry its identity, and whose posts to the relay are kept. */
 async function phone(browser: Browser, server: string, relay: string, name: string) {

@@ -10,6 +10,7 @@ import { earliestStage } from "../../../islands/hooks/round_state.ts";
 import { pageBudget, RELAYED_PER_MINUTE } from "../../../islands/hooks/page_budget.ts";
 import type { RoundState } from "../../../lib/protocol/hall_schemas.ts";
 import { MapStorage } from "../../helpers/map_storage.ts";
+import { holdsRegisteredKey } from "../../../islands/hooks/registered_key.ts";
 
 const STATE = {
   round: 2,
@@ -91,4 +92,22 @@ Deno.test("between voting opening and the vote leaving, only the state, the grou
   quietHold.value = false;
   await held;
   assert.equal(released, true);
+});
+
+Deno.test("a key of the round is found in the browser's own storage, whose methods are its prototype's", () => {
+  /** Storage as the browser has it: methods on the prototype, none of them own properties. */
+  class PrototypeStorage {
+    #items = new Map<string, string>();
+    getItem(key: string) {
+      return this.#items.get(key) ?? null;
+    }
+    setItem(key: string, value: string) {
+      this.#items.set(key, value);
+    }
+  }
+  const storage = new PrototypeStorage();
+  assert.equal(holdsRegisteredKey(storage, 2), false);
+  storage.setItem("round/2/voters", "Ada");
+  storage.setItem("round/2/Ada:keyId", "7");
+  assert.equal(holdsRegisteredKey(storage, 2), true);
 });
