@@ -65,7 +65,13 @@ export type AppOptions = {
   config?: Partial<
     Pick<
       Config,
-      "ringSize" | "publicUrl" | "trustProxy" | "logOrigin" | "witnessPolicy" | "ohttpRelay"
+      | "ringSize"
+      | "publicUrl"
+      | "trustProxy"
+      | "logOrigin"
+      | "witnessPolicy"
+      | "ohttpRelay"
+      | "verifyRate"
     >
   >;
   /** The machine's network interfaces, for the page's LAN address; `Deno.networkInterfaces`. */
@@ -154,6 +160,7 @@ export function createApp(options: AppOptions): Hono {
           room,
         }),
       trustProxy: options.config?.trustProxy ?? false,
+      verifyRate: options.config?.verifyRate,
     });
     app.use("/api/vote", electionWrites(rounds));
     app.use("/api/pki/key", electionWrites(rounds));

@@ -1,6 +1,7 @@
 // Configuration from the environment (protocol §6), read once by main.ts. Bad values stop the
 // start with a message naming the variable.
 import { isOrigin } from "../lib/protocol/checkpoint.ts";
+import { DEFAULT_VERIFY_RATE } from "../lib/protocol/hall.ts";
 import { parseWitnessPolicy, type WitnessPolicy } from "./witness_policy.ts";
 
 /** The settings of one server process. */
@@ -34,6 +35,11 @@ export type Config = {
    * field, and a page without a relay pinned then declines to send a round's vote (protocol §7).
    */
   ohttpRelay: string | null;
+  /**
+   * Votes a second the verifier is taken to check (`VERIFY_RATE`), fixed at start and never
+   * measured live: phones size their send window with it (protocol §7.4).
+   */
+  verifyRate?: number;
 };
 
 /** Ring size the page uses when `RING_SIZE` is unset (protocol §6). */
@@ -82,6 +88,12 @@ export function readConfig(
     logOrigin: logOrigin(env("LOG_ORIGIN")),
     witnessPolicy: witnessPolicy(env("WITNESS_POLICY"), readTextFile),
     ohttpRelay: ohttpRelay(env("OHTTP_RELAY")),
+    verifyRate: integer(env, {
+      name: "VERIFY_RATE",
+      fallback: DEFAULT_VERIFY_RATE,
+      min: 1,
+      max: 1_000,
+    }),
   };
 }
 

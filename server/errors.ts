@@ -74,6 +74,7 @@ export const ERROR_STATUS = {
   unknown_tag: 404,
   unknown_lie: 404,
   unknown_round: 404,
+  unknown_group: 404,
   unknown_tree: 404,
   unknown_cards: 404,
   no_cards: 404,

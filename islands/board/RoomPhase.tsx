@@ -1,7 +1,7 @@
 /**
  * A round's phase on the projector view (page §10.11): the phase, the keys joined in large type
- * with the headcount hint, then how many of the grouped keys voted, and each group's fingerprint,
- * for the room to compare with the phones'.
+ * with the headcount hint, then how many of the grouped keys voted, the send window W while voting
+ * is open, and each group's fingerprint, for the room to compare with the phones'.
  * @module
  */
 import type { ApiClient } from "../../lib/client/api_client.ts";
@@ -10,6 +10,7 @@ import type { RoundPhase } from "../../lib/client/rounds/phases.ts";
 import { headcountText, phaseName, votedText } from "../../lib/client/rounds/round_texts.ts";
 import { usePolled } from "../hooks/polling.ts";
 import { keysFromCardsText } from "../../lib/client/cards/card_keep.ts";
+import { roomWindowText } from "../../lib/client/rounds/window_text.ts";
 
 /** Props: the round's API, its phase as listed, the votes sealed and waiting, how often to read. */
 export type RoomPhaseProps = {
@@ -56,6 +57,11 @@ export default function RoomPhase({ api, phase, votes, pollMs, cards = null }: R
       {shownPhase !== "join" && (
         <p class="room-voted" data-room-voted={votes ?? ""}>
           {votedText({ voted: votes ?? 0, keys: grouped })}
+        </p>
+      )}
+      {shownPhase === "voting" && served?.sendWindowMs != null && (
+        <p class="room-window" data-room-window={served.sendWindowMs}>
+          {roomWindowText(served.sendWindowMs)}
         </p>
       )}
       {groups.length > 0 && (

@@ -61,3 +61,8 @@ export function onFed(key: string, wake: () => void): () => void {
     if (wakes.get(key) === wake) wakes.delete(key);
   };
 }
+
+/** Wakes ledger `key`'s watch for one check soon, as a fed record would. */
+export function wakeWatch(key: string): void {
+  wakes.get(key)?.();
+}

@@ -3,11 +3,12 @@
  * API client of the phone's pages is made with. Without a relay pinned it is `fetch`; with one,
  * the page transport of ./relay_transport.ts, loaded then in a chunk of its own, checks the relay's
  * key configuration before the key registration and from that registration on sends every round
- * call through the relay.
+ * call through the relay; a quiet phone's timed reads are answered from its state read instead.
  * @module
  */
 import { callKind, roundOfPath, type Transport } from "../../lib/client/api_client.ts";
 import { readPagePin, relayRequired } from "./relay_state.ts";
+import { afterHold, quietAnswer } from "./quiet_room.ts";
 
 type RelayModule = typeof import("./relay_transport.ts");
 let relayModule: Promise<RelayModule> | null = null;
@@ -40,6 +41,10 @@ export const pageFetch: Transport = async (url, init) => {
     }
     return await fetch(url, init);
   }
+  // A quiet phone's timed reads are answered from its round's state read (page §14.8).
+  const local = await quietAnswer(url, init.method ?? "GET");
+  if (local !== null) return local;
+  await afterHold(new URL(url, location.href).pathname);
   return await (await loadRelay()).relayPageTransport(url, init);
 };
 

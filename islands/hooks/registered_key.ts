@@ -12,7 +12,12 @@ import { parseVoterList, storageKey, VOTERS_KEY } from "../../lib/client/voter/v
  * the relay.
  */
 export function holdsRegisteredKey(storage: Pick<PageStorage, "getItem">, round: number): boolean {
-  const kept = roundStorage({ ...storage, setItem() {}, removeItem() {} }, round);
+  // `getItem` is called on `storage` itself: a spread of the browser's Storage copies no method.
+  const kept = roundStorage({
+    getItem: (key) => storage.getItem(key),
+    setItem() {},
+    removeItem() {},
+  }, round);
   return parseVoterList(kept.getItem(VOTERS_KEY)).some((namespace) =>
     kept.getItem(storageKey(namespace, "keyId")) !== null
   );

@@ -25,6 +25,8 @@ import type { RoundInfo } from "../../lib/protocol/schemas.ts";
 import { loadSigning } from "../../lib/client/voter/panel_actions.ts";
 import { startWorker } from "../runtime.ts";
 import { holdsRegisteredKey } from "./registered_key.ts";
+import { quietTiming } from "./quiet_room.ts";
+import { pageBudget } from "./page_budget.ts";
 import {
   heldPin,
   pageLoadedAt,
@@ -134,6 +136,9 @@ async function roundInfo(id: number): Promise<RoundInfo | null> {
 }
 
 async function timing(id: number): Promise<RoundTiming | null> {
+  // A quiet phone's round: from its state read, with the phone's own W (page §14.8).
+  const quiet = quietTiming(id);
+  if (quiet !== null) return quiet;
   const info = await roundInfo(id).catch(() => null);
   if (info === null || info.openedAt === null) return null;
   return { openedAt: info.openedAt, intervalMs: info.blockIntervalMs };
@@ -323,6 +328,7 @@ export const relayPageTransport: Transport = (url, init) => {
     loadedAt: pageLoadedAt,
     onAlert: (check) => (relayAlert.value = mismatchText(pagePin().pin!, check)),
     onWait: (wait) => (relayWait.value = wait),
+    budget: pageBudget(),
     kept: {
       get: (path) => {
         const kept = localStorage.getItem(KEPT_PREFIX + path);

@@ -8,6 +8,7 @@ import { ApiCallError, createApiClient } from "../../lib/client/api_client.ts";
 import { pageFetch } from "./page_fetch.ts";
 import type { PhasedRoundInfo, PhasedRoundList } from "../../lib/client/rounds/phases.ts";
 import { ADMIN_TOKEN_KEY, signInPresenter } from "../../lib/client/rounds/presenter_sign_in.ts";
+import { quietRoom } from "./quiet_room.ts";
 
 /** How often a page asks which round is current. */
 export const ROUNDS_POLL_MS = 3000;
@@ -32,7 +33,8 @@ export const ELECTION_ROUND: PhasedRoundInfo = {
 /**
  * The rounds and the current one, read now and every {@link ROUNDS_POLL_MS}; null until the first
  * answer. A server without rounds (404) has round 1 only; a failed read keeps what was known and
- * asks again.
+ * asks again. A quiet phone (page §14.8) reads nothing more while its round is current: the phase
+ * comes from its round's state read, and the list is read again once that says another round is.
  */
 export function useRounds(): PhasedRoundList | null {
   const [list, setList] = useState<PhasedRoundList | null>(null);
@@ -40,6 +42,14 @@ export function useRounds(): PhasedRoundList | null {
     const api = createApiClient({ fetch: pageFetch });
     let live = true;
     const read = async () => {
+      const quiet = quietRoom.peek();
+      if (quiet !== null) {
+        const state = quiet.state;
+        if (state === null || state.current === state.round) {
+          if (state !== null) setList((old) => old === null ? old : withState(old, state));
+          return;
+        }
+      }
       try {
         const answer = await api.rounds();
         if (live) setList((old) => sameList(old, answer) ? old : answer);
@@ -62,6 +72,19 @@ export function useRounds(): PhasedRoundList | null {
     };
   }, []);
   return list;
+}
+
+/** `list` with the phase and opening of the quiet round as its state read says. */
+function withState(
+  list: PhasedRoundList,
+  state: { round: number; phase: PhasedRoundInfo["phase"]; openedAt: number | null },
+): PhasedRoundList {
+  const round = list.rounds.find((r) => r.id === state.round);
+  if (round === undefined || (round.phase === state.phase && round.openedAt === state.openedAt)) {
+    return list;
+  }
+  const changed = { ...round, phase: state.phase, openedAt: state.openedAt };
+  return { ...list, rounds: list.rounds.map((r) => r.id === state.round ? changed : r) };
 }
 
 /** True when nothing the pages show changed: the current round, the rounds and their phases. */

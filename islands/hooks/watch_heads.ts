@@ -81,6 +81,8 @@ export function watchHeads(
   {
     storage,
     everyMs,
+    paused,
+    holding,
     deadlineMs = CHECK_DEADLINE_MS,
     ledger = "election",
     policy = null,
@@ -96,6 +98,10 @@ export function watchHeads(
     /** The ledger watched: its records are the ones {@link pageApiClient} of it feeds. */
     ledger?: string;
     everyMs: number;
+    /** True while the timer's checks wait (a fed record still wakes one). */
+    paused?: () => boolean;
+    /** True while every check waits, the first one included: it runs at the first tick after. */
+    holding?: () => boolean;
     deadlineMs?: number;
     policy?: WitnessPolicy | null;
     /** The bound of `unwitnessed`; read from the ledger's sealing interval by default. */
@@ -214,9 +220,12 @@ export function watchHeads(
     });
   };
   // A tick during a check runs once it ends (or is abandoned): ticks never pile up behind it.
+  let held = false;
   const check = () => {
     if (!live) return;
-    if (current) pending = true;
+    // A check asked while the page holds them waits for the first tick after.
+    if (holding?.()) held = true;
+    else if (current) pending = true;
     else start();
   };
   const wake = () => {
@@ -228,7 +237,13 @@ export function watchHeads(
   const remembered = parseLogMemory(storage.getItem(SEEN_LOG_KEY));
   onView?.({ witness: null, size: remembered.size, proven: new Set(remembered.proven) });
   check();
-  const timer = setInterval(check, everyMs);
+  const timer = setInterval(() => {
+    if (holding?.()) return;
+    if (held || !paused?.()) {
+      held = false;
+      check();
+    }
+  }, everyMs);
   return () => {
     live = false;
     unfed();
@@ -255,10 +270,14 @@ export type HeadWatch = {
  */
 export function useHeadWatch(
   everyMs: number,
-  { ledger = "election", storage, witness = null }: {
+  { ledger = "election", storage, witness = null, paused, holding }: {
     ledger?: LedgerName;
     storage?: HeadStorage;
     witness?: NoteSigner | null;
+    /** True while the timer's checks wait (a quiet phone's minimum check, page §14.8). */
+    paused?: () => boolean;
+    /** True while every check waits (a quiet phone about to sign, page §14.8). */
+    holding?: () => boolean;
   } = {},
 ): HeadWatch {
   const [fork, setFork] = useState<AnyForkEvidence | null>(null);
@@ -279,6 +298,8 @@ export function useHeadWatch(
         storage: storage ?? localStorage,
         ledger: ledgerKey(ledger),
         everyMs,
+        paused,
+        holding,
         policy: pagePolicy().policy,
         witness,
         onFork: setFork,
@@ -288,7 +309,7 @@ export function useHeadWatch(
         onError: console.error,
       },
     );
-  }, [round, witnessName]);
+  }, [round, witnessName, everyMs]);
   return { fork, alerts, view, witnessing };
 }
 

@@ -33,7 +33,7 @@ type PanelRingProps = {
   namespace: string;
   storage: VoterStorage;
   lens: PanelLens;
-  group?: { late: boolean } | null;
+  group?: { late: boolean; index?: number | null } | null;
   /** The round's API: a group ballot's line adds how many of its group its block sealed. */
   api?: ApiClient;
 };
@@ -51,7 +51,7 @@ export default function PanelRing(
     return (
       <GroupRing ring={ring} late={group.late}>
         {api !== undefined && Number.isSafeInteger(height) && height > 0 && (
-          <SealedWith api={api} height={height} ring={ring} />
+          <SealedWith api={api} height={height} ring={ring} group={group.index ?? null} />
         )}
       </GroupRing>
     );

@@ -5,7 +5,7 @@
  * the round's ledger. The page mounts it afresh when the current round changes.
  * @module
  */
-import { lazy, Suspense, useEffect, useMemo, useState } from "react";
+import { lazy, Suspense, useEffect, useMemo, useRef, useState } from "react";
 import { useSignal } from "@preact/signals";
 import ForkAlert from "../../components/ForkAlert.tsx";
 import HeadAlerts from "../../components/HeadAlerts.tsx";
@@ -23,7 +23,15 @@ import {
 import { type PhasedRoundInfo, votesByGroup } from "../../lib/client/rounds/phases.ts";
 import ShortLateNote from "./ShortLateNote.tsx";
 import { useAnonymityLens, useChainHeight } from "../hooks/use_anonymity_lens.ts";
-import { pageApiClient, useHeadWatch, usePolicyNotice } from "../hooks/watch_heads.ts";
+import { ledgerKey, pageApiClient, useHeadWatch, usePolicyNotice } from "../hooks/watch_heads.ts";
+import { wakeWatch } from "../hooks/fed_heads.ts";
+import { earliestStage, type PollStage, useQuietRoom } from "../hooks/round_state.ts";
+import { mayHoldPin, ownWindowMs, quietHold, quietRoom } from "../hooks/quiet_room.ts";
+import type { RoundState } from "../../lib/protocol/hall_schemas.ts";
+import { heldPin } from "../hooks/relay_state.ts";
+import { ADMIN_TOKEN_KEY } from "../../lib/client/rounds/presenter_sign_in.ts";
+import SendWindowLine from "./SendWindowLine.tsx";
+import { CHECKPOINT_CHECK_MS } from "../../lib/client/relay/poll_schedule.ts";
 import WitnessStatus from "../../components/WitnessStatus.tsx";
 import JoinControl from "./JoinControl.tsx";
 import { joinAsVoter, joinStatusText } from "../../lib/client/voter/join.ts";
@@ -51,6 +59,19 @@ const DemoRound = lazy(() => import("./DemoRound.tsx"));
 const LENS_POLL_MS = 3000;
 /** How often the page checks that the chain still extends the signed heads it has seen. */
 const HEAD_CHECK_MS = 5000;
+/** How often a quiet phone does (page §14.8): its minimum checkpoint check. */
+const QUIET_HEAD_CHECK_MS = CHECKPOINT_CHECK_MS;
+
+/**
+ * True from voting opening until the phone's vote has left, while the send window lasts: the
+ * phone reads nothing but its state and its group before it signs (page §14.8).
+ */
+function aboutToSign(stage: PollStage, state: RoundState | null, now: number): boolean {
+  if (stage === "voting") return true;
+  if (stage !== "waiting" || state === null || state.phase !== "voting") return false;
+  const windowMs = ownWindowMs(state);
+  return state.openedAt !== null && windowMs !== null && now < state.openedAt + 5_000 + windowMs;
+}
 
 /** Props of {@link RoundVoters}. */
 export type RoundVotersProps = {
@@ -73,7 +94,52 @@ export default function RoundVoters({ round, ringSize, presenter }: RoundVotersP
   // Panels whose vote is verified, by namespace: while there are any, the page follows the chain
   // and keeps one anonymity analysis per height for all of them.
   const verified = useSignal<ReadonlySet<string>>(new Set());
-  const { fork, alerts, view } = useHeadWatch(HEAD_CHECK_MS, { ledger, storage });
+  // A phone with a relay pinned, in a round with phases, is quiet (page §14.8): one state read on
+  // a schedule of its own, its timed reads answered from it; the presenter's page polls as before.
+  const [mayBeQuiet] = useState(() =>
+    votesByGroup(round) && mayHoldPin() && localStorage.getItem(ADMIN_TOKEN_KEY) === null
+  );
+  const quiet = mayBeQuiet && presenter === null && heldPin.value?.pin !== null;
+  const stages = useSignal<ReadonlyMap<string, PollStage>>(new Map());
+  const stage = earliestStage(stages.value.values());
+  const stageRef = useRef(stage);
+  stageRef.current = stage;
+  const lastCheck = useRef(0);
+  const { fork, alerts, view } = useHeadWatch(HEAD_CHECK_MS, {
+    ledger,
+    storage,
+    // A quiet phone's timer checks every QUIET_HEAD_CHECK_MS, never between voting opening and
+    // its vote leaving within the send window: a phone signs after 2 reads.
+    paused: () => {
+      if (!quiet) return false;
+      const now = Date.now();
+      if (now - lastCheck.current < QUIET_HEAD_CHECK_MS) return true;
+      lastCheck.current = now;
+      return false;
+    },
+    holding: () =>
+      quiet && aboutToSign(stageRef.current, quietRoom.peek()?.state ?? null, Date.now()),
+  });
+  // Between voting opening and its vote leaving, a quiet phone's other reads wait (page §14.8).
+  useEffect(() => {
+    const hold = quiet && aboutToSign(stage, quietRoom.peek()?.state ?? null, Date.now());
+    quietHold.value = hold;
+    if (!hold) return;
+    const timer = setInterval(() => {
+      quietHold.value = aboutToSign(stageRef.current, quietRoom.peek()?.state ?? null, Date.now());
+    }, 1000);
+    return () => {
+      clearInterval(timer);
+      quietHold.value = false;
+    };
+  }, [quiet, stage, quietRoom.value?.state]);
+  const state = useQuietRoom({
+    round: round.id,
+    active: quiet,
+    stage,
+    // One more check once the round is over.
+    onOver: () => wakeWatch(ledgerKey(ledger)),
+  });
   const notice = usePolicyNotice();
   const api = useMemo(() => pageApiClient(ledger), []);
   const panels = useMemo(createPanelRegistry, []);
@@ -91,6 +157,14 @@ export default function RoundVoters({ round, ringSize, presenter }: RoundVotersP
     const inconsistent = analysis && !analysis.consistent ? analysis.problem : null;
     return { anonymity: anonymityByBallot(analysis), problem: lens.problem ?? inconsistent };
   }, [lens.result, lens.problem]);
+
+  function onStage(namespace: string, next: PollStage | null) {
+    if ((stages.value.get(namespace) ?? null) === next) return;
+    const changed = new Map(stages.value);
+    if (next === null) changed.delete(namespace);
+    else changed.set(namespace, next);
+    stages.value = changed;
+  }
 
   function onVerified(namespace: string, isVerified: boolean) {
     if (verified.value.has(namespace) === isVerified) return;
@@ -149,6 +223,7 @@ export default function RoundVoters({ round, ringSize, presenter }: RoundVotersP
         </h2>
       )}
       <RoundCountdown ledger={ledger} />
+      {state !== null && <SendWindowLine state={state} />}
       {phased && <ShortLateNote round={round.id} />}
       {carded === null
         ? (
@@ -220,6 +295,8 @@ export default function RoundVoters({ round, ringSize, presenter }: RoundVotersP
             round={round}
             storage={storage}
             onVerified={onVerified}
+            onStage={onStage}
+            quietState={quiet ? state : undefined}
             onPanel={panels.set}
             logView={view}
             card={card}

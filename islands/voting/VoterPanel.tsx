@@ -22,16 +22,21 @@ import PanelRing, { type PanelLens } from "./PanelRing.tsx";
 import VoteSection from "./VoteSection.tsx";
 import { useOwnTagCheck, usePendingPoll, useWaitForVoters } from "./vote_watch.ts";
 import { type LogView, pageApiClient } from "../hooks/watch_heads.ts";
-import { blockName, type ShownBlock } from "../../lib/client/log/log_view.ts";
+import type { ShownBlock } from "../../lib/client/log/log_view.ts";
 import type { PageStorage } from "../../lib/client/rounds/round_storage.ts";
 import { type PhasedRoundInfo, phaseFields, votesByGroup } from "../../lib/client/rounds/phases.ts";
 import {
   keepChosen,
   markLate,
   readChosen,
+  readGroupFromState,
   readGroupState,
 } from "../../lib/client/rounds/round_group.ts";
 import { useGroupWatch } from "./group_watch.ts";
+import type { PollStage } from "../hooks/round_state.ts";
+import type { RoundState } from "../../lib/protocol/hall_schemas.ts";
+import { panelStage, quietGroupIndex } from "./panel_stage.ts";
+import VoteWitnessed from "./VoteWitnessed.tsx";
 import { groupWaitingText } from "./group_lines.ts";
 import { groupFingerprintText } from "../../lib/client/rounds/round_texts.ts";
 
@@ -79,6 +84,10 @@ type VoterPanelProps = {
   logView?: LogView | null;
   /** In a carded round, the card the key registers with (page §14.7); none otherwise. */
   card?: PanelCard | null;
+  /** Hears where this panel stands, for a quiet phone's schedule (page §14.8); null on removal. */
+  onStage?(namespace: string, stage: PollStage | null): void;
+  /** A quiet phone's latest state read (null before the first); undefined on any other page. */
+  quietState?: RoundState | null;
 };
 
 /**
@@ -86,8 +95,19 @@ type VoterPanelProps = {
  * vote also shows its ring and its effective anonymity.
  */
 export default function VoterPanel(
-  { namespace, ringSize, round, storage, lens, onVerified, onPanel, logView = null, card = null }:
-    VoterPanelProps,
+  {
+    namespace,
+    ringSize,
+    round,
+    storage,
+    lens,
+    onVerified,
+    onPanel,
+    logView = null,
+    card = null,
+    onStage,
+    quietState,
+  }: VoterPanelProps,
 ) {
   const lastLogged = useRef<string | null>(null);
   const io = useMemo(
@@ -112,9 +132,12 @@ export default function VoterPanel(
     if (phased) keepChosen(storage, namespace, choice);
     setQueuedState(choice);
   }
+  const ownKey = keyId === null ? null : actions.readStoredKeys(io.storage, namespace).publicKey;
   const group = useGroupWatch(io.api, {
     ownId: phased && keyId !== null ? Number(keyId) : null,
+    ownKey,
     rule: phased ? { minVoters, lateJoiners } : null,
+    state: quietState,
   });
   const inGroup = group?.kind === "group" ? group : null;
   // A kept choice refused "voting not open" while this key has its group is tried again, a few
@@ -152,7 +175,13 @@ export default function VoterPanel(
   }, [namespace]);
 
   // A pending vote keeps its text until its block is sealed, then is verified again.
-  usePendingPoll(io, namespace, voteLine, refreshVote);
+  usePendingPoll(
+    io,
+    namespace,
+    voteLine,
+    refreshVote,
+    quietState === undefined ? undefined : quietState?.sealed.height ?? null,
+  );
   // A registered voter with no vote yet learns how many more must join before a ring fills, and a
   // choice made meanwhile is sent as soon as they have.
   const waiting = useWaitForVoters(io, {
@@ -172,6 +201,9 @@ export default function VoterPanel(
     }
   }, [group, voteLine.status, retries]);
   const tagLine = useOwnTagCheck(io, namespace, voteLine);
+  const stage = panelStage({ group, voteStatus: voteLine.status, proven: tagLine !== null });
+  useEffect(() => onStage?.(namespace, stage), [stage]);
+  useEffect(() => () => onStage?.(namespace, null), []);
 
   function onGenerate() {
     setKeyLine(actions.generateKeys(io, namespace));
@@ -243,10 +275,11 @@ export default function VoterPanel(
    * the choice is kept and the refusal says what the vote waits for.
    */
   async function groupRing(text: string, ownId: number): Promise<string[] | VoteRefusal> {
-    const state = inGroup ?? await readGroupState(io.api, {
-      ownId,
-      rule: { minVoters, lateJoiners },
-    });
+    const rule = { minVoters, lateJoiners };
+    const state = inGroup ??
+      (quietState
+        ? await readGroupFromState(io.api, { ownId, ownKey: ownKey ?? "", rule, state: quietState })
+        : await readGroupState(io.api, { ownId, rule }));
     if (state.kind === "group") return state.keys;
     if (round.choices.length > 0) setQueued(text);
     const known = state.kind === "unknown" ? group : state;
@@ -340,7 +373,9 @@ export default function VoterPanel(
           namespace={namespace}
           storage={io.storage}
           lens={lens}
-          group={phased ? { late: inGroup?.late ?? false } : null}
+          group={phased
+            ? { late: inGroup?.late ?? false, index: quietGroupIndex(quietState, keyId) }
+            : null}
           api={io.api}
         />
       )}
@@ -353,28 +388,5 @@ export default function VoterPanel(
         </details>
       )}
     </VoterCard>
-  );
-}
-
-/**
- * Whether a verified vote's block is witnessed (page §10.13): proven included in a checkpoint this
- * page accepted, and inside the largest one the policy's quorum cosigned.
- */
-function VoteWitnessed({ view, block }: { view: LogView; block: ShownBlock | null }) {
-  const proven = block !== null && view.proven.has(blockName(block));
-  const witnessed = proven && view.witness !== null && block.height < view.witness.size;
-  return (
-    <p
-      class={`vote-witnessed ${witnessed ? "is-yes" : "is-no"}`}
-      data-vote-witnessed={witnessed ? "yes" : "no"}
-    >
-      {witnessed
-        ? `✓ Witnessed: block ${block.height} is in the history the witnesses cosigned.`
-        : proven
-        ? `Block ${
-          block!.height
-        } is in the server's signed history; waiting for the witnesses to cosign it.`
-        : "Checking that this vote's block is in the server's signed history…"}
-    </p>
   );
 }

@@ -47,21 +47,34 @@ export function useWaitForVoters(
 /** How often a pending vote asks whether its block is sealed. */
 const PENDING_POLL_MS = 1500;
 
-/** While `voteLine` is pending, reads the chain height and runs `refresh` once it is sealed. */
+/**
+ * While `voteLine` is pending, reads the chain height and runs `refresh` once it is sealed. A quiet
+ * phone (page §14.8) hands in the sealed height of its state read instead (`sealedHeight`): nothing
+ * more is read until it shows the block sealed.
+ */
 export function usePendingPoll(
   io: actions.ClientIO,
   namespace: string,
   voteLine: VoteLine,
   refresh: () => Promise<void>,
+  sealedHeight?: number | null,
 ): void {
+  const quiet = sealedHeight !== undefined;
   useEffect(() => {
-    if (voteLine.status !== "pending") return;
+    if (voteLine.status !== "pending" || sealedHeight === undefined || sealedHeight === null) {
+      return;
+    }
+    const stored = actions.readStoredVote(io.storage, namespace);
+    if (voteStage(stored, sealedHeight) !== "pending") refresh();
+  }, [voteLine, sealedHeight]);
+  useEffect(() => {
+    if (voteLine.status !== "pending" || quiet) return;
     return repeatEvery(PENDING_POLL_MS, async ({ live }) => {
       const height = await actions.chainHeight(io);
       const stored = actions.readStoredVote(io.storage, namespace);
       if (live() && height !== null && voteStage(stored, height) !== "pending") await refresh();
     }, { atOnce: false });
-  }, [voteLine]);
+  }, [voteLine, quiet]);
 }
 
 /**

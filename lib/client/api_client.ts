@@ -29,6 +29,7 @@ import {
   VotingOpened,
   WitnessPins,
 } from "../protocol/schemas.ts";
+import { BlockGroups, RoundGroupRead, RoundState } from "../protocol/hall_schemas.ts";
 import { ApiCallError, type PagedCall, send, TEXT, type Transport } from "./api_transport.ts";
 import { CardSet, CardSetCreated, RoundCards } from "../protocol/card_schemas.ts";
 
@@ -145,6 +146,23 @@ export function createApiClient(
     /** GET /api/rounds/{id}/groups: the round's groups and the keys still pending (protocol §2.8). */
     groups: () =>
       send(transport, { method: "GET", path: `${roundPath()}groups`, schema: RoundGroups }),
+    /** GET /api/rounds/{id}/state: the one poll of a round, the same for every phone (§4.9). */
+    roundState: () =>
+      send(transport, { method: "GET", path: `${roundPath()}state`, schema: RoundState }),
+    /** GET /api/rounds/{id}/groups/{g}: group `g` whole, its keys in id order, padded (§4.9). */
+    group: (g: number) =>
+      send(transport, {
+        method: "GET",
+        path: `${roundPath()}groups/${id(g)}`,
+        schema: RoundGroupRead,
+      }),
+    /** GET /api/rounds/{id}/block/id/{height}/groups: a sealed block's ballots per group. */
+    blockGroups: (height: number) =>
+      send(transport, {
+        method: "GET",
+        path: `${roundPath()}block/id/${id(height)}/groups`,
+        schema: BlockGroups,
+      }),
     /**
      * POST /api/rounds/{id}/voting: the presenter (`token`) opens voting; 409 `too_few_voters`
      * says how many more keys must join.

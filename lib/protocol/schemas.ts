@@ -30,8 +30,8 @@ export const Hex64 = z.string().check(
 export const VoteId = z.string().check(
   z.regex(/^[A-Za-z0-9_-]{22}$/, "must be 22 base64url characters"),
 );
-const Count = z.int().check(z.gte(0, "must be a non-negative integer"));
-const Id = z.int().check(z.gte(1, "must be a positive integer"));
+export const Count = z.int().check(z.gte(0, "must be a non-negative integer"));
+export const Id = z.int().check(z.gte(1, "must be a positive integer"));
 
 /** Body of `POST /api/pki/key`; `name` is a placeholder the server does not keep. */
 export const KeyRegistration = z.object({
@@ -219,7 +219,7 @@ export const RoundStart = z.object({
 /** A round's phase: `join`, `voting` or `closed` (protocol §4.9). */
 export const RoundPhase = z.enum(ROUND_PHASES);
 /** A list of key ids, ascending: a group, or the pending keys. */
-const KeyIds = z.array(Id);
+export const KeyIds = z.array(Id);
 /** One round as listed by `GET /api/rounds`. */
 export const RoundInfo = z.object({
   id: Id,
@@ -248,6 +248,10 @@ export const RoundGroups = z.object({
   keysAtOpen: z.nullable(Count),
   groups: z.array(KeyIds),
   pending: KeyIds,
+  /** Votes a second the server's verifier is set to take (`VERIFY_RATE`, protocol §6). */
+  verifyRate: z.optional(z.number().check(z.positive("must be positive"))),
+  /** The send window W the server computes (protocol §7.4); null before voting opens. */
+  sendWindowMs: z.optional(z.nullable(Count)),
 });
 /** Answer of `POST /api/rounds/{id}/voting`: voting is open, with the opening's groups. */
 export const VotingOpened = z.object({ phase: z.literal("voting"), groups: z.array(KeyIds) });

@@ -17,6 +17,8 @@ import { nextSealAt, type PhaseRecord, type Rounds } from "../store/rounds.ts";
 import { joinDeadline } from "../store/round_phases.ts";
 import type { Store } from "../store/mod.ts";
 import { mountCards } from "./cards.ts";
+import { mountRoundReads } from "./round_reads.ts";
+import { DEFAULT_VERIFY_RATE, sendWindowMs } from "../../lib/protocol/hall.ts";
 
 /** Builds the ledger API of one round's store under `base`, refusing payloads outside `choices`. */
 export type LedgerApiFactory = (
@@ -39,12 +41,14 @@ const ROUND_ID = /^[1-9][0-9]{0,8}$/;
  */
 export function mountRounds(
   app: Hono,
-  { rounds, ledgerApi, now = Date.now, trustProxy = false }: {
+  { rounds, ledgerApi, now = Date.now, trustProxy = false, verifyRate = DEFAULT_VERIFY_RATE }: {
     rounds: Rounds;
     ledgerApi: LedgerApiFactory;
     now?: () => number;
     /** `TRUST_PROXY`: the presenter's wrong tokens are counted by the proxy's client address. */
     trustProxy?: boolean;
+    /** `VERIFY_RATE`: votes a second the verifier is set to take (protocol §6). */
+    verifyRate?: number;
   },
 ): void {
   const apis = new Map<number, Promise<Hono>>();
@@ -108,16 +112,32 @@ export function mountRounds(
     await rounds.declareRelayed(record.id);
     return c.json({ relayed: true });
   });
+  // Every waiting phone asks every few seconds: one answer a second per round serves them all.
+  const groupsOf = async (id: number): Promise<RoundGroups> => {
+    let entry = grouped.get(id);
+    if (entry === undefined || now() - entry.at >= rounds.ttlMs) {
+      entry = { at: now(), groups: rounds.groups(id) };
+      grouped.set(id, entry);
+      entry.groups.catch(() => grouped.delete(id));
+    }
+    return await entry.groups;
+  };
   app.get(`${ROUNDS_API}/:id/groups`, async (c) => {
     const record = await laterRoundOf(rounds, c.req.param("id"));
-    // Every waiting phone asks every few seconds: one answer a second per round serves them all.
-    let entry = grouped.get(record.id);
-    if (entry === undefined || now() - entry.at >= rounds.ttlMs) {
-      entry = { at: now(), groups: rounds.groups(record.id) };
-      grouped.set(record.id, entry);
-      entry.groups.catch(() => grouped.delete(record.id));
-    }
-    return liveJson(c, await entry.groups);
+    const served = await groupsOf(record.id);
+    const { keysAtOpen } = served;
+    const window = keysAtOpen === null
+      ? null
+      : sendWindowMs({ keysAtOpen, intervalMs: record.blockIntervalMs, verifyRate });
+    return liveJson(c, { ...served, verifyRate, sendWindowMs: window });
+  });
+  mountRoundReads(app, {
+    rounds,
+    apiOf,
+    groupsOf,
+    laterRoundOf: (param) => laterRoundOf(rounds, param),
+    now,
+    verifyRate,
   });
   app.all(`${ROUNDS_API}/:id/*`, async (c) => {
     const record = await roundOf(rounds, c.req.param("id"));

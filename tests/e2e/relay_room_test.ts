@@ -27,26 +27,38 @@ import {
   startServerBehindProxy,
   withinChance,
 } from "./relay_observers.ts";
+import {
+  countRelayed,
+  figures,
+  type PhoneTraffic,
+  signingAt,
+  summary,
+  watchSigning,
+} from "./relay_traffic.ts";
 
 const ARTIFACTS = new URL("../artifacts/", import.meta.url);
 const TOKEN = "relay-room-presenter-0123456789";
 const CHOICES = ["Yes", "No", "Abstain"];
-const PHONES = Number(Deno.env.get("RELAY_ROOM_PHONES") ?? 16);
+const PHONES = Number(Deno.env.get("RELAY_ROOM_PHONES") ?? 24);
 /** Phones of the round sent directly, for the "before" count: a round needs 8 keys to open. */
 const BEFORE = 8;
 const PROJECTOR = { width: 1920, height: 1080 };
+/** How long the last phone to join stays in the room before its traffic is counted. */
+const ROOM_STAY_MS = Number(Deno.env.get("RELAY_ROOM_STAY_MS") ?? 150_000);
 
 /** A phone whose requests to `server` carry its identity, and whose posts to the relay are kept. */
 async function phone(browser: Browser, server: string, relay: string, name: string) {
   const context = await phoneContext(browser, server, name);
   const page = await context.newPage();
   const relayPosts: Promise<string>[] = [];
+  const traffic: PhoneTraffic = { name, relayed: [], registeredAt: null, signingAt: null };
+  await countRelayed(page, relay, traffic);
   page.on("request", (request) => {
     if (request.method() === "POST" && request.url() === relay) {
       relayPosts.push(hashOf(new Uint8Array(request.postDataBuffer() ?? new Uint8Array())));
     }
   });
-  return { context, page, relayPosts, name };
+  return { context, page, relayPosts, name, traffic };
 }
 
 Deno.test({
@@ -144,6 +156,7 @@ Deno.test({
       );
 
       let openToGreenMs = 0;
+      let openedAtClock = Infinity;
       let votingOpenedAt = Infinity;
       await t.step(
         "the presenter opens voting; every phone waits its window, then green",
@@ -151,6 +164,7 @@ Deno.test({
           await presenter.locator(`[data-open-joined="${PHONES}"]`).waitFor({ timeout: 20_000 });
           // Each phone notes the waiting line it shows while its vote waits for its window.
           for (const { page } of phones) {
+            await watchSigning(page);
             await page.evaluate(() => {
               const seen: string[] = [];
               (globalThis as unknown as { relayWaitSeen: string[] }).relayWaitSeen = seen;
@@ -162,6 +176,7 @@ Deno.test({
           }
           const openedAt = performance.now();
           votingOpenedAt = openedAt;
+          openedAtClock = Date.now();
           await presenter.locator('[data-action="open-voting"]').click();
           await presenter.locator('[data-open-status="opened"]').waitFor();
           for (const { page } of phones) {
@@ -170,6 +185,7 @@ Deno.test({
             assert.equal(await vote.evaluate((el) => getComputedStyle(el).color), COLOURS.green);
           }
           openToGreenMs = performance.now() - openedAt;
+          for (const p of phones) Object.assign(p.traffic, await signingAt(p.page));
           const seen = await Promise.all(
             phones.map(({ page }) =>
               page.evaluate(() =>
@@ -205,6 +221,27 @@ Deno.test({
         await vote.waitFor({ timeout: 60_000 });
         assert.equal(await vote.evaluate((el) => getComputedStyle(el).color), COLOURS.green);
       });
+
+      await t.step("the room stays a while, as a hall does, every phone in it", async () => {
+        // Each phone's average counts its whole time in the room: the last to join stays as long.
+        const lastJoined = Math.max(...phones.map((p) => p.traffic.registeredAt ?? 0));
+        const stay = lastJoined + ROOM_STAY_MS - Date.now();
+        if (stay > 0) await new Promise((resolve) => setTimeout(resolve, stay));
+      });
+
+      await t.step(
+        "each phone is quiet through the relay: 2 reads at the opening, 12 a minute, 20 at most",
+        () => {
+          const until = Date.now();
+          const all = phones.map((p) => figures(p.traffic, openedAtClock, until));
+          console.log(summary(all));
+          for (const f of all) {
+            assert.ok(f.openingReads <= 2, `${f.name}: ${f.openingReads} reads before signing`);
+            assert.ok(f.perMinute <= 12, `${f.name}: ${f.perMinute.toFixed(1)} a minute`);
+            assert.ok(f.busiestMinute <= 20, `${f.name}: ${f.busiestMinute} in its busiest 60 s`);
+          }
+        },
+      );
 
       await t.step(
         "after its registration, no phone sends the server anything but page loads",

@@ -10,14 +10,34 @@
 import { callKind, roundOfPath, type Transport } from "../api_client.ts";
 import type { RelayPin } from "./fragment.ts";
 import { type KeyCheck, RelayError } from "./relayed_transport.ts";
-import { planResume, planVoteSend, type Random, type SendPlan } from "./send_window.ts";
+import { classifyVoteAnswer, nextVoteStep, tagCheckStep } from "./vote_retry.ts";
+import {
+  type HallSendPlan,
+  planHallSend,
+  planResume,
+  planVoteSend,
+  type Random,
+  type SendPlan,
+} from "./send_window.ts";
 
 // Which call a path is, and which round it calls, are the API client's to say: it alone writes
 // the API's paths (lib/client/api_client.ts).
 export { type CallKind, callKind, roundOfPath } from "../api_client.ts";
 
-/** When a round's voting opened and how often it seals (`GET /api/rounds`). */
-export type RoundTiming = { openedAt: number; intervalMs: number };
+/**
+ * When a round's voting opened and how often it seals (`GET /api/rounds`); with the state read
+ * (page §14.8), the send window W the phone worked out itself.
+ */
+export type RoundTiming = {
+  openedAt: number;
+  intervalMs: number;
+  windowMs?: number;
+  /** A seal tick of the round (ms since the epoch): the next ones follow every `intervalMs`. */
+  sealAt?: number;
+};
+
+/** Keeps a page's relayed requests within a number a minute (`RequestBudget`, page §14.8). */
+export type Budget = { delayFor(now: number): number; record(now: number): void };
 
 /** A wait the page is in: a vote held for its send window, or a ballot read held after a load. */
 export type Wait = { kind: "vote" | "ballot"; until: number };
@@ -54,6 +74,8 @@ export type PageTransportDeps = {
   onAlert?(check: KeyCheck & { kind: "mismatch" }): void;
   /** Hears a wait beginning and its end (null). */
   onWait?(wait: Wait | null): void;
+  /** Every relayed request waits until it fits this budget (none: sent at once). */
+  budget?: Budget;
   /**
    * Answers kept by path: a ballot's tag, proof and the block hash before it, once answered 200,
    * never change (the fork watch guards them from then on), so they are read once.
@@ -143,25 +165,129 @@ export function createPageTransport(deps: PageTransportDeps): Transport {
       }
     }
     const signal = init.signal ?? null;
+    /** The relayed transport, each request held until it fits the page's budget. */
+    const relayedCall = async (): Promise<Transport> => {
+      const transport = await deps.relayed(pin);
+      return async (url, init) => {
+        if (deps.budget) {
+          for (
+            let d = deps.budget.delayFor(deps.now());
+            d > 0;
+            d = deps.budget.delayFor(deps.now())
+          ) {
+            await deps.sleep(d, signal);
+          }
+          deps.budget.record(deps.now());
+        }
+        return await transport(url, init);
+      };
+    };
     if (kind === "vote" && round !== "list") {
-      const plan = votePlan(await deps.timing(round), deps);
+      const timing = await deps.timing(round);
+      const plan = votePlan(timing, deps);
       await hold({ kind: "vote", until: plan.at }, signal);
+      // A quiet phone's vote is sent again when the server is busy or the relay timed out.
+      if (timing?.windowMs !== undefined) {
+        return await sendVote(url, init, { timing, path, relayedCall, hold, deps });
+      }
     } else if (kind === "ballot" && round !== "list") {
       // A sealed ballot's answer, once read, is never asked again: a reload names nothing.
       const kept = deps.kept?.get(path);
       if (kept) return new Response(kept.body, { headers: { "content-type": kept.type } });
       // Only the first few seconds after a load are held: later, the draw has passed.
       await hold({ kind: "ballot", until: await ballotQuietAt(round) }, signal);
-      const answer = await (await deps.relayed(pin))(url, init);
+      const answer = await (await relayedCall())(url, init);
       if (answer.status === 200 && deps.kept) {
         const type = answer.headers.get("content-type") ?? "application/json";
         deps.kept.set(path, { type, body: await answer.clone().text() });
       }
       return answer;
     }
-    const transport = await deps.relayed(pin);
+    const transport = await relayedCall();
     return await transport(url, init);
   };
+}
+
+/** What a vote's sends need: its round's timing, its path, the relayed call, the page's wait. */
+type VoteSend = {
+  timing: RoundTiming;
+  path: string;
+  relayedCall(): Promise<Transport>;
+  hold(wait: Wait, signal: AbortSignal | null): Promise<void>;
+  deps: PageTransportDeps;
+};
+
+/**
+ * A vote sent through the relay, the same bytes again as `nextVoteStep` says (page §14.8): after
+ * `Retry-After` and a random delay when the server is busy (503), after a lookup of its tag past the
+ * next seal when the relay timed out (504) and the tag is not there; at most `MAX_VOTE_SENDS`
+ * times. Every wait is shown as the vote's. A tag found answers as the vote's acceptance would.
+ */
+async function sendVote(
+  url: string,
+  init: RequestInit,
+  { timing, path, relayedCall, hold, deps }: VoteSend,
+): Promise<Response> {
+  const signal = init.signal ?? null;
+  const { intervalMs } = timing;
+  const tagPath = () => {
+    const tag = JSON.parse(String(init.body)).tag;
+    return path.replace(/vote$/, `tag/${encodeURIComponent(tag)}`);
+  };
+  for (let sends = 1;; sends++) {
+    let response: Response | null = null;
+    let failure: unknown = null;
+    try {
+      response = await (await relayedCall())(url, init);
+    } catch (error) {
+      if (!(error instanceof RelayError) || !RETRIED.has(error.kind)) throw error;
+      failure = error;
+    }
+    const outcome = response === null ? classifyVoteAnswer({ status: null }) : classifyVoteAnswer({
+      status: response.status,
+      code: await errorCode(response),
+      retryAfter: response.headers.get("retry-after"),
+    });
+    // A first send refused as a duplicate is the page's to settle (its vote recovery).
+    if (outcome.kind === "duplicate" && sends === 1) return response!;
+    const now = deps.now();
+    const nextSealAt = nextTick(timing, now);
+    let step = nextVoteStep({ outcome, sends, now, nextSealAt, intervalMs }, deps.random);
+    while (step.kind === "check-tag") {
+      await hold({ kind: "vote", until: step.at }, signal);
+      const found = await (await relayedCall())(tagPath(), { method: "GET", signal });
+      if (found.status === 200) {
+        const body = await found.text();
+        return new Response(body, { status: 202, headers: { "content-type": "application/json" } });
+      }
+      step = tagCheckStep({ found: false, sends, now: deps.now(), intervalMs }, deps.random);
+    }
+    if (step.kind !== "resend") {
+      if (response !== null) return response;
+      throw failure;
+    }
+    await hold({ kind: "vote", until: step.at }, signal);
+  }
+}
+
+/** Relay failures after which a vote may have reached the server, or not: its tag is looked up. */
+const RETRIED = new Set(["gateway-timeout", "timeout", "relay-unreachable"]);
+
+/** The error code of a refused answer, if it carries one. */
+async function errorCode(response: Response): Promise<string | undefined> {
+  if (response.ok) return undefined;
+  try {
+    return (await response.clone().json())?.error?.code;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The round's next seal tick after `now`, from a tick it knows; one interval on without one. */
+function nextTick({ sealAt, intervalMs }: RoundTiming, now: number): number {
+  if (sealAt === undefined) return now + intervalMs;
+  if (sealAt > now) return sealAt;
+  return sealAt + Math.ceil((now - sealAt) / intervalMs) * intervalMs;
 }
 
 /** True for a registration refused 409 `duplicate_key`: the key is registered all the same. */
@@ -174,12 +300,19 @@ async function registeredAlready(response: Response): Promise<boolean> {
   }
 }
 
-/** The send plan of a vote asked for now: its round's window, or U[0, W] from now without one. */
+/**
+ * The send plan of a vote asked for now: its round's window (the phone's own W when it has one:
+ * ready after its drawn time, it draws again over what is left), or U[0, W] from now without one.
+ */
 function votePlan(
   timing: RoundTiming | null,
   { now, random }: Pick<PageTransportDeps, "now" | "random">,
-): SendPlan {
+): SendPlan | HallSendPlan {
   const at = now();
+  if (timing?.windowMs !== undefined) {
+    const { openedAt, windowMs } = timing;
+    return planHallSend({ openedAt, readyAt: at, windowMs }, random);
+  }
   const { openedAt, intervalMs } = timing ?? { openedAt: at, intervalMs: FALLBACK_INTERVAL_MS };
   return planVoteSend({ openedAt, pressedAt: at, intervalMs }, random);
 }

@@ -18,3 +18,26 @@ export function sealedWithText(k: number, height: number): string {
   return `Sealed with ${k} ${k === 1 ? "ballot" : "ballots"} of your group in block ${height}, ` +
     "yours included: the set anyone who knows when you sent can narrow you to.";
 }
+
+/**
+ * The count of ballots of group `group` in block `height`, from the block's per-group counts
+ * (`GET /api/rounds/{r}/block/id/{h}/groups`): the vote itself is one of them, and no group holds
+ * more ballots than keys, so a count outside 1 to the ring's size, or an answer about another
+ * block, is refused (thrown) rather than shown.
+ */
+export function sealedWithCount(
+  served: { height: number; counts: readonly number[] },
+  { height, group, ring }: { height: number; group: number; ring: readonly string[] },
+): number {
+  if (served.height !== height) {
+    throw new Error(`the server answered for block ${served.height}, not block ${height}`);
+  }
+  const k = served.counts[group];
+  if (!Number.isSafeInteger(k) || k < 1 || k > ring.length) {
+    throw new Error(
+      `the server counts ${k} ballots of group ${group} in block ${height}, ` +
+        `not 1 to ${ring.length}: this vote is one of them`,
+    );
+  }
+  return k;
+}

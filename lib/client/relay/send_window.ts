@@ -5,12 +5,12 @@
  * possible about whose it is. Pure: the clock and the random source are passed in.
  * @module
  */
+import { sendWindowMs, WINDOW_INTERVALS } from "../../protocol/hall.ts";
+
+export { sendWindowMs, WINDOW_INTERVALS };
 
 /** How long after voting opens (or a late group forms) the send window starts. */
 export const SEND_DELAY_MS = 5_000;
-
-/** How many sealing intervals the send window lasts. */
-export const WINDOW_INTERVALS = 2;
 
 /** What a phone waiting for its send time says. */
 export const KEEP_OPEN_TEXT = "Keep this page open until your vote is sent.";
@@ -85,5 +85,69 @@ export function planResume(
   random: Random,
 ): SendPlan {
   const { at } = planVoteSend({ openedAt, pressedAt: loadedAt, intervalMs }, random);
+  return { at, reason: "resume" };
+}
+
+/**
+ * The window a phone uses: always its own W, computed from the values fixed at the opening;
+ * `differs` when the server's `sendWindowMs` is another number, which the phone says.
+ */
+export function checkWindow(own: number, served: number | null): {
+  windowMs: number;
+  differs: boolean;
+} {
+  return { windowMs: own, differs: served !== null && served !== own };
+}
+
+/** What a phone whose W differs from the server's says. */
+export function windowDiffersText(own: number, served: number): string {
+  return `The server says the send window is ${Math.round(served / 1000)} s; this phone ` +
+    `computes ${Math.round(own / 1000)} s from the round's opening, and uses its own.`;
+}
+
+/** Why a hall's vote is sent when it is. */
+export type HallSendReason =
+  /** The draw in the window fell after the phone was ready. */
+  | "window"
+  /** The phone was ready after its draw: drawn again over what is left of the window. */
+  | "redrawn"
+  /** The phone was ready after the window: U(0, W] after it was ready. */
+  | "after-window"
+  /** Queued or in doubt when the page loaded: as if ready at the load. */
+  | "resume";
+
+/** When to send, in ms since the epoch, and why. */
+export type HallSendPlan = { at: number; reason: HallSendReason };
+
+/**
+ * When a phone ready at `readyAt` (its group read and its ballot signed) sends its vote in a group
+ * opened at `openedAt`, with a window of `windowMs` (W, {@link sendWindowMs}): drawn in
+ * [openedAt + 5 s, openedAt + 5 s + W]; a draw at or before `readyAt` is drawn again over what is
+ * left of the window, (readyAt, end]; past the window, U(0, W] after `readyAt`. Never at once.
+ */
+export function planHallSend(
+  { openedAt, readyAt, windowMs }: { openedAt: number; readyAt: number; windowMs: number },
+  random: Random,
+): HallSendPlan {
+  if (!(Number.isFinite(windowMs) && windowMs > 0)) {
+    throw new RangeError(`the send window must be a positive number of ms, got ${windowMs}`);
+  }
+  const start = openedAt + SEND_DELAY_MS;
+  const end = start + windowMs;
+  const drawn = start + uniform(random) * windowMs;
+  if (drawn > readyAt) return { at: drawn, reason: "window" };
+  // 1 - U lies in (0, 1]: a time after `readyAt`, at most the window's end.
+  if (readyAt < end) {
+    return { at: readyAt + (1 - uniform(random)) * (end - readyAt), reason: "redrawn" };
+  }
+  return { at: readyAt + (1 - uniform(random)) * windowMs, reason: "after-window" };
+}
+
+/** {@link planHallSend} for a vote found queued or in doubt when the page loaded at `loadedAt`. */
+export function planHallResume(
+  { openedAt, loadedAt, windowMs }: { openedAt: number; loadedAt: number; windowMs: number },
+  random: Random,
+): HallSendPlan {
+  const { at } = planHallSend({ openedAt, readyAt: loadedAt, windowMs }, random);
   return { at, reason: "resume" };
 }

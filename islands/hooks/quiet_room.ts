@@ -1,0 +1,105 @@
+/**
+ * The quiet round of the page (page §14.8) and the reads its state answers: kept light, for
+ * the page's transport (page_fetch.ts) to read at each call.
+ * @module
+ */
+import { signal } from "@preact/signals";
+import { answeredByState, answerFromState } from "../../lib/client/rounds/state_answers.ts";
+import type { RoundState } from "../../lib/protocol/hall_schemas.ts";
+import { sendWindowMs } from "../../lib/protocol/hall.ts";
+
+/** The quiet round and its latest state (null: no quiet round, or no state read yet). */
+export const quietRoom = signal<{ round: number; state: RoundState | null } | null>(null);
+
+/** True when `state` says its round is over for this page: closed, or another round is current. */
+export function roundOver(state: RoundState): boolean {
+  return state.phase === "closed" || state.current !== state.round;
+}
+
+/**
+ * True from voting opening until a quiet phone's vote has left, within the send window: its reads
+ * but the state, its group, the rounds and its vote's own wait meanwhile (page §14.8).
+ */
+export const quietHold = signal(false);
+
+/** The reads a quiet phone makes while it holds the others: it signs after the first two. */
+const WHILE_HOLDING = /^\/api\/rounds(?:\/\d+\/(?:state|groups\/\d+|vote|tag\/[^/]+))?$/;
+
+/** Resolves once `path` may be sent: at once, or when the hold ends. */
+export function afterHold(path: string): Promise<void> {
+  if (!quietHold.peek() || WHILE_HOLDING.test(path)) return Promise.resolve();
+  return new Promise((resolve) => {
+    let stop = () => {};
+    stop = quietHold.subscribe((holding) => {
+      if (holding) return;
+      queueMicrotask(() => stop());
+      resolve();
+    });
+  });
+}
+
+/** How long a read the state answers waits for the quiet round's first state read. */
+const FIRST_STATE_WAIT_MS = 20_000;
+
+/** The quiet round's state once read, or null when there is none within `ms` (or no quiet round). */
+function firstState(ms: number): Promise<RoundState | null> {
+  return new Promise((resolve) => {
+    let stop = () => {};
+    const timer = setTimeout(() => {
+      stop();
+      resolve(null);
+    }, ms);
+    stop = quietRoom.subscribe((room) => {
+      if (room !== null && room.state === null) return;
+      clearTimeout(timer);
+      queueMicrotask(() => stop());
+      resolve(room?.state ?? null);
+    });
+  });
+}
+
+/**
+ * The answer of `GET url` from the quiet round's latest state (waiting for the first one), or null
+ * when it is not one the state answers (then the call goes out as usual).
+ */
+export async function quietAnswer(url: string, method: string): Promise<Response | null> {
+  const path = new URL(url, "http://page.invalid").pathname;
+  if (quietRoom.peek() === null || method !== "GET" || !answeredByState(path)) return null;
+  const state = quietRoom.peek()?.state ?? await firstState(FIRST_STATE_WAIT_MS);
+  if (state === null) return null;
+  const answer = answerFromState(state, method, path);
+  if (answer === null) return null;
+  return new Response(answer.body, { headers: { "content-type": answer.type } });
+}
+
+/**
+ * True when this page may hold a relay pin, known at once (the pin itself is read later): its
+ * address carries one, or the browser keeps one (page §14.6).
+ */
+export function mayHoldPin(): boolean {
+  if (typeof localStorage === "undefined") return false;
+  return localStorage.getItem("ringvote/relay-pin") !== null ||
+    /(?:^#|&)(?:relay|ohttp)=/.test(location.hash);
+}
+
+/** W as this phone works it out from `state` (page §14.8), or null before voting opens. */
+export function ownWindowMs(state: RoundState): number | null {
+  if (state.keysAtOpen === null || state.openedAt === null) return null;
+  const { keysAtOpen, intervalMs, verifyRate } = state;
+  return sendWindowMs({ keysAtOpen, intervalMs, verifyRate });
+}
+
+/**
+ * The timing of quiet round `round`'s votes from its latest state: when voting opened, the sealing
+ * interval and this phone's own W; null when there is no such state.
+ */
+export function quietTiming(
+  round: number,
+): { openedAt: number; intervalMs: number; windowMs: number; sealAt: number } | null {
+  const state = quietRoom.peek()?.state ?? null;
+  if (state === null || state.round !== round || state.openedAt === null) return null;
+  const windowMs = ownWindowMs(state);
+  if (windowMs === null) return null;
+  const { openedAt, intervalMs } = state;
+  return { openedAt, intervalMs, windowMs, sealAt: state.open.nextSealAt };
+}

@@ -1,0 +1,93 @@
+/**
+ * Browser-safe. How often a relayed phone reads the round's state (protocol §7.4): every poll
+ * jittered, less often once its own vote is sealed and proven, a minimum checkpoint check until
+ * the round closes and one after; and a budget every relayed request goes through, at most 20 in
+ * any 60 s. Pure: the clock and the random source are passed in.
+ * @module
+ */
+
+/** A source of numbers uniform in [0, 1), as `Math.random`. */
+export type Random = () => number;
+
+/**
+ * Where a phone stands: waiting for the opening or for its late group; voting (its vote not yet
+ * sent) or sent (not yet sealed and proven); proven (sealed, proof and "sealed with" read); or
+ * closed (the round closed: one last read, then none).
+ */
+export type PollStage = "waiting" | "voting" | "sent" | "proven" | "closed";
+
+/** The state read's delay range per stage, ms: uniform in [min, max]. */
+export const POLL_DELAYS_MS: Record<Exclude<PollStage, "closed">, { min: number; max: number }> = {
+  waiting: { min: 8_000, max: 12_000 },
+  voting: { min: 8_000, max: 12_000 },
+  sent: { min: 8_000, max: 12_000 },
+  proven: { min: 25_000, max: 35_000 },
+};
+
+/** Most relayed requests of one phone in any 60 s. */
+export const MAX_REQUESTS_PER_MINUTE = 20;
+
+/** A consistency proof is read at most once a minute, and only when the checkpoint grew. */
+export const CHECKPOINT_CHECK_MS = 60_000;
+
+/**
+ * Ms until the next state read in `stage`, jittered; null once closed (the read that saw the
+ * round closed was the last, with its checkpoint check).
+ */
+export function nextPollDelay(stage: PollStage, random: Random): number | null {
+  if (stage === "closed") return null;
+  const { min, max } = POLL_DELAYS_MS[stage];
+  const u = random();
+  if (!(u >= 0 && u < 1)) throw new RangeError(`the random source gave ${u}, not in [0, 1)`);
+  return min + u * (max - min);
+}
+
+/**
+ * True when the checkpoint of `size` calls for a consistency proof from `checkedSize`, checked
+ * last at `checkedAt`: it grew, and a minute has passed (or the round closed: `final`).
+ */
+export function checkpointDue(
+  { size, checkedSize, checkedAt, now, final = false }: {
+    size: number;
+    checkedSize: number | null;
+    checkedAt: number | null;
+    now: number;
+    final?: boolean;
+  },
+): boolean {
+  if (checkedSize !== null && size <= checkedSize) return false;
+  if (final || checkedAt === null) return true;
+  return now - checkedAt >= CHECKPOINT_CHECK_MS;
+}
+
+/**
+ * The relayed requests a phone sent in the last minute: every one goes through `delayFor`
+ * first and is `record`ed when sent, so no 60 s holds more than `maxPerMinute`.
+ */
+export class RequestBudget {
+  readonly #sent: number[] = [];
+  constructor(readonly maxPerMinute: number = MAX_REQUESTS_PER_MINUTE) {}
+
+  /** Ms to wait at `now` before one more request fits the last 60 s; 0 when it fits now. */
+  delayFor(now: number): number {
+    this.#forget(now);
+    if (this.#sent.length < this.maxPerMinute) return 0;
+    return this.#sent[this.#sent.length - this.maxPerMinute] + 60_000 - now;
+  }
+
+  /** Notes a request sent at `now`. */
+  record(now: number): void {
+    this.#forget(now);
+    this.#sent.push(now);
+  }
+
+  /** Requests sent in the 60 s before `now`. */
+  inLastMinute(now: number): number {
+    this.#forget(now);
+    return this.#sent.length;
+  }
+
+  #forget(now: number): void {
+    while (this.#sent.length > 0 && this.#sent[0] <= now - 60_000) this.#sent.shift();
+  }
+}
