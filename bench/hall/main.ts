@@ -127,6 +127,14 @@ try {
   const signSeconds = (performance.now() - signStart) / 1000;
   say(`signed ${phones} ballots in ${fmt(signSeconds)} s (bench shortcut, before the opening)`);
 
+  // The server and the relay idle, nothing asked of them: their own CPU a second, subtracted below.
+  const idle0 = { at: Date.now(), server: cpuSeconds(serverPid), relay: cpuSeconds(relay.pid) };
+  await sleep(10_000);
+  const idle1 = { at: Date.now(), server: cpuSeconds(serverPid), relay: cpuSeconds(relay.pid) };
+  const idleSeconds = (idle1.at - idle0.at) / 1000;
+  const idleServer = (idle1.server - idle0.server) / idleSeconds;
+  const idleRelay = (idle1.relay - idle0.relay) / idleSeconds;
+
   // The phones: from now on every call is relayed.
   const phonesCpu0 = cpuSeconds("self");
   const roomStart = Date.now();
@@ -164,8 +172,12 @@ try {
     headers: bearer,
   });
   await openedRes.body?.cancel();
-  const list = await (await fetch(`${origin}/api/rounds`)).json();
-  const openedAt: number = list.rounds.find((r: { id: number }) => r.id === round).openedAt;
+  let openedAt = 0;
+  while (openedAt === 0) {
+    const state = await (await fetch(`${origin}/api/rounds/${round}/state`)).json();
+    if (state.openedAt) openedAt = state.openedAt;
+    else await sleep(250);
+  }
   const vote0 = {
     server: cpuSeconds(serverPid),
     relay: cpuSeconds(relay.pid),
@@ -245,8 +257,13 @@ try {
   const proven = logs.filter((l) => l.final === "proven").length;
   const windows = [...new Set(logs.map((l) => l.windowMs))];
   const redrawn = logs.filter((l) => l.sendReason === "redrawn").length;
+  const readSeconds = (read1.at - read0.at) / 1000;
   const readMs = (read1.server - read0.server) * 1000 / Math.max(1, readRequests);
   const relayReadMs = (read1.relay - read0.relay) * 1000 / Math.max(1, readRequests);
+  const readMsNet = (read1.server - read0.server - idleServer * readSeconds) * 1000 /
+    Math.max(1, readRequests);
+  const relayReadMsNet = (read1.relay - read0.relay - idleRelay * readSeconds) * 1000 /
+    Math.max(1, readRequests);
   const voteRequests = vote1.stats.requests - vote0.stats.requests;
   const tally = await (await fetch(`${origin}/api/rounds/${round}/tally`)).json();
 
@@ -313,9 +330,10 @@ try {
     }`,
   );
   out(
-    `  server CPU per relayed read: ${fmt(readMs, 2)} ms (${readRequests} state reads in ${
-      fmt((read1.at - read0.at) / 1000)
-    } s of reads only); relay: ${fmt(relayReadMs, 2)} ms`,
+    `  server CPU per relayed read: ${fmt(readMsNet, 2)} ms above idle (${fmt(readMs, 2)} ms ` +
+      `with idle; ${readRequests} state reads in ${fmt(readSeconds)} s of reads only; idle ` +
+      `${fmt(idleServer * 1000)} ms/s); relay: ${fmt(relayReadMsNet, 2)} ms above idle ` +
+      `(${fmt(relayReadMs, 2)} ms with idle)`,
   );
   out(
     `  server CPU per vote: ${
