@@ -7,6 +7,8 @@
  * @module
  */
 
+import { ledgerBase } from "../api_client.ts";
+
 /** What a quiet phone's answers are made of: the fields of the state read they repeat. */
 export type StateFields = {
   round: number;
@@ -43,7 +45,7 @@ export function answerFromState(
   path: string,
 ): StateAnswer | null {
   if (method !== "GET") return null;
-  const prefix = `/api/rounds/${state.round}/`;
+  const prefix = ledgerBase({ round: state.round });
   if (!path.startsWith(prefix)) return null;
   const rest = path.slice(prefix.length) as (typeof ANSWERED)[number];
   if (!ANSWERED.includes(rest)) return null;
