@@ -3,6 +3,7 @@
 // and a bad value stopping the start with the variable's name.
 import assert from "node:assert/strict";
 import { DEFAULT_KV_PATH, isKvFile, readConfig } from "../../server/config.ts";
+import { DEFAULT_VERIFY_RATE } from "../../lib/protocol/hall.ts";
 
 function env(vars: Record<string, string>) {
   return (name: string) => vars[name];
@@ -23,6 +24,7 @@ Deno.test("readConfig: defaults of protocol §6", () => {
     logOrigin: null,
     witnessPolicy: null,
     ohttpRelay: null,
+    verifyRate: DEFAULT_VERIFY_RATE,
   });
   assert.equal(DEFAULT_KV_PATH, "./data/ringvote.kv");
 });
@@ -43,6 +45,7 @@ Deno.test("readConfig: every variable is read", () => {
         ADMIN_TOKEN: "presenter-token-0123",
         LOG_ORIGIN: "vote.example.org/log",
         OHTTP_RELAY: "https://relay.example.net/ohttp/",
+        VERIFY_RATE: "40",
       }),
     ),
     {
@@ -59,6 +62,7 @@ Deno.test("readConfig: every variable is read", () => {
       logOrigin: "vote.example.org/log",
       witnessPolicy: null,
       ohttpRelay: "https://relay.example.net/ohttp",
+      verifyRate: 40,
     },
   );
 });
@@ -91,6 +95,9 @@ Deno.test("readConfig: a bad value stops the start naming the variable", () => {
     [{ OHTTP_RELAY: "relay.example.net" }, /OHTTP_RELAY/],
     [{ OHTTP_RELAY: "ftp://relay.example.net" }, /OHTTP_RELAY/],
     [{ OHTTP_RELAY: "https://relay.example.net/?x=1" }, /OHTTP_RELAY/],
+    [{ VERIFY_RATE: "0" }, /VERIFY_RATE/],
+    [{ VERIFY_RATE: "1001" }, /VERIFY_RATE/],
+    [{ VERIFY_RATE: "25.5" }, /VERIFY_RATE/],
     [{ TRUST_PROXY: "maybe" }, /TRUST_PROXY/],
     [{ TRUST_PROXY: "2" }, /TRUST_PROXY/],
     [{ ADMIN_TOKEN: "a".repeat(15) }, /ADMIN_TOKEN/],
