@@ -15,14 +15,33 @@ import {
   sendWindowMs,
 } from "../../lib/protocol/hall.ts";
 import { NO_STORE } from "./caching.ts";
-import { refusal } from "../errors.ts";
+import { ApiError, refusal } from "../errors.ts";
 import { nextSealAt, type RoundRecord, type Rounds } from "../store/rounds.ts";
 
 /** A decimal index or height: no sign, no leading zero, at most 9 digits. */
 const INDEX = /^(0|[1-9][0-9]{0,8})$/;
 
-/** Most sealed blocks' per-group counts one process keeps per round. */
+/** Most sealed blocks' per-group counts one process keeps, all rounds together. */
 const BLOCKS_KEPT = 256;
+
+/** Most groups' keys one process keeps, all rounds together: a round of 1,000 keys has 16 to 125. */
+const GROUPS_KEPT = 2_048;
+
+/** Most rounds whose state one process keeps: the current one, and the few phones still read. */
+const STATES_KEPT = 16;
+
+/** 503 `busy`: a part of a shared read could not be read now (nothing is cached). */
+function unreadable(what: string): never {
+  throw refusal("busy", `The round's ${what} could not be read now: retry shortly`, {
+    headers: { "Retry-After": "1" },
+  });
+}
+
+/** Adds `value` under `key` to `map`, dropping the oldest entry past `most`. */
+function keep<V>(map: Map<string | number, V>, key: string | number, value: V, most: number): void {
+  map.set(key, value);
+  if (map.size > most) map.delete(map.keys().next().value!);
+}
 
 /** What the reads need from the rounds' mount. */
 export type RoundReadOptions = {
@@ -48,8 +67,8 @@ function refuseQuery(url: string): void {
   }
 }
 
-/** `value` served as JSON text `body`, never stored. */
-function paddedAnswer(body: string): Response {
+/** JSON text `body`, served as it is and never stored. */
+function jsonAnswer(body: string): Response {
   return new Response(body, {
     headers: { "content-type": "application/json", "cache-control": NO_STORE },
   });
@@ -61,7 +80,7 @@ export function mountRoundReads(app: Hono, options: RoundReadOptions): void {
   const base = (id: number) => `/api/rounds/${id}`;
 
   // A group never changes once formed: one read of the directory per group per process.
-  const groupReads = new Map<string, Promise<{ ids: number[]; keys: string[] }>>();
+  const groupReads = new Map<string | number, Promise<{ ids: number[]; keys: string[] }>>();
   const groupKeys = (id: number, g: number, ids: number[]) => {
     const at = `${id}/${g}`;
     let read = groupReads.get(at);
@@ -69,12 +88,12 @@ export function mountRoundReads(app: Hono, options: RoundReadOptions): void {
       read = rounds.storeOf(id).then(async (store) => {
         const page = await store.keyPage(ids[0] - 1, ids.length);
         const keys = page.keys.map((entry) => entry.key);
-        if (page.keys.some((entry, i) => entry.id !== ids[i])) {
-          throw new Error(`the directory of round ${id} does not hold group ${g}'s ids`);
+        if (page.keys.length !== ids.length || page.keys.some((entry, i) => entry.id !== ids[i])) {
+          unreadable(`group ${g}`);
         }
         return { ids, keys };
       });
-      groupReads.set(at, read);
+      keep(groupReads, at, read, GROUPS_KEPT);
       read.catch(() => groupReads.delete(at));
     }
     return read;
@@ -99,16 +118,22 @@ export function mountRoundReads(app: Hono, options: RoundReadOptions): void {
       );
     }
     const { ids, keys } = await groupKeys(record.id, g, served.groups[g]);
-    return paddedAnswer(paddedJson({ group: g, ids, keys }, GROUP_READ_BYTES));
+    return jsonAnswer(paddedJson({ group: g, ids, keys }, GROUP_READ_BYTES));
   });
 
   // Every phone polls the state: one answer a second per round serves them all.
-  const states = new Map<number, { at: number; state: Promise<RoundState> }>();
+  const states = new Map<
+    string | number,
+    { at: number; state: Promise<RoundState>; text?: { next: number; body: string } }
+  >();
   const readState = async (record: RoundRecord): Promise<RoundState> => {
     const api = await apiOf(record.id, record.choices);
     const inner = async (path: string) => {
       const res = await api.fetch(new Request(`http://localhost${base(record.id)}${path}`));
-      if (!res.ok) throw new Error(`${path} answered ${res.status}`);
+      if (!res.ok) {
+        await res.body?.cancel();
+        unreadable(`state (${path} answered ${res.status})`);
+      }
       return res;
     };
     const [list, served, store, status, tally, checkpoint] = await Promise.all([
@@ -148,19 +173,28 @@ export function mountRoundReads(app: Hono, options: RoundReadOptions): void {
     const record = await laterRoundOf(c.req.param("id"));
     let entry = states.get(record.id);
     if (entry === undefined || now() - entry.at >= rounds.ttlMs) {
-      entry = { at: now(), state: readState(record) };
-      states.set(record.id, entry);
+      // A database that fails a part fails the read with 503 `busy`, never a 500; nothing is kept.
+      const state = readState(record).catch((error) => {
+        if (error instanceof ApiError) throw error;
+        console.error(`The state of round ${record.id} could not be read:`, error);
+        return unreadable("state");
+      });
+      entry = { at: now(), state };
+      keep(states, record.id, entry, STATES_KEPT);
       entry.state.catch(() => states.delete(record.id));
     }
     const state = await entry.state;
-    // The next seal tick is the clock's, not the cache's.
-    const open = { ...state.open, nextSealAt: nextSealAt(now(), state.intervalMs) };
-    c.header("Cache-Control", NO_STORE);
-    return c.json({ ...state, open });
+    // The next seal tick is the clock's, not the cache's; the text is made once per tick.
+    const next = nextSealAt(now(), state.intervalMs);
+    if (entry.text?.next !== next) {
+      const open = { ...state.open, nextSealAt: next };
+      entry.text = { next, body: JSON.stringify({ ...state, open }) };
+    }
+    return jsonAnswer(entry.text.body);
   });
 
   // A sealed block never changes: its ballots per group are counted once per process.
-  const counted = new Map<string, Promise<number[]>>();
+  const counted = new Map<string | number, Promise<number[]>>();
   const countBlock = async (id: number, height: number): Promise<number[]> => {
     const served = await groupsOf(id);
     const store = await rounds.storeOf(id);
@@ -196,10 +230,9 @@ export function mountRoundReads(app: Hono, options: RoundReadOptions): void {
     let counts = counted.get(at);
     if (counts === undefined) {
       counts = countBlock(record.id, height);
-      counted.set(at, counts);
+      keep(counted, at, counts, BLOCKS_KEPT);
       counts.catch(() => counted.delete(at));
-      if (counted.size > BLOCKS_KEPT) counted.delete(counted.keys().next().value!);
     }
-    return paddedAnswer(paddedJson({ height, counts: await counts }, BLOCK_GROUPS_BYTES));
+    return jsonAnswer(paddedJson({ height, counts: await counts }, BLOCK_GROUPS_BYTES));
   });
 }

@@ -185,3 +185,39 @@ Deno.test("a sealed block's ballots per group: one small read of one length", as
     kv.close();
   }
 });
+
+Deno.test("a state read whose parts cannot be read answers 503 busy, and is read again after", async () => {
+  const raw = await Deno.openKv(":memory:");
+  try {
+    let failing = false;
+    const kv = new Proxy(raw, {
+      get(target, name) {
+        const value = Reflect.get(target, name, target);
+        if (typeof value !== "function") return value;
+        if (name === "get" || name === "getMany" || name === "list") {
+          return (...args: unknown[]) => {
+            if (failing) throw new Error("the database is down");
+            return value.apply(target, args);
+          };
+        }
+        return value.bind(target);
+      },
+    });
+    const { app } = await fullApp(kv, { currentTtlMs: 60_000 });
+    const voters = makeVoters(8);
+    const id = await hall(app, { voters, atOpen: 8, lateJoiners: false });
+    assert.equal((await app.request(`/api/rounds/${id}/groups`)).status, 200);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    failing = true;
+    const down = await call(app, "GET", `/api/rounds/${id}/state`);
+    assert.equal(down.status, 503);
+    assert.equal(down.body.error.code, "busy");
+    failing = false;
+    // Nothing of the failed read is kept: the next read is whole.
+    const up = await app.request(`/api/rounds/${id}/state`);
+    assert.equal(up.status, 200);
+    assert.equal(RoundState.parse(await up.json()).keysAtOpen, 8);
+  } finally {
+    raw.close();
+  }
+});
