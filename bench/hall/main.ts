@@ -1,4 +1,4 @@
-// The hall bench: `deno task bench hall -- --phones N` (default 64). Starts the server (main.ts,
+// The hall bench: `deno task bench hall -- --phones N` (default 64; bench/run.ts). Starts the server (main.ts,
 // its own process, a Deno KV file, rounds sealed every 15 s by default) and the relay (relay.ts,
 // as `deno task relay` runs it), both on loopback, then N phones at the HTTP level in this
 // process, each doing what the relayed voting page does with the page's own client logic
@@ -32,7 +32,8 @@ function argument(name: string, fallback: number): number {
   if (at < 0) return fallback;
   const value = Number(Deno.args[at + 1]);
   if (!Number.isInteger(value) || value < 8 || value > 1000) {
-    throw new Error(`${name} takes an integer from 8 to 1,000`);
+    console.error(`${name} takes an integer from 8 to 1,000, not "${Deno.args[at + 1] ?? ""}"`);
+    Deno.exit(2);
   }
   return value;
 }
@@ -173,9 +174,10 @@ try {
   });
   await openedRes.body?.cancel();
   let openedAt = 0;
+  let windowMs = 0;
   while (openedAt === 0) {
     const state = await (await fetch(`${origin}/api/rounds/${round}/state`)).json();
-    if (state.openedAt) openedAt = state.openedAt;
+    if (state.openedAt) [openedAt, windowMs] = [state.openedAt, state.sendWindowMs];
     else await sleep(250);
   }
   const vote0 = {
@@ -186,10 +188,6 @@ try {
   say(`voting opened; waiting for the phones`);
 
   // Every phone proven (or given up), or the deadline; then the next round closes this one.
-  const windowMs = Math.min(
-    120_000,
-    Math.max(30_000, 2 * intervalMs, Math.ceil(phones / 25 * 1000)),
-  );
   const deadline = openedAt + 5_000 + 120_000 + 90_000;
   while (Date.now() < deadline) {
     const status = await (await fetch(`${origin}/api/rounds/${round}/block/open`)).json();
@@ -281,7 +279,7 @@ try {
   out(
     `  send window W: ${
       windows.map((w) => w === null ? "—" : `${w / 1000} s`).join(", ")
-    } (server ${windowMs / 1000} s at the default rate); ${
+    } (server ${windowMs / 1000} s); ${
       logs.filter((l) => l.windowDiffers).length
     } phones differed; ${redrawn} redrawn late`,
   );
