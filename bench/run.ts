@@ -10,6 +10,8 @@ const BENCHES: Record<string, string[]> = {
   "browser-audit": ["run", "-A", "bench/browser_audit.ts"],
   /** A hall of phones through the relay (bench/hall/main.ts); not part of the whole run. */
   hall: ["run", "-A", "bench/hall/main.ts"],
+  /** The verifier's pace at a hall's rings (bench/hall/verify_rate.ts): what VERIFY_RATE stands for. */
+  "verify-rate": ["run", "-A", "bench/hall/verify_rate.ts"],
 };
 const EVERY = ["micro", "memory", "browser-sign", "anonymity", "load", "scale", "browser-audit"];
 

@@ -12,14 +12,12 @@
 // sends; server and relay CPU per relayed read (over a phase of reads only) and per vote; the
 // phones' own CPU; the median "sealed with"; the audit's time and verdict. Stops by itself.
 import { createApiClient } from "../../lib/client/api_client.ts";
-import { roundGroups } from "../../lib/protocol/groups.ts";
-import type { VoteSubmission } from "../../lib/protocol/schemas.ts";
 import { makeVoters, signedVote } from "../../tests/helpers/ledger_fixtures.ts";
 import { startServer } from "../../tests/helpers/server_process.ts";
 import { percentile } from "../http_driver.ts";
 import { type PhoneLog, runPhone } from "./phone.ts";
 import { cpuSeconds, startRelay } from "./processes.ts";
-import type { SignTask } from "./signer.ts";
+import { presign } from "./presign.ts";
 
 const ADMIN_TOKEN = "hall-bench-presenter-0123456789";
 const CHOICES = ["Yes", "No", "Abstain"];
@@ -92,39 +90,9 @@ try {
   say(`registered ${phones} keys in ${fmt(regSeconds)} s`);
 
   // The bench shortcut: every ballot signed before the opening, in workers, over its predicted group.
-  const { groups } = roundGroups({
-    keysAtOpen: phones,
-    total: phones,
-    minVoters: 8,
-    lateJoiners: false,
-  });
-  const keyOf = new Map(ids.map((id, i) => [id, voters[i].key]));
-  const ringOf = (keyId: number) =>
-    groups.find((g) => g.includes(keyId))!.map((id) => keyOf.get(id)!);
   const choiceOf = (i: number) => CHOICES[i % CHOICES.length];
   const signStart = performance.now();
-  const workers = Array.from(
-    { length: 2 },
-    () => new Worker(new URL("./signer.ts", import.meta.url), { type: "module" }),
-  );
-  const presigned = new Array<VoteSubmission>(phones);
-  const batches = workers.map((worker, w) => {
-    const indices = voters.map((_, i) => i).filter((i) => i % workers.length === w);
-    const tasks: SignTask[] = indices.map((i) => ({
-      seed: voters[i].seed,
-      ring: ringOf(ids[i]),
-      payload: choiceOf(i),
-    }));
-    return new Promise<void>((resolve) => {
-      worker.onmessage = ({ data }: MessageEvent<{ votes: VoteSubmission[] }>) => {
-        data.votes.forEach((vote, j) => (presigned[indices[j]] = vote));
-        resolve();
-      };
-      worker.postMessage({ id: w, tasks });
-    });
-  });
-  await Promise.all(batches);
-  workers.forEach((worker) => worker.terminate());
+  const presigned = await presign(voters, ids, choiceOf);
   const signSeconds = (performance.now() - signStart) / 1000;
   say(`signed ${phones} ballots in ${fmt(signSeconds)} s (bench shortcut, before the opening)`);
 
