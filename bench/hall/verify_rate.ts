@@ -1,10 +1,10 @@
 // The verifier's pace at a hall's rings: `deno task bench verify-rate -- --phones N` (default
-// 1,000). Starts the server (main.ts, its own process, its verifier workers as configured), opens a
-// round of N keys, so rings of 62–63 keys at 1,000, and sends every ballot directly, 64 in flight
-// (a 503 `busy` sent again after its Retry-After), as fast as the server takes them: votes a second
-// from the first send to the last 202, and the server's CPU per vote. This is the figure that
-// `VERIFY_RATE` (protocol §6) stands for: the rate is a setting, fixed at start, never measured live.
-// Signing happens before, in two workers, and is timed apart.
+// 1,000; `--edge` for a runtime without workers). Starts the server (main.ts, its own process),
+// opens a round of N keys, so rings of 62–63 keys at 1,000, and sends every ballot directly, 64 in
+// flight (a 503 `busy` sent again after its Retry-After), as fast as the server takes them: votes
+// a second from the first send to the last 202, and the server's CPU per vote. This is the figure
+// `VERIFY_RATE` (protocol §6) stands for: the rate is a setting, fixed at start, never measured
+// live. Signing happens before, in two workers, and is timed apart.
 import { ApiCallError, createApiClient } from "../../lib/client/api_client.ts";
 import { makeVoters } from "../../tests/helpers/ledger_fixtures.ts";
 import { startServer } from "../../tests/helpers/server_process.ts";
@@ -26,9 +26,12 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const say = (line: string) => console.error(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
 
 const dir = await Deno.makeTempDir({ prefix: "ringvote-verify-rate-" });
+// `--edge`: the server as an edge runtime without workers runs it, verifying on its one thread.
+const edge = Deno.args.includes("--edge");
 const server = await startServer({
   env: { KV_PATH: `${dir}/rate.kv`, BLOCK_INTERVAL_MS: "15000", ADMIN_TOKEN },
   timeoutMs: 120_000,
+  ...(edge ? { entry: new URL("../../tests/helpers/edge_main.ts", import.meta.url) } : {}),
 });
 const origin = server.url.replace(/\/$/, "");
 const bearer = { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" };
