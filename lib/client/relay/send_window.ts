@@ -99,12 +99,6 @@ export function checkWindow(own: number, served: number | null): {
   return { windowMs: own, differs: served !== null && served !== own };
 }
 
-/** What a phone whose W differs from the server's says. */
-export function windowDiffersText(own: number, served: number): string {
-  return `The server says the send window is ${Math.round(served / 1000)} s; this phone ` +
-    `computes ${Math.round(own / 1000)} s from the round's opening, and uses its own.`;
-}
-
 /** Why a hall's vote is sent when it is. */
 export type HallSendReason =
   /** The draw in the window fell after the phone was ready. */
