@@ -1,26 +1,14 @@
 /**
- * The quiet round of the page (page §14.8) and the reads its state answers: kept light, for
- * the page's transport (page_fetch.ts) to read at each call.
+ * The reads a quiet phone's state answers (page §14.8), the wait of its other reads while it
+ * holds them, and its votes' timing: loaded with the relay transport (a page without a relay
+ * pinned never needs them); the signals they read are in quiet_signals.ts.
  * @module
  */
-import { signal } from "@preact/signals";
 import { answeredByState, answerFromState } from "../../lib/client/rounds/state_answers.ts";
 import type { RoundState } from "../../lib/protocol/hall_schemas.ts";
-import { sendWindowMs } from "../../lib/protocol/hall.ts";
+import { ownWindowMs, quietHold, quietRoom } from "./quiet_signals.ts";
 
-/** The quiet round and its latest state (null: no quiet round, or no state read yet). */
-export const quietRoom = signal<{ round: number; state: RoundState | null } | null>(null);
-
-/** True when `state` says its round is over for this page: closed, or another round is current. */
-export function roundOver(state: RoundState): boolean {
-  return state.phase === "closed" || state.current !== state.round;
-}
-
-/**
- * True from voting opening until a quiet phone's vote has left, within the send window: its reads
- * but the state, its group, the rounds and its vote's own wait meanwhile (page §14.8).
- */
-export const quietHold = signal(false);
+export { mayHoldPin, ownWindowMs, quietHold, quietRoom, roundOver } from "./quiet_signals.ts";
 
 /** The reads a quiet phone makes while it holds the others: it signs after the first two. */
 const WHILE_HOLDING = /^\/api\/rounds(?:\/\d+\/(?:state|groups\/\d+|vote|tag\/[^/]+))?$/;
@@ -70,23 +58,6 @@ export async function quietAnswer(url: string, method: string): Promise<Response
   const answer = answerFromState(state, method, path);
   if (answer === null) return null;
   return new Response(answer.body, { headers: { "content-type": answer.type } });
-}
-
-/**
- * True when this page may hold a relay pin, known at once (the pin itself is read later): its
- * address carries one, or the browser keeps one (page §14.6).
- */
-export function mayHoldPin(): boolean {
-  if (typeof localStorage === "undefined") return false;
-  return localStorage.getItem("ringvote/relay-pin") !== null ||
-    /(?:^#|&)(?:relay|ohttp)=/.test(location.hash);
-}
-
-/** W as this phone works it out from `state` (page §14.8), or null before voting opens. */
-export function ownWindowMs(state: RoundState): number | null {
-  if (state.keysAtOpen === null || state.openedAt === null) return null;
-  const { keysAtOpen, intervalMs, verifyRate } = state;
-  return sendWindowMs({ keysAtOpen, intervalMs, verifyRate });
 }
 
 /**

@@ -11,10 +11,10 @@ import { createApiClient } from "../../lib/client/api_client.ts";
 import { nextPollDelay, type PollStage } from "../../lib/client/relay/poll_schedule.ts";
 import type { RoundState } from "../../lib/protocol/hall_schemas.ts";
 import { pageFetch } from "./page_fetch.ts";
-import { quietRoom, roundOver } from "./quiet_room.ts";
+import { quietRoom, roundOver } from "./quiet_signals.ts";
 
 export type { PollStage } from "../../lib/client/relay/poll_schedule.ts";
-export { quietRoom } from "./quiet_room.ts";
+export { quietRoom } from "./quiet_signals.ts";
 
 /** The stages in the order a phone goes through them. */
 const STAGES: readonly PollStage[] = ["waiting", "voting", "sent", "proven", "closed"];

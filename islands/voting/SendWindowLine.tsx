@@ -7,7 +7,7 @@
 import { checkWindow } from "../../lib/client/relay/send_window.ts";
 import { sendWindowText, windowDiffersText } from "../../lib/client/rounds/window_text.ts";
 import type { RoundState } from "../../lib/protocol/hall_schemas.ts";
-import { ownWindowMs } from "../hooks/quiet_room.ts";
+import { ownWindowMs } from "../hooks/quiet_signals.ts";
 
 /** The window line, once voting is open; nothing before. */
 export default function SendWindowLine({ state }: { state: RoundState }) {

@@ -1,0 +1,40 @@
+/**
+ * The light part of the quiet phone (page §14.8) the page holds from its first load: the quiet
+ * round and its latest state, the hold between voting opening and the vote leaving, and the
+ * phone's own W. The reads its state answers (quiet_room.ts) load with the relay transport.
+ * @module
+ */
+import { signal } from "@preact/signals";
+import type { RoundState } from "../../lib/protocol/hall_schemas.ts";
+import { sendWindowMs } from "../../lib/protocol/hall.ts";
+
+/** The quiet round and its latest state (null: no quiet round, or no state read yet). */
+export const quietRoom = signal<{ round: number; state: RoundState | null } | null>(null);
+
+/** True when `state` says its round is over for this page: closed, or another round is current. */
+export function roundOver(state: RoundState): boolean {
+  return state.phase === "closed" || state.current !== state.round;
+}
+
+/**
+ * True from voting opening until a quiet phone's vote has left, within the send window: its reads
+ * but the state, its group, the rounds and its vote's own wait meanwhile (page §14.8).
+ */
+export const quietHold = signal(false);
+
+/**
+ * True when this page may hold a relay pin, known at once (the pin itself is read later): its
+ * address carries one, or the browser keeps one (page §14.6).
+ */
+export function mayHoldPin(): boolean {
+  if (typeof localStorage === "undefined") return false;
+  return localStorage.getItem("ringvote/relay-pin") !== null ||
+    /(?:^#|&)(?:relay|ohttp)=/.test(location.hash);
+}
+
+/** W as this phone works it out from `state` (page §14.8), or null before voting opens. */
+export function ownWindowMs(state: RoundState): number | null {
+  if (state.keysAtOpen === null || state.openedAt === null) return null;
+  const { keysAtOpen, intervalMs, verifyRate } = state;
+  return sendWindowMs({ keysAtOpen, intervalMs, verifyRate });
+}
