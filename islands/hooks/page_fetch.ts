@@ -11,12 +11,22 @@ import { readPagePin, relayRequired } from "./relay_state.ts";
 
 type RelayModule = typeof import("./relay_transport.ts");
 let relayModule: Promise<RelayModule> | null = null;
+let relayLoaded: RelayModule | null = null;
+
+/**
+ * The relay transport's module once loaded, else null: loaded on any page whose reads have gone
+ * through the relay (a quiet phone's state read among them).
+ */
+export function loadedRelay(): RelayModule | null {
+  return relayLoaded;
+}
 
 /** The relay transport's module, loaded once; a load that failed is tried again. */
 export function loadRelay(): Promise<RelayModule> {
   if (relayModule === null) {
     const loading = import("./relay_transport.ts");
     relayModule = loading;
+    loading.then((module) => (relayLoaded = module), () => {});
     loading.catch(() => {
       if (relayModule === loading) relayModule = null;
     });

@@ -1,12 +1,12 @@
 /**
  * The light part of the quiet phone (page §14.8) the page holds from its first load: the quiet
- * round and its latest state, the hold between voting opening and the vote leaving, and the
- * phone's own W. The reads its state answers (quiet_room.ts) load with the relay transport.
+ * round and its latest state, and the hold between voting opening and the vote leaving. The rest
+ * (quiet_room.ts: its schedule, the reads its state answers, its own W) loads with the relay
+ * transport, which every quiet read goes through.
  * @module
  */
 import { signal } from "@preact/signals";
 import type { RoundState } from "../../lib/protocol/hall_schemas.ts";
-import { sendWindowMs } from "../../lib/protocol/hall.ts";
 
 /** The quiet round and its latest state (null: no quiet round, or no state read yet). */
 export const quietRoom = signal<{ round: number; state: RoundState | null } | null>(null);
@@ -30,11 +30,4 @@ export function mayHoldPin(): boolean {
   if (typeof localStorage === "undefined") return false;
   return localStorage.getItem("ringvote/relay-pin") !== null ||
     /(?:^#|&)(?:relay|ohttp)=/.test(location.hash);
-}
-
-/** W as this phone works it out from `state` (page §14.8), or null before voting opens. */
-export function ownWindowMs(state: RoundState): number | null {
-  if (state.keysAtOpen === null || state.openedAt === null) return null;
-  const { keysAtOpen, intervalMs, verifyRate } = state;
-  return sendWindowMs({ keysAtOpen, intervalMs, verifyRate });
 }

@@ -27,7 +27,7 @@ import { startWorker } from "../runtime.ts";
 import { holdsRegisteredKey } from "./registered_key.ts";
 import { quietTiming } from "./quiet_room.ts";
 
-export { afterHold, quietAnswer } from "./quiet_room.ts";
+export { afterHold, ownWindowMs, quietAnswer, startQuietReads, windowLines } from "./quiet_room.ts";
 export { readGroupFromState } from "../../lib/client/rounds/state_group.ts";
 import { pageBudget } from "./page_budget.ts";
 import {
