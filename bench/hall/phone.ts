@@ -3,7 +3,7 @@
 // read its group by index, vote in its send window, retry, read its tag, proof, "sealed with"
 // and checkpoints, all through the relay and under the phone's request budget.
 import { ApiCallError, createApiClient } from "../../lib/client/api_client.ts";
-import { readGroupFromState } from "../../lib/client/rounds/round_group.ts";
+import { readGroupFromState } from "../../lib/client/rounds/state_group.ts";
 import { createRelayedTransport } from "../../lib/client/relay/relayed_transport.ts";
 import { sealingEncapsulator } from "../../lib/client/relay/sealing.ts";
 import { checkWindow, planHallSend, sendWindowMs } from "../../lib/client/relay/send_window.ts";

@@ -8,16 +8,25 @@
  */
 import { callKind, roundOfPath, type Transport } from "../../lib/client/api_client.ts";
 import { readPagePin, relayRequired } from "./relay_state.ts";
-import { afterHold, quietAnswer } from "./quiet_room.ts";
 
 type RelayModule = typeof import("./relay_transport.ts");
 let relayModule: Promise<RelayModule> | null = null;
+let relayLoaded: RelayModule | null = null;
+
+/**
+ * The relay transport's module once loaded, else null: loaded on any page whose reads have gone
+ * through the relay (a quiet phone's state read among them).
+ */
+export function loadedRelay(): RelayModule | null {
+  return relayLoaded;
+}
 
 /** The relay transport's module, loaded once; a load that failed is tried again. */
-function loadRelay(): Promise<RelayModule> {
+export function loadRelay(): Promise<RelayModule> {
   if (relayModule === null) {
     const loading = import("./relay_transport.ts");
     relayModule = loading;
+    loading.then((module) => (relayLoaded = module), () => {});
     loading.catch(() => {
       if (relayModule === loading) relayModule = null;
     });
@@ -42,10 +51,12 @@ export const pageFetch: Transport = async (url, init) => {
     return await fetch(url, init);
   }
   // A quiet phone's timed reads are answered from its round's state read (page §14.8).
-  const local = await quietAnswer(url, init.method ?? "GET");
+  // They load with the relay transport: a static chunk, read from the page's own server.
+  const relay = await loadRelay();
+  const local = await relay.quietAnswer(url, init.method ?? "GET");
   if (local !== null) return local;
-  await afterHold(new URL(url, location.href).pathname);
-  return await (await loadRelay()).relayPageTransport(url, init);
+  await relay.afterHold(new URL(url, location.href).pathname);
+  return await relay.relayPageTransport(url, init);
 };
 
 /** Checks the pinned relay's key configuration once per page; a mismatch raises the alert. */

@@ -1,26 +1,18 @@
 /**
- * The quiet round of the page (page §14.8) and the reads its state answers: kept light, for
- * the page's transport (page_fetch.ts) to read at each call.
+ * The reads a quiet phone's state answers (page §14.8), the wait of its other reads while it
+ * holds them, and its votes' timing: loaded with the relay transport (a page without a relay
+ * pinned never needs them); the signals they read are in quiet_signals.ts.
  * @module
  */
-import { signal } from "@preact/signals";
 import { answeredByState, answerFromState } from "../../lib/client/rounds/state_answers.ts";
 import type { RoundState } from "../../lib/protocol/hall_schemas.ts";
+import { nextPollDelay, type PollStage } from "../../lib/client/relay/poll_schedule.ts";
+import { quietHold, quietRoom, roundOver } from "./quiet_signals.ts";
 import { sendWindowMs } from "../../lib/protocol/hall.ts";
+import { checkWindow } from "../../lib/client/relay/send_window.ts";
+import { sendWindowText, windowDiffersText } from "../../lib/client/rounds/window_text.ts";
 
-/** The quiet round and its latest state (null: no quiet round, or no state read yet). */
-export const quietRoom = signal<{ round: number; state: RoundState | null } | null>(null);
-
-/** True when `state` says its round is over for this page: closed, or another round is current. */
-export function roundOver(state: RoundState): boolean {
-  return state.phase === "closed" || state.current !== state.round;
-}
-
-/**
- * True from voting opening until a quiet phone's vote has left, within the send window: its reads
- * but the state, its group, the rounds and its vote's own wait meanwhile (page §14.8).
- */
-export const quietHold = signal(false);
+export { mayHoldPin, quietHold, quietRoom, roundOver } from "./quiet_signals.ts";
 
 /** The reads a quiet phone makes while it holds the others: it signs after the first two. */
 const WHILE_HOLDING = /^\/api\/rounds(?:\/\d+\/(?:state|groups\/\d+|vote|tag\/[^/]+))?$/;
@@ -73,23 +65,6 @@ export async function quietAnswer(url: string, method: string): Promise<Response
 }
 
 /**
- * True when this page may hold a relay pin, known at once (the pin itself is read later): its
- * address carries one, or the browser keeps one (page §14.6).
- */
-export function mayHoldPin(): boolean {
-  if (typeof localStorage === "undefined") return false;
-  return localStorage.getItem("ringvote/relay-pin") !== null ||
-    /(?:^#|&)(?:relay|ohttp)=/.test(location.hash);
-}
-
-/** W as this phone works it out from `state` (page §14.8), or null before voting opens. */
-export function ownWindowMs(state: RoundState): number | null {
-  if (state.keysAtOpen === null || state.openedAt === null) return null;
-  const { keysAtOpen, intervalMs, verifyRate } = state;
-  return sendWindowMs({ keysAtOpen, intervalMs, verifyRate });
-}
-
-/**
  * The timing of quiet round `round`'s votes from its latest state: when voting opened, the sealing
  * interval and this phone's own W; null when there is no such state.
  */
@@ -102,4 +77,67 @@ export function quietTiming(
   if (windowMs === null) return null;
   const { openedAt, intervalMs } = state;
   return { openedAt, intervalMs, windowMs, sealAt: state.open.nextSealAt };
+}
+
+/** Uniform in [0, 1), from the browser's random source. */
+const random = () => crypto.getRandomValues(new Uint32Array(1))[0] / 2 ** 32;
+
+/**
+ * Reads quiet round `round`'s state with `api` (the page's client of that round) now, then after
+ * each {@link nextPollDelay} of the current `stage()`, until the read that sees the round over
+ * (`onOver` runs then); answers the stop.
+ */
+export function startQuietReads(
+  api: { roundState(): Promise<RoundState> },
+  round: number,
+  stage: () => PollStage,
+  onOver: () => void,
+): () => void {
+  let live = true;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const read = async () => {
+    let ended = false;
+    try {
+      const state = await api.roundState();
+      if (!live) return;
+      quietRoom.value = { round, state };
+      if (roundOver(state)) {
+        ended = true;
+        onOver();
+      }
+    } catch (error) {
+      console.error(`The round's state could not be read: ${(error as Error).message}`);
+    }
+    if (!live) return;
+    const delay = ended ? null : nextPollDelay(stage(), random);
+    if (delay !== null) timer = setTimeout(read, delay);
+  };
+  read();
+  return () => {
+    live = false;
+    clearTimeout(timer);
+  };
+}
+
+/** W as this phone works it out from `state` (page §14.8), or null before voting opens. */
+export function ownWindowMs(state: RoundState): number | null {
+  if (state.keysAtOpen === null || state.openedAt === null) return null;
+  const { keysAtOpen, intervalMs, verifyRate } = state;
+  return sendWindowMs({ keysAtOpen, intervalMs, verifyRate });
+}
+
+/**
+ * The send window lines of `state` (page §14.8): this phone's W and its line, and the line saying
+ * the server's figure is another, if it is; null before voting opens.
+ */
+export function windowLines(
+  state: RoundState,
+): { own: number; line: string; differs: { served: number; text: string } | null } | null {
+  const own = ownWindowMs(state);
+  if (own === null) return null;
+  const served = state.sendWindowMs;
+  const differs = served !== null && checkWindow(own, served).differs
+    ? { served, text: windowDiffersText(own, served) }
+    : null;
+  return { own, line: sendWindowText(own), differs };
 }

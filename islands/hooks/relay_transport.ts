@@ -26,6 +26,9 @@ import { loadSigning } from "../../lib/client/voter/panel_actions.ts";
 import { startWorker } from "../runtime.ts";
 import { holdsRegisteredKey } from "./registered_key.ts";
 import { quietTiming } from "./quiet_room.ts";
+
+export { afterHold, ownWindowMs, quietAnswer, startQuietReads, windowLines } from "./quiet_room.ts";
+export { readGroupFromState } from "../../lib/client/rounds/state_group.ts";
 import { pageBudget } from "./page_budget.ts";
 import {
   heldPin,

@@ -10,11 +10,11 @@ import { useEffect, useRef } from "react";
 import { createApiClient } from "../../lib/client/api_client.ts";
 import { nextPollDelay, type PollStage } from "../../lib/client/relay/poll_schedule.ts";
 import type { RoundState } from "../../lib/protocol/hall_schemas.ts";
-import { pageFetch } from "./page_fetch.ts";
-import { quietRoom, roundOver } from "./quiet_room.ts";
+import { loadRelay, pageFetch } from "./page_fetch.ts";
+import { quietRoom } from "./quiet_signals.ts";
 
 export type { PollStage } from "../../lib/client/relay/poll_schedule.ts";
-export { quietRoom } from "./quiet_room.ts";
+export { quietRoom } from "./quiet_signals.ts";
 
 /** The stages in the order a phone goes through them. */
 const STAGES: readonly PollStage[] = ["waiting", "voting", "sent", "proven", "closed"];
@@ -35,7 +35,8 @@ const random = () => crypto.getRandomValues(new Uint32Array(1))[0] / 2 ** 32;
 
 /**
  * While `active`, round `round` is the quiet round: its state is read now, then after each
- * {@link nextPollDelay} of the current `stage`, until the read that sees the round over;
+ * {@link nextPollDelay} of the current `stage`, until the read that sees the round over (the
+ * schedule, `startQuietReads` of quiet_room.ts, loads with the relay transport);
  * `onOver` runs once then. Answers the latest state (null before the first).
  */
 export function useQuietRoom(
@@ -53,30 +54,28 @@ export function useQuietRoom(
   useEffect(() => {
     if (!active) return;
     quietRoom.value = { round, state: null };
+    // The schedule loads with the relay transport, which its reads go through anyway.
+    // A load that failed is a read that failed: tried again on the schedule.
     const api = createApiClient({ fetch: pageFetch, ledger: { round } });
     let live = true;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const read = async () => {
-      let ended = false;
-      try {
-        const state = await api.roundState();
-        if (!live) return;
-        quietRoom.value = { round, state };
-        if (roundOver(state)) {
-          ended = true;
-          over.current?.();
+    let stop = () => {};
+    const begin = () =>
+      loadRelay().then((relay) => {
+        if (live) {
+          stop = relay.startQuietReads(api, round, () => stageRef.current, () => over.current?.());
         }
-      } catch (error) {
+      }, (error) => {
         console.error(`The round's state could not be read: ${(error as Error).message}`);
-      }
-      if (!live) return;
-      const delay = ended ? null : nextPollDelay(stageRef.current, random);
-      if (delay !== null) timer = setTimeout(read, delay);
-    };
-    read();
+        if (!live) {
+          return;
+        }
+        const timer = setTimeout(begin, nextPollDelay(stageRef.current, random) ?? 0);
+        stop = () => clearTimeout(timer);
+      });
+    begin();
     return () => {
       live = false;
-      clearTimeout(timer);
+      stop();
       if (quietRoom.peek()?.round === round) quietRoom.value = null;
     };
   }, [round, active]);

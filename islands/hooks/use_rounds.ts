@@ -8,7 +8,7 @@ import { ApiCallError, createApiClient } from "../../lib/client/api_client.ts";
 import { pageFetch } from "./page_fetch.ts";
 import type { PhasedRoundInfo, PhasedRoundList } from "../../lib/client/rounds/phases.ts";
 import { ADMIN_TOKEN_KEY, signInPresenter } from "../../lib/client/rounds/presenter_sign_in.ts";
-import { quietRoom } from "./quiet_room.ts";
+import { quietRoom } from "./quiet_signals.ts";
 
 /** How often a page asks which round is current. */
 export const ROUNDS_POLL_MS = 3000;

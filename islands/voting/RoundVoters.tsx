@@ -22,15 +22,16 @@ import {
 } from "../../lib/client/voter/voters.ts";
 import { type PhasedRoundInfo, votesByGroup } from "../../lib/client/rounds/phases.ts";
 import ShortLateNote from "./ShortLateNote.tsx";
+import SendWindowLine from "./SendWindowLine.tsx";
 import { useAnonymityLens, useChainHeight } from "../hooks/use_anonymity_lens.ts";
 import { ledgerKey, pageApiClient, useHeadWatch, usePolicyNotice } from "../hooks/watch_heads.ts";
 import { wakeWatch } from "../hooks/fed_heads.ts";
 import { earliestStage, type PollStage, useQuietRoom } from "../hooks/round_state.ts";
-import { mayHoldPin, ownWindowMs, quietHold, quietRoom } from "../hooks/quiet_room.ts";
+import { mayHoldPin, quietHold, quietRoom } from "../hooks/quiet_signals.ts";
+import { loadedRelay } from "../hooks/page_fetch.ts";
 import type { RoundState } from "../../lib/protocol/hall_schemas.ts";
 import { heldPin } from "../hooks/relay_state.ts";
 import { ADMIN_TOKEN_KEY } from "../../lib/client/rounds/presenter_sign_in.ts";
-import SendWindowLine from "./SendWindowLine.tsx";
 import { CHECKPOINT_CHECK_MS } from "../../lib/client/relay/poll_schedule.ts";
 import WitnessStatus from "../../components/WitnessStatus.tsx";
 import JoinControl from "./JoinControl.tsx";
@@ -69,7 +70,8 @@ const QUIET_HEAD_CHECK_MS = CHECKPOINT_CHECK_MS;
 function aboutToSign(stage: PollStage, state: RoundState | null, now: number): boolean {
   if (stage === "voting") return true;
   if (stage !== "waiting" || state === null || state.phase !== "voting") return false;
-  const windowMs = ownWindowMs(state);
+  // A state read went through the relay transport: its module, which works out W, is loaded.
+  const windowMs = loadedRelay()?.ownWindowMs(state) ?? null;
   return state.openedAt !== null && windowMs !== null && now < state.openedAt + 5_000 + windowMs;
 }
 

@@ -1,25 +1,23 @@
 /**
  * A quiet phone's send window (page §14.8): W worked out by the phone from the round's figures
  * fixed when voting opened (`keysAtOpen`, the sealing interval, the server's verification rate),
- * and a line when the server's `sendWindowMs` is another figure: the phone uses its own.
+ * and a line when the server's `sendWindowMs` is another figure: the phone uses its own. The lines
+ * are made by the relay transport's module, loaded before any state read (they go through it).
  * @module
  */
-import { checkWindow } from "../../lib/client/relay/send_window.ts";
-import { sendWindowText, windowDiffersText } from "../../lib/client/rounds/window_text.ts";
 import type { RoundState } from "../../lib/protocol/hall_schemas.ts";
-import { ownWindowMs } from "../hooks/quiet_room.ts";
+import { loadedRelay } from "../hooks/page_fetch.ts";
 
 /** The window line, once voting is open; nothing before. */
 export default function SendWindowLine({ state }: { state: RoundState }) {
-  const own = ownWindowMs(state);
-  if (own === null) return null;
-  const { differs } = checkWindow(own, state.sendWindowMs);
+  const lines = loadedRelay()?.windowLines(state) ?? null;
+  if (lines === null) return null;
   return (
-    <div class="send-window" data-send-window={own}>
-      <p class="send-window-line">{sendWindowText(own)}</p>
-      {differs && state.sendWindowMs !== null && (
-        <p class="send-window-differs" data-window-differs={state.sendWindowMs}>
-          {windowDiffersText(own, state.sendWindowMs)}
+    <div class="send-window" data-send-window={lines.own}>
+      <p class="send-window-line">{lines.line}</p>
+      {lines.differs !== null && (
+        <p class="send-window-differs" data-window-differs={lines.differs.served}>
+          {lines.differs.text}
         </p>
       )}
     </div>

@@ -22,6 +22,7 @@ import PanelRing, { type PanelLens } from "./PanelRing.tsx";
 import VoteSection from "./VoteSection.tsx";
 import { useOwnTagCheck, usePendingPoll, useWaitForVoters } from "./vote_watch.ts";
 import { type LogView, pageApiClient } from "../hooks/watch_heads.ts";
+import { loadRelay } from "../hooks/page_fetch.ts";
 import type { ShownBlock } from "../../lib/client/log/log_view.ts";
 import type { PageStorage } from "../../lib/client/rounds/round_storage.ts";
 import { type PhasedRoundInfo, phaseFields, votesByGroup } from "../../lib/client/rounds/phases.ts";
@@ -29,7 +30,6 @@ import {
   keepChosen,
   markLate,
   readChosen,
-  readGroupFromState,
   readGroupState,
 } from "../../lib/client/rounds/round_group.ts";
 import { useGroupWatch } from "./group_watch.ts";
@@ -278,7 +278,12 @@ export default function VoterPanel(
     const rule = { minVoters, lateJoiners };
     const state = inGroup ??
       (quietState
-        ? await readGroupFromState(io.api, { ownId, ownKey: ownKey ?? "", rule, state: quietState })
+        ? await (await loadRelay()).readGroupFromState(io.api, {
+          ownId,
+          ownKey: ownKey ?? "",
+          rule,
+          state: quietState,
+        })
         : await readGroupState(io.api, { ownId, rule }));
     if (state.kind === "group") return state.keys;
     if (round.choices.length > 0) setQueued(text);

@@ -10,10 +10,10 @@ import { useEffect, useRef, useState } from "react";
 import type { ApiClient } from "../../lib/client/api_client.ts";
 import type { RoundState } from "../../lib/protocol/hall_schemas.ts";
 import { repeatEvery } from "../hooks/polling.ts";
+import { loadRelay } from "../hooks/page_fetch.ts";
 import {
   type GroupRule,
   type GroupState,
-  readGroupFromState,
   readGroupState,
 } from "../../lib/client/rounds/round_group.ts";
 
@@ -63,7 +63,10 @@ export function useGroupWatch(
     if (reading.current) return;
     reading.current = true;
     // A read under way is never dropped for a newer state: its group is the one to keep.
-    readGroupFromState(api, { ownId, ownKey, rule, state }).then((next) => {
+    // The quiet phone's chunk: a static file of the page's own server, never sent through the relay.
+    loadRelay().then(({ readGroupFromState }) =>
+      readGroupFromState(api, { ownId, ownKey, rule, state })
+    ).then((next) => {
       if (mounted.current) settle(next);
     }).finally(() => (reading.current = false));
   }, [quiet, state, ownId, ownKey, rule?.minVoters, rule?.lateJoiners]);

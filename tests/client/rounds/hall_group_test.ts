@@ -1,13 +1,13 @@
 /**
  * A phone's group from the round's state read and one read of its group by index
- * (lib/client/rounds/round_group.ts `readGroupFromState`), through the API client against the real
+ * (lib/client/rounds/state_group.ts `readGroupFromState`), through the API client against the real
  * app over in-memory KV; and refused against a lying server: another group's ids, a key swapped
  * for another, its own key missing, groups off the rule.
  * @module
  */
 import assert from "node:assert/strict";
 import { createApiClient } from "../../../lib/client/api_client.ts";
-import { placeInGroups, readGroupFromState } from "../../../lib/client/rounds/round_group.ts";
+import { placeInGroups, readGroupFromState } from "../../../lib/client/rounds/state_group.ts";
 import { groupFingerprint } from "../../../lib/protocol/groups.ts";
 import { hexToBytes } from "../../../lib/protocol/bytes.ts";
 import type { RoundGroupRead, RoundState } from "../../../lib/protocol/hall_schemas.ts";
