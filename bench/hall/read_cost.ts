@@ -1,4 +1,6 @@
-// Server CPU per relayed state read at several rates, for the hall bench's read phase.
+// Server CPU per relayed state read at several rates, for the hall bench's read phase:
+// `deno run -A bench/hall/read_cost.ts [rates a second, comma-separated] [relayed|direct]`.
+// 64 phones' relayed clients take turns; the server's CPU a second and per read, 20 s per rate.
 import { createApiClient } from "../../lib/client/api_client.ts";
 import { createRelayedTransport } from "../../lib/client/relay/relayed_transport.ts";
 import { sealingEncapsulator } from "../../lib/client/relay/sealing.ts";
@@ -42,7 +44,9 @@ try {
     });
     return createApiClient({ fetch: transport, baseUrl: origin, ledger: { round } });
   });
-  for (const c of clients) await c.roundState();
+  // `direct` as the second argument: the same reads sent straight to the server, no gateway.
+  const readers = Deno.args[1] === "direct" ? clients.map(() => direct) : clients;
+  for (const c of readers) await c.roundState();
   const pid = server.process.pid;
   for (const rate of (Deno.args[0] ?? "0,6,25,100").split(",").map(Number)) {
     const seconds = 20;
@@ -52,7 +56,7 @@ try {
     const pending: Promise<unknown>[] = [];
     while (Date.now() - t0 < seconds * 1000) {
       if (rate > 0) {
-        pending.push(clients[n % clients.length].roundState());
+        pending.push(readers[n % readers.length].roundState());
         n++;
         await sleep(1000 / rate);
       } else await sleep(1000);
