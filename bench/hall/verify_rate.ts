@@ -81,10 +81,9 @@ try {
   const rate = phones / seconds;
   console.log(
     [
-      `verifier pace: ${phones} votes over rings of ${
-        rings.join("–")
-      } keys, ${IN_FLIGHT} in flight, ` +
-      `direct; load average at start ${loadAvg} (2 cores)`,
+      `verifier pace (${edge ? "edge: one thread, no workers" : "workers, one per core"}): ` +
+      `${phones} votes over rings of ${rings.join("–")} keys, ${IN_FLIGHT} in flight, direct; ` +
+      `load average at start ${loadAvg} (2 cores)`,
       `  ${rate.toFixed(1)} votes a second (${seconds.toFixed(1)} s); 503 busy ${busy}`,
       `  server CPU per vote: ${(cpu * 1000 / phones).toFixed(1)} ms`,
       `  VERIFY_RATE's default, ${DEFAULT_VERIFY_RATE}, is ${
