@@ -17,6 +17,7 @@ import {
 import {
   checkpointDue,
   nextPollDelay,
+  PAGE_REQUESTS_PER_MINUTE,
   type PollStage,
   RequestBudget,
 } from "../../lib/client/relay/poll_schedule.ts";
@@ -94,9 +95,9 @@ export async function runPhone(setup: PhoneSetup, startDelayMs: number): Promise
     readErrors: 0,
     checkpointChecks: 0,
   };
-  const budget = new RequestBudget();
+  const budget = new RequestBudget(PAGE_REQUESTS_PER_MINUTE);
   const counted: typeof fetch = async (url, init) => {
-    // Every relayed request waits for room in the phone's budget: 20 in any 60 s.
+    // Every relayed request waits for room in the phone's budget, the page's: 18 in any 60 s.
     for (let wait = budget.delayFor(Date.now()); wait > 0; wait = budget.delayFor(Date.now())) {
       await sleep(wait);
     }

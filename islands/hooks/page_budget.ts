@@ -3,11 +3,11 @@
  * a reload does not start it afresh: at most {@link RELAYED_PER_MINUTE} in any 60 s.
  * @module
  */
-import { RequestBudget } from "../../lib/client/relay/poll_schedule.ts";
+import { PAGE_REQUESTS_PER_MINUTE, RequestBudget } from "../../lib/client/relay/poll_schedule.ts";
 import type { Budget } from "../../lib/client/relay/page_transport.ts";
 
-/** The most relayed requests a page sends in any 60 s, under the cap of 20. */
-export const RELAYED_PER_MINUTE = 18;
+/** The most relayed requests a page sends in any 60 s (lib/client/relay/poll_schedule.ts). */
+export const RELAYED_PER_MINUTE = PAGE_REQUESTS_PER_MINUTE;
 
 /** Session-storage key of the times of this tab's last relayed requests (ms since the epoch). */
 const SENT_KEY = "ringvote/relayed-sent";

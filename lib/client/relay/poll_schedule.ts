@@ -27,6 +27,9 @@ export const POLL_DELAYS_MS: Record<Exclude<PollStage, "closed">, { min: number;
 /** Most relayed requests of one phone in any 60 s. */
 export const MAX_REQUESTS_PER_MINUTE = 20;
 
+/** The most relayed requests a page sends in any 60 s: a margin of two under the phone's bound. */
+export const PAGE_REQUESTS_PER_MINUTE = 18;
+
 /** A consistency proof is read at most once a minute, and only when the checkpoint grew. */
 export const CHECKPOINT_CHECK_MS = 60_000;
 
