@@ -10,7 +10,7 @@
  * @module
  */
 import { useEffect } from "react";
-import { KEEP_OPEN_TEXT } from "../../lib/client/rounds/round_texts.ts";
+import { KEEP_OPEN_TEXT } from "../../lib/client/relay/send_window.ts";
 import { checkRelayAtLoad } from "../hooks/page_fetch.ts";
 import {
   relayAlert,

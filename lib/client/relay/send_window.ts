@@ -12,7 +12,8 @@ export { sendWindowMs, WINDOW_INTERVALS };
 /** How long after voting opens (or a late group forms) the send window starts. */
 export const SEND_DELAY_MS = 5_000;
 
-export { KEEP_OPEN_TEXT } from "../rounds/round_texts.ts";
+/** What a phone waiting for its send time says. */
+export const KEEP_OPEN_TEXT = "Keep this page open until your vote is sent.";
 
 /** A source of numbers uniform in [0, 1), as `Math.random`. */
 export type Random = () => number;

@@ -109,6 +109,3 @@ export function votedText({ voted, keys }: { voted: number; keys: number }): str
 export function phaseName(phase: "join" | "voting" | "closed"): string {
   return { join: "Joining", voting: "Voting is open", closed: "Closed" }[phase];
 }
-
-/** What a phone waiting for its send time says. */
-export const KEEP_OPEN_TEXT = "Keep this page open until your vote is sent.";
