@@ -1,6 +1,7 @@
 // Builds the page's islands for the browser: one hydration module per file in islands/ and one
 // module worker per file in islands/workers/, bundled with `deno bundle` (minified, code-split so
-// that faker stays a chunk loaded on demand), written to static/build/ under content-hashed names,
+// that faker stays a chunk loaded on demand; each island on its own, as a page hydrates one, and
+// the workers together), written to static/build/ under content-hashed names,
 // with the stylesheet and the manifest the server render reads. `--if-needed` skips the work when
 // the manifest was built from the same sources.
 import { bytesToHex, concatBytes } from "../lib/protocol/bytes.ts";
@@ -53,7 +54,6 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
 
   const work = await Deno.makeTempDir({ prefix: "ringvote-build-" });
   try {
-    const entries: string[] = [];
     for (const name of islands) {
       const entry = `${work}/${name}.ts`;
       await Deno.writeTextFile(
@@ -67,7 +67,6 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
           "",
         ].join("\n"),
       );
-      entries.push(entry);
     }
     for (const name of workers) {
       const entry = `${work}/${WORKER_PREFIX}${name}.ts`;
@@ -75,36 +74,48 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
         entry,
         `import ${JSON.stringify(new URL(`islands/workers/${name}.ts`, root).href)};\n`,
       );
-      entries.push(entry);
     }
-    const bundled = `${work}/out`;
-    const { success, stderr } = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "bundle",
-        "--platform=browser",
-        "--format=esm",
-        "--minify",
-        "--code-splitting",
-        `--config=${new URL("deno.json", root).pathname}`,
-        `--outdir=${bundled}`,
-        ...entries,
-      ],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    if (!success) throw new Error(`deno bundle failed:\n${new TextDecoder().decode(stderr)}`);
-
-    // Chunks are named by esbuild with a hash of their content; entries get one here.
+    // Each page hydrates one island, so each island is bundled on its own, split only into the
+    // chunks it loads on demand: its first load is then a few files, not every chunk it shares
+    // with the other pages. The workers are bundled together.
+    const groups = [
+      ...islands.map((name) => [`${work}/${name}.ts`]),
+      workers.map((name) => `${work}/${WORKER_PREFIX}${name}.ts`),
+    ].filter((group) => group.length > 0);
     const outputs = new Map<string, Uint8Array>();
     const entryFiles: Record<string, string> = {};
     const entryNames = [...islands, ...workers.map((name) => WORKER_PREFIX + name)];
-    for await (const item of Deno.readDir(bundled)) {
-      if (!item.isFile || !item.name.endsWith(".js")) continue;
-      const content = await Deno.readFile(`${bundled}/${item.name}`);
-      const entry = entryNames.find((name) => `${name}.js` === item.name);
-      const name = entry ? `${entry}-${await contentHash(content)}.js` : item.name;
-      if (entry) entryFiles[entry] = name;
-      outputs.set(name, content);
+    for (const [index, group] of groups.entries()) {
+      const bundled = `${work}/out-${index}`;
+      const { success, stderr } = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "bundle",
+          "--platform=browser",
+          "--format=esm",
+          "--minify",
+          "--code-splitting",
+          `--config=${new URL("deno.json", root).pathname}`,
+          `--outdir=${bundled}`,
+          ...group,
+        ],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      if (!success) throw new Error(`deno bundle failed:\n${new TextDecoder().decode(stderr)}`);
+
+      // Chunks are named by esbuild with a hash of their content; entries get one here.
+      for await (const item of Deno.readDir(bundled)) {
+        if (!item.isFile || !item.name.endsWith(".js")) continue;
+        const content = await Deno.readFile(`${bundled}/${item.name}`);
+        const entry = entryNames.find((name) => `${name}.js` === item.name);
+        const name = entry ? `${entry}-${await contentHash(content)}.js` : item.name;
+        if (entry) entryFiles[entry] = name;
+        const earlier = outputs.get(name);
+        if (earlier && !sameBytes(earlier, content)) {
+          throw new Error(`two bundles wrote different files named ${name}`);
+        }
+        outputs.set(name, content);
+      }
     }
     const styles: string[] = [];
     for (const css of await filesIn(new URL("static/", root), ".css")) {
@@ -140,6 +151,11 @@ export async function build(options: BuildOptions = {}): Promise<BuildResult> {
   } finally {
     await Deno.remove(work, { recursive: true });
   }
+}
+
+/** True when `a` and `b` hold the same bytes. */
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((byte, i) => byte === b[i]);
 }
 
 /** Prefix of a worker's bundle name, so a worker never shares a file name with an island. */

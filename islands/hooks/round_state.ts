@@ -8,12 +8,12 @@
  */
 import { useEffect, useRef } from "react";
 import { createApiClient } from "../../lib/client/api_client.ts";
-import { nextPollDelay, type PollStage } from "../../lib/client/relay/poll_schedule.ts";
+import { nextPollDelay, type PollStage } from "../../lib/client/relay/poll_delays.ts";
 import type { RoundState } from "../../lib/protocol/hall_schemas.ts";
 import { loadRelay, pageFetch } from "./page_fetch.ts";
 import { quietRoom } from "./quiet_signals.ts";
 
-export type { PollStage } from "../../lib/client/relay/poll_schedule.ts";
+export type { PollStage } from "../../lib/client/relay/poll_delays.ts";
 export { quietRoom } from "./quiet_signals.ts";
 
 /** The stages in the order a phone goes through them. */

@@ -32,7 +32,7 @@ import { loadedRelay } from "../hooks/page_fetch.ts";
 import type { RoundState } from "../../lib/protocol/hall_schemas.ts";
 import { heldPin } from "../hooks/relay_state.ts";
 import { ADMIN_TOKEN_KEY } from "../../lib/client/rounds/presenter_sign_in.ts";
-import { CHECKPOINT_CHECK_MS } from "../../lib/client/relay/poll_schedule.ts";
+import { CHECKPOINT_CHECK_MS } from "../../lib/client/relay/poll_delays.ts";
 import WitnessStatus from "../../components/WitnessStatus.tsx";
 import JoinControl from "./JoinControl.tsx";
 import { joinAsVoter, joinStatusText } from "../../lib/client/voter/join.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 import { useEffect, useState } from "react";
-import { isMarkedLate } from "../../lib/client/rounds/round_group.ts";
+import { isMarkedLate } from "../../lib/client/rounds/round_storage.ts";
 import { roundStorage } from "../../lib/client/rounds/round_storage.ts";
 import { shortLateText } from "../../lib/client/rounds/round_texts.ts";
 import { readStoredVote } from "../../lib/client/voter/panel_actions.ts";

@@ -6,7 +6,7 @@
 import type { GroupState } from "../../lib/client/rounds/round_group.ts";
 import type { VoteLine } from "../../lib/client/voter/status.ts";
 import type { RoundState } from "../../lib/protocol/hall_schemas.ts";
-import { groupIndexOf } from "../../lib/client/rounds/state_answers.ts";
+import { groupIndexOf } from "../../lib/client/rounds/group_index.ts";
 import type { PollStage } from "../hooks/round_state.ts";
 
 /** Where a panel stands, for a quiet phone's schedule (page §14.8). */

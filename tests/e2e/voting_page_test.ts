@@ -121,12 +121,11 @@ Deno.test({
         assert.ok(load.scripts.length > 0);
         assert.ok(!load.scripts.some((s) => s.name.includes("voter_names")), "faker is lazy");
         metrics.firstLoadJsGzipBytes = load.scripts.reduce((n, s) => n + s.encoded, 0);
-        // The page's budget: at most 84.5 KB gzipped, the signing, sealing and card code loading
-        // later (80 KB before join cards and the per-round relay pin, 81 KB before the quiet phone
-        // of a hall, docs/performance.md).
+        // The page's budget: at most 81 KB gzipped, the signing, sealing and card code loading
+        // later (80 KB before join cards and the per-round relay pin, docs/performance.md).
         assert.ok(
-          (metrics.firstLoadJsGzipBytes as number) <= 84_500,
-          `first-load JS ${metrics.firstLoadJsGzipBytes} B gzipped, over 84,500 B`,
+          (metrics.firstLoadJsGzipBytes as number) <= 81_000,
+          `first-load JS ${metrics.firstLoadJsGzipBytes} B gzipped, over 81,000 B`,
         );
         metrics.firstLoadScripts = load.scripts;
         metrics.navigationToUsableMs = Math.round(load.usableMs);

@@ -6,44 +6,21 @@
  * @module
  */
 
-/** A source of numbers uniform in [0, 1), as `Math.random`. */
-export type Random = () => number;
+import { CHECKPOINT_CHECK_MS } from "./poll_delays.ts";
 
-/**
- * Where a phone stands: waiting for the opening or for its late group; voting (its vote not yet
- * sent) or sent (not yet sealed and proven); proven (sealed, proof and "sealed with" read); or
- * closed (the round closed: one last read, then none).
- */
-export type PollStage = "waiting" | "voting" | "sent" | "proven" | "closed";
-
-/** The state read's delay range per stage, ms: uniform in [min, max]. */
-export const POLL_DELAYS_MS: Record<Exclude<PollStage, "closed">, { min: number; max: number }> = {
-  waiting: { min: 8_000, max: 12_000 },
-  voting: { min: 8_000, max: 12_000 },
-  sent: { min: 8_000, max: 12_000 },
-  proven: { min: 25_000, max: 35_000 },
-};
+export {
+  CHECKPOINT_CHECK_MS,
+  nextPollDelay,
+  POLL_DELAYS_MS,
+  type PollStage,
+  type Random,
+} from "./poll_delays.ts";
 
 /** Most relayed requests of one phone in any 60 s. */
 export const MAX_REQUESTS_PER_MINUTE = 20;
 
 /** The most relayed requests a page sends in any 60 s: a margin of two under the phone's bound. */
 export const PAGE_REQUESTS_PER_MINUTE = 18;
-
-/** A consistency proof is read at most once a minute, and only when the checkpoint grew. */
-export const CHECKPOINT_CHECK_MS = 60_000;
-
-/**
- * Ms until the next state read in `stage`, jittered; null once closed (the read that saw the
- * round closed was the last, with its checkpoint check).
- */
-export function nextPollDelay(stage: PollStage, random: Random): number | null {
-  if (stage === "closed") return null;
-  const { min, max } = POLL_DELAYS_MS[stage];
-  const u = random();
-  if (!(u >= 0 && u < 1)) throw new RangeError(`the random source gave ${u}, not in [0, 1)`);
-  return min + u * (max - min);
-}
 
 /**
  * True when the checkpoint of `size` calls for a consistency proof from `checkedSize`, checked

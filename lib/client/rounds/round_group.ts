@@ -10,7 +10,9 @@ import { hexToBytes } from "../../protocol/bytes.ts";
 import { groupFingerprint, groupOf, roundGroups, ruleIsSound } from "../../protocol/groups.ts";
 import type { ApiClient } from "../api_client.ts";
 import { messageOf } from "../text.ts";
-import type { PageStorage } from "./round_storage.ts";
+import { isMarkedLate, lateKey, type PageStorage } from "./round_storage.ts";
+
+export { isMarkedLate };
 
 /**
  * Where a phone's key stands: voting not open yet; in a group (its ids, keys in id order, its
@@ -118,11 +120,6 @@ function choiceKey(namespace: string): string {
   return `${namespace}:chosen`;
 }
 
-/** Storage key marking a voter whose key waits for a late group. */
-function lateKey(namespace: string): string {
-  return `${namespace}:late`;
-}
-
 /** The choice `namespace` pressed and has not sent yet, or null. */
 export function readChosen(storage: PageStorage, namespace: string): string | null {
   return storage.getItem(choiceKey(namespace));
@@ -138,9 +135,4 @@ export function keepChosen(storage: PageStorage, namespace: string, choice: stri
 export function markLate(storage: PageStorage, namespace: string, waiting: boolean): void {
   if (waiting) storage.setItem(lateKey(namespace), "waiting");
   else storage.removeItem(lateKey(namespace));
-}
-
-/** True when `namespace` was last seen waiting for a late group. */
-export function isMarkedLate(storage: PageStorage, namespace: string): boolean {
-  return storage.getItem(lateKey(namespace)) === "waiting";
 }

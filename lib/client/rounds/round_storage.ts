@@ -23,3 +23,13 @@ export function roundStorage(storage: PageStorage, round: number): PageStorage {
     removeItem: (key) => storage.removeItem(prefix + key),
   };
 }
+
+/** Storage key marking a voter whose key waits for a late group. */
+export function lateKey(namespace: string): string {
+  return `${namespace}:late`;
+}
+
+/** True when `namespace` was last seen waiting for a late group. */
+export function isMarkedLate(storage: PageStorage, namespace: string): boolean {
+  return storage.getItem(lateKey(namespace)) === "waiting";
+}

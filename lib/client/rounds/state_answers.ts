@@ -9,6 +9,8 @@
 
 import { ledgerBase } from "../api_client.ts";
 
+export { groupIndexOf } from "./group_index.ts";
+
 /** What a quiet phone's answers are made of: the fields of the state read they repeat. */
 export type StateFields = {
   round: number;
@@ -60,10 +62,4 @@ export function answerFromState(
       return json({ phase, keysAtOpen, groups, pending, verifyRate, sendWindowMs });
     }
   }
-}
-
-/** The index of the group holding key `ownId` in `groups`, or null. */
-export function groupIndexOf(groups: readonly (readonly number[])[], ownId: number): number | null {
-  const index = groups.findIndex((ids) => ids.includes(ownId));
-  return index < 0 ? null : index;
 }
