@@ -296,9 +296,12 @@ if (import.meta.main) {
   const ms = Math.round(performance.now() - started);
   console.log(built ? `Built the islands in ${ms} ms:` : "Island bundles are up to date:");
   for (const f of files) console.log(`  ${f.name}  ${f.bytes} B, ${f.gzipBytes} B gzipped`);
-  const firstLoad = files.filter((f) => f.name.endsWith(".js"));
-  const gz = firstLoad.reduce((n, f) => n + f.gzipBytes, 0);
-  console.log(
-    `First-load JavaScript: ${gz} B gzipped (${Object.keys(manifest.islands).join(", ")})`,
-  );
+  // Each page hydrates one island: its first load is that island's module and its preloads.
+  const gzipOf = new Map(files.map((f) => [f.name, f.gzipBytes]));
+  const base = (url: string) => url.slice(url.lastIndexOf("/") + 1);
+  for (const [island, url] of Object.entries(manifest.islands)) {
+    const names = [url, ...(manifest.preload[island] ?? [])].map(base);
+    const gz = names.reduce((n, name) => n + (gzipOf.get(name) ?? 0), 0);
+    console.log(`First-load JavaScript of ${island}: ${gz} B gzipped in ${names.length} files`);
+  }
 }
