@@ -64,12 +64,13 @@ const HEAD_CHECK_MS = 5000;
 const QUIET_HEAD_CHECK_MS = CHECKPOINT_CHECK_MS;
 
 /**
- * True from voting opening until the phone's vote has left, while the send window lasts: the
- * phone reads nothing but its state and its group before it signs (page §14.8).
+ * True from voting opening until the phone's vote has left, while the send window lasts and the
+ * round votes: the phone reads nothing but its state and its group before it signs (page §14.8).
+ * A voter who has not voted by the window's end, or by the close, holds nothing back.
  */
 function aboutToSign(stage: PollStage, state: RoundState | null, now: number): boolean {
-  if (stage === "voting") return true;
-  if (stage !== "waiting" || state === null || state.phase !== "voting") return false;
+  if (stage !== "voting" && stage !== "waiting") return false;
+  if (state === null || state.phase !== "voting") return false;
   // A state read went through the relay transport: its module, which works out W, is loaded.
   const windowMs = loadedRelay()?.ownWindowMs(state) ?? null;
   return state.openedAt !== null && windowMs !== null && now < state.openedAt + 5_000 + windowMs;

@@ -37,6 +37,13 @@ function unreadable(what: string): never {
   });
 }
 
+/** A refusal as it is; anything else (the database failing) as 503 `busy`, logged. */
+function failClosed(error: unknown, what: string): never {
+  if (error instanceof ApiError) throw error;
+  console.error(`A round's ${what} could not be read:`, error);
+  return unreadable(what);
+}
+
 /** Adds `value` under `key` to `map`, dropping the oldest entry past `most`. */
 function keep<V>(map: Map<string | number, V>, key: string | number, value: V, most: number): void {
   map.set(key, value);
@@ -92,7 +99,7 @@ export function mountRoundReads(app: Hono, options: RoundReadOptions): void {
           unreadable(`group ${g}`);
         }
         return { ids, keys };
-      });
+      }).catch((error) => failClosed(error, `group ${g}`));
       keep(groupReads, at, read, GROUPS_KEPT);
       read.catch(() => groupReads.delete(at));
     }
@@ -174,11 +181,7 @@ export function mountRoundReads(app: Hono, options: RoundReadOptions): void {
     let entry = states.get(record.id);
     if (entry === undefined || now() - entry.at >= rounds.ttlMs) {
       // A database that fails a part fails the read with 503 `busy`, never a 500; nothing is kept.
-      const state = readState(record).catch((error) => {
-        if (error instanceof ApiError) throw error;
-        console.error(`The state of round ${record.id} could not be read:`, error);
-        return unreadable("state");
-      });
+      const state = readState(record).catch((error) => failClosed(error, "state"));
       entry = { at: now(), state };
       keep(states, record.id, entry, STATES_KEPT);
       entry.state.catch(() => states.delete(record.id));
@@ -221,15 +224,21 @@ export function mountRoundReads(app: Hono, options: RoundReadOptions): void {
     const record = await laterRoundOf(c.req.param("id"));
     const param = c.req.param("height");
     const height = INDEX.test(param) ? Number(param) : -1;
-    const store = await rounds.storeOf(record.id);
-    const block = height >= 1 ? await store.block(height) : null;
-    if (block === null) {
-      throw refusal("not_found", `Block "${param}" of round ${record.id} is not sealed`);
-    }
     const at = `${record.id}/${height}`;
     let counts = counted.get(at);
     if (counts === undefined) {
-      counts = countBlock(record.id, height);
+      // Only a sealed block is counted (and kept): a block counted once is not read again.
+      const block = height >= 1
+        ? await rounds.storeOf(record.id).then((store) => store.block(height)).catch((error) =>
+          failClosed(error, `block ${height}`)
+        )
+        : null;
+      if (block === null) {
+        throw refusal("not_found", `Block "${param}" of round ${record.id} is not sealed`);
+      }
+      counts = countBlock(record.id, height).catch((error) =>
+        failClosed(error, `block ${height}'s ballots`)
+      );
       keep(counted, at, counts, BLOCKS_KEPT);
       counts.catch(() => counted.delete(at));
     }

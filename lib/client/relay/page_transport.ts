@@ -10,7 +10,7 @@
 import { callKind, roundOfPath, type Transport } from "../api_client.ts";
 import type { RelayPin } from "./fragment.ts";
 import { type KeyCheck, RelayError } from "./relayed_transport.ts";
-import { classifyVoteAnswer, nextVoteStep, tagCheckStep } from "./vote_retry.ts";
+import { classifyVoteAnswer, MAX_VOTE_SENDS, nextVoteStep, tagCheckStep } from "./vote_retry.ts";
 import {
   type HallSendPlan,
   planHallSend,
@@ -253,14 +253,32 @@ async function sendVote(
     const now = deps.now();
     const nextSealAt = nextTick(timing, now);
     let step = nextVoteStep({ outcome, sends, now, nextSealAt, intervalMs }, deps.random);
-    while (step.kind === "check-tag") {
+    // A lookup that gets no answer (or a server error) tells nothing: it is made again after the
+    // next seal, at most MAX_VOTE_SENDS times; only a 404 says the tag is absent.
+    for (let lookups = 1; step.kind === "check-tag"; lookups++) {
       await hold({ kind: "vote", until: step.at }, signal);
-      const found = await (await relayedCall())(tagPath(), { method: "GET", signal });
-      if (found.status === 200) {
+      let found: Response | null = null;
+      try {
+        found = await (await relayedCall())(tagPath(), { method: "GET", signal });
+      } catch (error) {
+        if (!(error instanceof RelayError) || !RETRIED.has(error.kind)) throw error;
+        failure = error;
+      }
+      if (found?.status === 200) {
         const body = await found.text();
         return new Response(body, { status: 202, headers: { "content-type": "application/json" } });
       }
-      step = tagCheckStep({ found: false, sends, now: deps.now(), intervalMs }, deps.random);
+      await found?.body?.cancel();
+      const at = deps.now();
+      if (found?.status === 404) {
+        step = tagCheckStep({ found: false, sends, now: at, intervalMs }, deps.random);
+      } else if (lookups < MAX_VOTE_SENDS) {
+        const unknown = { kind: "relay-timeout" } as const;
+        step = nextVoteStep(
+          { outcome: unknown, sends, now: at, nextSealAt: nextTick(timing, at), intervalMs },
+          deps.random,
+        );
+      } else break;
     }
     if (step.kind !== "resend") {
       if (response !== null) return response;

@@ -43,7 +43,9 @@ export type VoteStep =
 
 /**
  * The outcome of one relayed send: `status` the inner answer's (null when the relay answered 504,
- * or the request failed or timed out), `code` its error code, `retryAfter` its header.
+ * or the request failed or timed out), `code` its error code, `retryAfter` its header. A 503 is
+ * `busy` (nothing stored); 408, 429, any other 5xx and no answer leave the vote in doubt; any other
+ * 4xx but 409 `duplicate_tag` refuses it.
  */
 export function classifyVoteAnswer(
   { status, code, retryAfter }: {
@@ -52,7 +54,6 @@ export function classifyVoteAnswer(
     retryAfter?: string | null;
   },
 ): VoteOutcome {
-  if (status === null || status === 504 || status === 502) return { kind: "relay-timeout" };
   if (status === 202 || status === 200) return { kind: "accepted" };
   if (status === 503) {
     const seconds = Number(retryAfter);
@@ -62,6 +63,11 @@ export function classifyVoteAnswer(
     return { kind: "busy", retryAfterS };
   }
   if (status === 409 && code === "duplicate_tag") return { kind: "duplicate" };
+  // In doubt: no answer, a relay's or a proxy's failure, a deadline, a limit on the way, or a
+  // server error after which the vote may be stored. Its tag is looked up before anything else.
+  if (status === null || status === 408 || status === 429 || status >= 500) {
+    return { kind: "relay-timeout" };
+  }
   return { kind: "refused", code: code ?? `status ${status}` };
 }
 

@@ -77,7 +77,13 @@ Deno.test("busy waits Retry-After and up to an interval; a lost vote checks its 
   assert.deepEqual(step, { kind: "resend", at: now + 1_000 + 7_500 });
   const lost = classifyVoteAnswer({ status: null });
   assert.equal(lost.kind, "relay-timeout");
-  assert.equal(classifyVoteAnswer({ status: 504 }).kind, "relay-timeout");
+  // A vote that may be stored is never called refused: its tag is looked up first.
+  for (const status of [504, 502, 500, 408, 429]) {
+    assert.equal(classifyVoteAnswer({ status }).kind, "relay-timeout", `status ${status}`);
+  }
+  for (const status of [400, 403, 404, 413]) {
+    assert.equal(classifyVoteAnswer({ status }).kind, "refused", `status ${status}`);
+  }
   const check = nextVoteStep({ ...base, outcome: lost, sends: 1 }, () => 0);
   assert.deepEqual(check, { kind: "check-tag", at: now + 7_000 + 1_000 });
   assert.deepEqual(tagCheckStep({ found: true, sends: 1, now, intervalMs: 15_000 }, () => 0), {

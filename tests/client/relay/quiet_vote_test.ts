@@ -160,3 +160,30 @@ Deno.test("a round without the phone's own window keeps the window of two sealin
   assert.deepEqual(p.sent.map((s) => s.at), [OPENED + 5_000 + 1_000]);
   assert.equal(p.sent.length, 1);
 });
+
+Deno.test("a tag lookup that gets no answer is made again after the next seal, and never taken for absent", async () => {
+  const timeout = () => new RelayError("gateway-timeout", "504", 504);
+  const p = phone([
+    timeout(),
+    timeout(),
+    { status: 500, body: { error: { code: "internal_error" } } },
+    { status: 200, body: { voteId: "v9", blockId: 5 } },
+  ]);
+  const answer = await p.vote();
+  assert.equal(answer.status, 202);
+  assert.deepEqual(await answer.json(), { voteId: "v9", blockId: 5 });
+  // One vote sent; three lookups after it, each past a later seal; the vote never sent again.
+  const calls = p.sent.map((s) => s.call.split(" ")[0]);
+  assert.deepEqual(calls, ["POST", "GET", "GET", "GET"]);
+  for (let i = 2; i < p.sent.length; i++) assert.ok(p.sent[i].at > p.sent[i - 1].at);
+});
+
+Deno.test("a tag that never answers leaves the vote in doubt after MAX_VOTE_SENDS lookups", async () => {
+  const script: Scripted[] = [];
+  for (let i = 0; i < MAX_VOTE_SENDS + 3; i++) script.push(new RelayError("timeout", "late"));
+  const p = phone(script);
+  const failed = await Promise.resolve(p.vote()).catch((error: unknown) => error);
+  assert.ok(failed instanceof RelayError);
+  assert.equal(p.sent.filter((s) => s.call.startsWith("POST")).length, 1);
+  assert.equal(p.sent.filter((s) => s.call.startsWith("GET")).length, MAX_VOTE_SENDS);
+});

@@ -186,7 +186,7 @@ Deno.test("a sealed block's ballots per group: one small read of one length", as
   }
 });
 
-Deno.test("a state read whose parts cannot be read answers 503 busy, and is read again after", async () => {
+Deno.test("a hall read whose parts cannot be read answers 503 busy, and is read again after", async () => {
   const raw = await Deno.openKv(":memory:");
   try {
     let failing = false;
@@ -209,9 +209,11 @@ Deno.test("a state read whose parts cannot be read answers 503 busy, and is read
     assert.equal((await app.request(`/api/rounds/${id}/groups`)).status, 200);
     await new Promise((resolve) => setTimeout(resolve, 1100));
     failing = true;
-    const down = await call(app, "GET", `/api/rounds/${id}/state`);
-    assert.equal(down.status, 503);
-    assert.equal(down.body.error.code, "busy");
+    for (const read of ["state", "groups/0", "block/id/1/groups"]) {
+      const down = await call(app, "GET", `/api/rounds/${id}/${read}`);
+      assert.equal(down.status, 503, read);
+      assert.equal(down.body.error.code, "busy", read);
+    }
     failing = false;
     // Nothing of the failed read is kept: the next read is whole.
     const up = await app.request(`/api/rounds/${id}/state`);
