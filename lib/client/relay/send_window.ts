@@ -99,6 +99,9 @@ export function checkWindow(own: number, served: number | null): {
   return { windowMs: own, differs: served !== null && served !== own };
 }
 
+/** A redraw needs 1/REDRAW_LEAST of the window left: a sliver of it would be sending at once. */
+export const REDRAW_LEAST = 4;
+
 /** Why a hall's vote is sent when it is. */
 export type HallSendReason =
   /** The draw in the window fell after the phone was ready. */
@@ -117,7 +120,9 @@ export type HallSendPlan = { at: number; reason: HallSendReason };
  * When a phone ready at `readyAt` (its group read and its ballot signed) sends its vote in a group
  * opened at `openedAt`, with a window of `windowMs` (W, {@link sendWindowMs}): drawn in
  * [openedAt + 5 s, openedAt + 5 s + W]; a draw at or before `readyAt` is drawn again over what is
- * left of the window, (readyAt, end]; past the window, U(0, W] after `readyAt`. Never at once.
+ * left of the window, (readyAt, end], when a quarter of it is left at least; otherwise, and past
+ * the window, U(0, W] after `readyAt`. Never at once. An `openedAt` after `readyAt` counts as
+ * `readyAt`.
  */
 export function planHallSend(
   { openedAt, readyAt, windowMs }: { openedAt: number; readyAt: number; windowMs: number },
@@ -126,12 +131,15 @@ export function planHallSend(
   if (!(Number.isFinite(windowMs) && windowMs > 0)) {
     throw new RangeError(`the send window must be a positive number of ms, got ${windowMs}`);
   }
-  const start = openedAt + SEND_DELAY_MS;
+  // A phone is ready after voting opened: an opening said to come later is taken as now, so that
+  // no figure of the server's holds a vote back past one window.
+  const start = Math.min(openedAt, readyAt) + SEND_DELAY_MS;
   const end = start + windowMs;
   const drawn = start + uniform(random) * windowMs;
   if (drawn > readyAt) return { at: drawn, reason: "window" };
-  // 1 - U lies in (0, 1]: a time after `readyAt`, at most the window's end.
-  if (readyAt < end) {
+  // 1 - U lies in (0, 1]: a time after `readyAt`, at most the window's end; what is left of the
+  // window must be a quarter of it at least, or the phone draws as one ready after it.
+  if (end - readyAt >= windowMs / REDRAW_LEAST) {
     return { at: readyAt + (1 - uniform(random)) * (end - readyAt), reason: "redrawn" };
   }
   return { at: readyAt + (1 - uniform(random)) * windowMs, reason: "after-window" };

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import {
   checkWindow,
   planHallSend,
+  REDRAW_LEAST,
   SEND_DELAY_MS,
   sendWindowMs,
 } from "../../../lib/client/relay/send_window.ts";
@@ -55,9 +56,9 @@ Deno.test("a send time is in the window, and after the phone was ready: never at
     const readyAt = openedAt + random() * 60_000;
     const plan = planHallSend({ openedAt, readyAt, windowMs }, random);
     assert.ok(plan.at > readyAt, `sent at ${plan.at}, ready at ${readyAt}`);
-    if (readyAt < end) {
+    if (end - readyAt >= windowMs / REDRAW_LEAST) {
       assert.ok(plan.at >= openedAt + SEND_DELAY_MS && plan.at <= end, plan.reason);
-    } else {
+    } else if (plan.reason !== "window") {
       assert.equal(plan.reason, "after-window");
       assert.ok(plan.at <= readyAt + windowMs);
     }
@@ -66,6 +67,17 @@ Deno.test("a send time is in the window, and after the phone was ready: never at
   const late = planHallSend({ openedAt, readyAt: end - 10_000, windowMs }, () => 0);
   assert.equal(late.reason, "redrawn");
   assert.ok(late.at > end - 10_000 && late.at <= end);
+  // Ready in the window's last sliver: drawn as after the window, not a few ms from now.
+  const sliver = planHallSend({ openedAt, readyAt: end - 1, windowMs }, () => 0.5);
+  assert.equal(sliver.reason, "after-window");
+  assert.equal(sliver.at, end - 1 + 0.5 * windowMs);
+  // An opening said to come later than the phone was ready holds nothing back past one window.
+  const ready = openedAt + 1_000;
+  const future = planHallSend(
+    { openedAt: openedAt + 3_600_000, readyAt: ready, windowMs },
+    () => 0.999,
+  );
+  assert.ok(future.at <= ready + SEND_DELAY_MS + windowMs, `${future.at - ready} ms`);
 });
 
 Deno.test("busy waits Retry-After and up to an interval; a lost vote checks its tag first", () => {
