@@ -27,6 +27,7 @@ import type { ShownBlock } from "../../lib/client/log/log_view.ts";
 import type { PageStorage } from "../../lib/client/rounds/round_storage.ts";
 import { type PhasedRoundInfo, phaseFields, votesByGroup } from "../../lib/client/rounds/phases.ts";
 import {
+  type GroupState,
   keepChosen,
   markLate,
   readChosen,
@@ -276,8 +277,12 @@ export default function VoterPanel(
    */
   async function groupRing(text: string, ownId: number): Promise<string[] | VoteRefusal> {
     const rule = { minVoters, lateJoiners };
+    // A quiet phone reads its group from its state only: before the first state, it waits.
+    const first: GroupState = { kind: "unknown", reason: "the round's state is not read yet" };
     const state = inGroup ??
-      (quietState
+      (quietState === null
+        ? first
+        : quietState
         ? await (await loadRelay()).readGroupFromState(io.api, {
           ownId,
           ownKey: ownKey ?? "",
