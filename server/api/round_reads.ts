@@ -207,16 +207,20 @@ export function mountRoundReads(app: Hono, options: RoundReadOptions): void {
       firstKeys.set(`${keys.length}/${keys[0]}`, g);
     }));
     const counts = served.groups.map(() => 0);
+    // A ballot of a group formed since the groups were read: the count is answered, not kept.
+    let whole = true;
     for (let offset = 0;;) {
       const page = await store.blockVotes(height, offset, 100);
       for (const { vote } of page.votes) {
         // A round's ring is its group in id order (protocol §2.8): its first key names it.
         const g = firstKeys.get(`${vote.publicKeys.length}/${vote.publicKeys[0]}`);
         if (g !== undefined) counts[g]++;
+        else whole = false;
       }
       offset += page.votes.length;
       if (page.votes.length === 0 || offset >= page.total) break;
     }
+    if (!whole) counted.delete(`${id}/${height}`);
     return counts;
   };
   app.get(`/api/rounds/:id/block/id/:height/groups`, async (c) => {
