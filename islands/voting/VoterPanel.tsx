@@ -272,16 +272,14 @@ export default function VoterPanel(
   }
 
   /**
-   * The voter's group ring, read afresh when the watch has not seen it yet; before there is one,
-   * the choice is kept and the refusal says what the vote waits for.
+   * The voter's group ring, read afresh when the watch has not seen it yet (a quiet phone's from
+   * its state only); before there is one, the choice is kept and the refusal says what it waits for.
    */
   async function groupRing(text: string, ownId: number): Promise<string[] | VoteRefusal> {
     const rule = { minVoters, lateJoiners };
-    // A quiet phone reads its group from its state only: before the first state, it waits.
-    const first: GroupState = { kind: "unknown", reason: "the round's state is not read yet" };
     const state = inGroup ??
       (quietState === null
-        ? first
+        ? { kind: "unknown" as const, reason: "the round's state is not read yet" }
         : quietState
         ? await (await loadRelay()).readGroupFromState(io.api, {
           ownId,
