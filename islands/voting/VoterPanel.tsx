@@ -27,7 +27,6 @@ import type { ShownBlock } from "../../lib/client/log/log_view.ts";
 import type { PageStorage } from "../../lib/client/rounds/round_storage.ts";
 import { type PhasedRoundInfo, phaseFields, votesByGroup } from "../../lib/client/rounds/phases.ts";
 import {
-  type GroupState,
   keepChosen,
   markLate,
   readChosen,
