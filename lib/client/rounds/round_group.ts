@@ -7,7 +7,7 @@
  * @module
  */
 import { hexToBytes } from "../../protocol/bytes.ts";
-import { groupFingerprint, groupOf, roundGroups, ruleIsSound } from "../../protocol/groups.ts";
+import { groupFingerprint, roundGroups, ruleIsSound } from "../../protocol/groups.ts";
 import type { ApiClient } from "../api_client.ts";
 import { messageOf } from "../text.ts";
 import { isMarkedLate, lateKey, type PageStorage } from "./round_storage.ts";
@@ -37,22 +37,31 @@ export function sameGroups(a: readonly number[][], b: readonly number[][]): bool
     a.every((g, i) => g.length === b[i].length && g.every((id, j) => id === b[i][j]));
 }
 
+/** The served partition of a round with phases: `/groups` answers it, and the state read holds it. */
+export type ServedPartition = {
+  phase: "join" | "voting" | "closed";
+  keysAtOpen: number | null;
+  groups: number[][];
+  pending: number[];
+};
+
+/** Where a key stands by the served partition alone, before any read of its group's keys. */
+export type GroupPlace =
+  | Exclude<GroupState, { kind: "group" }>
+  | { kind: "member"; group: number; ids: number[]; late: boolean };
+
+/** A served partition that holds: its keys at the opening, and the keys its groups and pending list. */
+export type SoundPartition = { kind: "sound"; keysAtOpen: number; total: number };
+
 /**
- * The group state of key `ownId` in the round `api` calls. The rule must be sound (at least
- * `minVoters` keys at the opening, `minVoters` 8 to 64), and the served partition the one the
- * group rule gives for its `keysAtOpen` and the keys it lists, within the directory's size;
- * every member's key is read by its id, and must come back under that id.
+ * The served partition held to the round's rule: the rule must be sound (at least `minVoters` keys
+ * at the opening, `minVoters` 8 to 64), and the partition the one the group rule gives for its
+ * `keysAtOpen` and the keys it lists. Reads nothing.
  */
-export async function readGroupState(
-  api: Pick<ApiClient, "groups" | "keys" | "keyById">,
-  { ownId, rule }: { ownId: number; rule: GroupRule },
-): Promise<GroupState> {
-  let served;
-  try {
-    served = await api.groups();
-  } catch (error) {
-    return { kind: "unknown", reason: messageOf(error) };
-  }
+export function checkPartition(
+  served: ServedPartition,
+  rule: GroupRule,
+): Exclude<GroupState, { kind: "group" }> | SoundPartition {
   if (served.phase === "join") return { kind: "join" };
   const { keysAtOpen, groups, pending } = served;
   if (keysAtOpen === null) {
@@ -76,20 +85,27 @@ export async function readGroupState(
       reason: "the server's groups are not the ones the group rule gives (protocol §2.8)",
     };
   }
-  let directory: number;
-  try {
-    directory = (await api.keys(0, 1)).total;
-  } catch (error) {
-    return { kind: "unknown", reason: messageOf(error) };
-  }
+  return { kind: "sound", keysAtOpen, total };
+}
+
+/**
+ * The place of key `ownId` in a `sound` partition, `directory` the key directory's size, which
+ * must hold every key the partition lists. Reads nothing.
+ */
+export function placeKey(
+  served: ServedPartition,
+  { keysAtOpen, total }: SoundPartition,
+  { ownId, rule, directory }: { ownId: number; rule: GroupRule; directory: number },
+): GroupPlace {
   if (total > directory) {
     return {
       kind: "refused",
       reason: `the groups list ${total} keys, the key directory holds ${directory}`,
     };
   }
-  const ids = groupOf(groups, ownId);
-  if (ids === null) {
+  const { groups, pending } = served;
+  const group = groups.findIndex((ids) => ids.includes(ownId));
+  if (group < 0) {
     if (served.phase === "closed") return { kind: "closed" };
     if (ownId <= keysAtOpen) {
       return {
@@ -100,6 +116,35 @@ export async function readGroupState(
     const missing = rule.lateJoiners ? rule.minVoters - pending.length : 0;
     return { kind: "pending", missing, ...rule };
   }
+  return { kind: "member", group, ids: groups[group], late: ownId > keysAtOpen };
+}
+
+/**
+ * The group state of key `ownId` in the round `api` calls: `/groups` held to the rule
+ * ({@link checkPartition}), then the directory's size read and the key placed ({@link placeKey}),
+ * then every member's key read by its id, which must come back under that id.
+ */
+export async function readGroupState(
+  api: Pick<ApiClient, "groups" | "keys" | "keyById">,
+  { ownId, rule }: { ownId: number; rule: GroupRule },
+): Promise<GroupState> {
+  let served;
+  try {
+    served = await api.groups();
+  } catch (error) {
+    return { kind: "unknown", reason: messageOf(error) };
+  }
+  const partition = checkPartition(served, rule);
+  if (partition.kind !== "sound") return partition;
+  let directory: number;
+  try {
+    directory = (await api.keys(0, 1)).total;
+  } catch (error) {
+    return { kind: "unknown", reason: messageOf(error) };
+  }
+  const place = placeKey(served, partition, { ownId, rule, directory });
+  if (place.kind !== "member") return place;
+  const { ids, late } = place;
   let keys: string[];
   try {
     const records = await Promise.all(ids.map((id) => api.keyById(id)));
@@ -112,7 +157,7 @@ export async function readGroupState(
     return { kind: "unknown", reason: messageOf(error) };
   }
   const fingerprint = groupFingerprint(keys.map((key) => hexToBytes(key, 32, "group key")));
-  return { kind: "group", ids, keys, fingerprint, late: ownId > keysAtOpen };
+  return { kind: "group", ids, keys, fingerprint, late };
 }
 
 /** Storage key of the choice a voter pressed before its vote could be sent. */

@@ -6,68 +6,29 @@
  * @module
  */
 import { hexToBytes } from "../../protocol/bytes.ts";
-import { groupFingerprint, roundGroups, ruleIsSound } from "../../protocol/groups.ts";
+import { groupFingerprint } from "../../protocol/groups.ts";
 import type { ApiClient } from "../api_client.ts";
 import type { RoundState } from "../../protocol/hall_schemas.ts";
 import { messageOf } from "../text.ts";
-import { type GroupRule, type GroupState, sameGroups } from "./round_group.ts";
-
-/** Where a phone's key stands by the state read alone, before any read of its group. */
-export type GroupPlace =
-  | Exclude<GroupState, { kind: "group" }>
-  | { kind: "member"; group: number; ids: number[]; late: boolean };
+import {
+  checkPartition,
+  type GroupPlace,
+  type GroupRule,
+  type GroupState,
+  placeKey,
+} from "./round_group.ts";
 
 /**
- * The place of key `ownId` by the round's state read (`GET /api/rounds/{id}/state`): the rule must
- * be sound, the served partition the one the group rule gives for its `keysAtOpen` and the keys it
- * lists, within the directory's size (`total`), as `readGroupState` holds `/groups` to.
- * Reads nothing.
+ * The place of key `ownId` by the round's state read (`GET /api/rounds/{id}/state`), held as
+ * `readGroupState` holds `/groups`, the directory's size the state's `total`. Reads nothing.
  */
 export function placeInGroups(
   state: Pick<RoundState, "phase" | "keysAtOpen" | "groups" | "pending" | "total">,
   { ownId, rule }: { ownId: number; rule: GroupRule },
 ): GroupPlace {
-  if (state.phase === "join") return { kind: "join" };
-  const { keysAtOpen, groups, pending } = state;
-  if (keysAtOpen === null) {
-    if (state.phase === "closed") return { kind: "closed" };
-    return { kind: "refused", reason: "the server lists no keys at the opening of voting" };
-  }
-  if (!ruleIsSound({ keysAtOpen, ...rule })) {
-    return {
-      kind: "refused",
-      reason: `the server says voting opened with ${keysAtOpen} keys and minVoters ` +
-        `${rule.minVoters}: a round opens with at least minVoters keys, 8 to 64 (protocol §4.9)`,
-    };
-  }
-  const late = groups.reduce((sum, g) => sum + g.length, 0) - keysAtOpen;
-  const total = keysAtOpen + Math.max(0, late) + pending.length;
-  const expected = roundGroups({ keysAtOpen, total, ...rule });
-  if (!sameGroups(expected.groups, groups) || expected.pending.join() !== pending.join()) {
-    return {
-      kind: "refused",
-      reason: "the server's groups are not the ones the group rule gives (protocol §2.8)",
-    };
-  }
-  if (total > state.total) {
-    return {
-      kind: "refused",
-      reason: `the groups list ${total} keys, the key directory holds ${state.total}`,
-    };
-  }
-  const group = groups.findIndex((ids) => ids.includes(ownId));
-  if (group < 0) {
-    if (state.phase === "closed") return { kind: "closed" };
-    if (ownId <= keysAtOpen) {
-      return {
-        kind: "refused",
-        reason: `key ${ownId} joined before voting opened but is in no group`,
-      };
-    }
-    const missing = rule.lateJoiners ? rule.minVoters - pending.length : 0;
-    return { kind: "pending", missing, ...rule };
-  }
-  return { kind: "member", group, ids: groups[group], late: ownId > keysAtOpen };
+  const partition = checkPartition(state, rule);
+  if (partition.kind !== "sound") return partition;
+  return placeKey(state, partition, { ownId, rule, directory: state.total });
 }
 
 /**
