@@ -16,7 +16,8 @@ import { makeVoters, signedVote } from "../../tests/helpers/ledger_fixtures.ts";
 import { startServer } from "../../tests/helpers/server_process.ts";
 import { percentile } from "../http_driver.ts";
 import { type PhoneLog, runPhone } from "./phone.ts";
-import { cpuSeconds, startRelay } from "./processes.ts";
+import { startRelay } from "../../tests/relay/relay_process.ts";
+import { cpuSeconds } from "./processes.ts";
 import { presign } from "./presign.ts";
 
 const ADMIN_TOKEN = "hall-bench-presenter-0123456789";
@@ -53,7 +54,9 @@ const server = await startServer({
   timeoutMs: 120_000,
 });
 const origin = server.url.replace(/\/$/, "");
-const relay = await startRelay(origin);
+const relayProcess = await startRelay(origin);
+// The relay's address as a pin names it: no trailing slash.
+const relay = { ...relayProcess, url: relayProcess.url.replace(/\/+$/, "") };
 const serverPid = server.process.pid;
 const bearer = { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" };
 const lines: string[] = [];

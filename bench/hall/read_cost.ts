@@ -6,7 +6,8 @@ import { createRelayedTransport } from "../../lib/client/relay/relayed_transport
 import { sealingEncapsulator } from "../../lib/client/relay/sealing.ts";
 import { makeVoters } from "../../tests/helpers/ledger_fixtures.ts";
 import { startServer } from "../../tests/helpers/server_process.ts";
-import { cpuSeconds, startRelay } from "./processes.ts";
+import { startRelay } from "../../tests/relay/relay_process.ts";
+import { cpuSeconds } from "./processes.ts";
 
 const ADMIN_TOKEN = "hall-bench-presenter-0123456789";
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -16,7 +17,8 @@ const server = await startServer({
   timeoutMs: 60_000,
 });
 const origin = server.url.replace(/\/$/, "");
-const relay = await startRelay(origin);
+const relayProcess = await startRelay(origin);
+const relay = { ...relayProcess, url: relayProcess.url.replace(/\/+$/, "") };
 const bearer = { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" };
 try {
   const { id: round } = await (await fetch(`${origin}/api/rounds`, {

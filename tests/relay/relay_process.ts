@@ -9,6 +9,8 @@ export type RelayProcess = {
   sha256: string;
   /** Everything it printed so far. */
   output(): string;
+  /** Its process id (the hall bench reads its CPU time). */
+  pid: number;
   /** Stops it (SIGTERM) and waits for it to end. */
   stop(): Promise<void>;
 };
@@ -73,7 +75,7 @@ export async function startRelay(gateway: string, args: string[] = []): Promise<
   );
   try {
     const [, url, sha256] = await listening.promise;
-    return { url, sha256, output: () => log, stop };
+    return { url, sha256, output: () => log, pid: child.pid, stop };
   } catch (error) {
     await stop();
     throw error;
