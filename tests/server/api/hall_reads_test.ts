@@ -13,16 +13,15 @@ const presenter = {
   "content-type": "application/json",
 };
 
-/** `kv` with its data-path calls counted: reads, lists and commits, each one round trip. */
-function countedKv(kv: Deno.Kv): { kv: Deno.Kv; trips: () => number } {
-  let trips = 0;
-  const counted = new Proxy(kv, {
+/** `kv` with `onTrip` called before each data-path call: reads, lists and commits, one trip each. */
+function watchedKv(kv: Deno.Kv, onTrip: () => void): Deno.Kv {
+  return new Proxy(kv, {
     get(target, name) {
       const value = Reflect.get(target, name, target);
       if (typeof value !== "function") return value;
       if (name === "get" || name === "getMany" || name === "list") {
         return (...args: unknown[]) => {
-          trips++;
+          onTrip();
           return value.apply(target, args);
         };
       }
@@ -31,7 +30,7 @@ function countedKv(kv: Deno.Kv): { kv: Deno.Kv; trips: () => number } {
           const op = target.atomic();
           const commit = op.commit.bind(op);
           op.commit = () => {
-            trips++;
+            onTrip();
             return commit();
           };
           return op;
@@ -40,7 +39,12 @@ function countedKv(kv: Deno.Kv): { kv: Deno.Kv; trips: () => number } {
       return value.bind(target);
     },
   });
-  return { kv: counted, trips: () => trips };
+}
+
+/** `kv` with its data-path calls counted. */
+function countedKv(kv: Deno.Kv): { kv: Deno.Kv; trips: () => number } {
+  let trips = 0;
+  return { kv: watchedKv(kv, () => trips++), trips: () => trips };
 }
 
 /** A round of `voters` opened after `atOpen` of them registered, the rest registered after. */
@@ -190,18 +194,8 @@ Deno.test("a hall read whose parts cannot be read answers 503 busy, and is read 
   const raw = await Deno.openKv(":memory:");
   try {
     let failing = false;
-    const kv = new Proxy(raw, {
-      get(target, name) {
-        const value = Reflect.get(target, name, target);
-        if (typeof value !== "function") return value;
-        if (name === "get" || name === "getMany" || name === "list") {
-          return (...args: unknown[]) => {
-            if (failing) throw new Error("the database is down");
-            return value.apply(target, args);
-          };
-        }
-        return value.bind(target);
-      },
+    const kv = watchedKv(raw, () => {
+      if (failing) throw new Error("the database is down");
     });
     const { app } = await fullApp(kv, { currentTtlMs: 60_000 });
     const voters = makeVoters(8);
