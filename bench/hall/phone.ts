@@ -3,6 +3,7 @@
 // read its group by index, vote in its send window, retry, read its tag, proof, "sealed with"
 // and checkpoints, all through the relay and under the phone's request budget.
 import { ApiCallError, createApiClient } from "../../lib/client/api_client.ts";
+import { groupIndexOf } from "../../lib/client/rounds/group_index.ts";
 import { readGroupFromState } from "../../lib/client/rounds/state_group.ts";
 import { createRelayedTransport } from "../../lib/client/relay/relayed_transport.ts";
 import { sealingEncapsulator } from "../../lib/client/relay/sealing.ts";
@@ -296,7 +297,7 @@ export async function runPhone(setup: PhoneSetup, startDelayMs: number): Promise
     if (proof === null) continue;
     const counts = await read(() => api.blockGroups(where.blockId));
     if (counts === null) continue;
-    const g = (state ?? atOpen).groups.findIndex((ids) => ids.includes(setup.keyId));
+    const g = groupIndexOf((state ?? atOpen).groups, setup.keyId)!;
     log.sealedHeight = where.blockId;
     log.sealedAt = proof.block.timestamp;
     log.sealedWith = counts.counts[g];

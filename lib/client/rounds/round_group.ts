@@ -10,6 +10,7 @@ import { hexToBytes } from "../../protocol/bytes.ts";
 import { groupFingerprint, roundGroups, ruleIsSound } from "../../protocol/groups.ts";
 import type { ApiClient } from "../api_client.ts";
 import { messageOf } from "../text.ts";
+import { groupIndexOf } from "./group_index.ts";
 import { isMarkedLate, lateKey, type PageStorage } from "./round_storage.ts";
 
 export { isMarkedLate };
@@ -104,8 +105,8 @@ export function placeKey(
     };
   }
   const { groups, pending } = served;
-  const group = groups.findIndex((ids) => ids.includes(ownId));
-  if (group < 0) {
+  const group = groupIndexOf(groups, ownId);
+  if (group === null) {
     if (served.phase === "closed") return { kind: "closed" };
     if (ownId <= keysAtOpen) {
       return {
